@@ -1,0 +1,31 @@
+import type { IntentState } from './state-machine.ts';
+
+/** Base of every error the domain raises on purpose; `code` is stable and safe to log. */
+export class DomainError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'DomainError';
+    this.code = code;
+  }
+}
+
+/** A move that the state machine of DESIGN §3 does not allow. Never written to the ledger. */
+export class IllegalTransitionError extends DomainError {
+  readonly from: IntentState;
+  readonly to: IntentState;
+  constructor(from: IntentState, to: IntentState) {
+    super('illegal_transition', `illegal transition ${from} -> ${to}`);
+    this.name = 'IllegalTransitionError';
+    this.from = from;
+    this.to = to;
+  }
+}
+
+/** A destination that cannot be normalised (not an email address, not E.164). */
+export class InvalidDestinationError extends DomainError {
+  constructor(message: string) {
+    super('invalid_destination', message);
+    this.name = 'InvalidDestinationError';
+  }
+}

@@ -1,0 +1,293 @@
+import type { Channel } from './channel.ts';
+import type { Destination } from './destination.ts';
+import type { ProviderOutcome } from './outcome.ts';
+import { TIMEOUT_CODE } from './outcome.ts';
+import { decideRetry, type RandomSource, type RetryPolicy } from './retry-policy.ts';
+import { assertTransition, CLAIMABLE_STATES, type IntentState, isUnresolved, Reason } from './state-machine.ts';
+
+/** One entry of a row's history. Appended in the same write as the state change; never rewritten. */
+export interface TransitionRecord {
+  readonly seq: number;
+  /** Epoch milliseconds. */
+  readonly at: number;
+  /** `null` only on the intake record that created the row. */
+  readonly from: IntentState | null;
+  readonly to: IntentState;
+  readonly reason: Reason;
+  readonly attempt?: number;
+  readonly detail?: string;
+}
+
+/** SMS length facts reported at intake so operators see cost and truncation risk. */
+export interface SmsShape {
+  readonly encoding: 'GSM-7' | 'UCS-2';
+  readonly segments: number;
+  readonly characters: number;
+}
+
+/** The durable intent for one (noticeId, channel): the ledger row, in domain terms. */
+export interface Intent {
+  readonly noticeId: string;
+  readonly channel: Channel;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly recipientId: string;
+  readonly templateId: string;
+  readonly templateVersion: string;
+  /** Keyed digest of template, version, variables and destination: equal digest = same intent. */
+  readonly contentDigest: string;
+  readonly destination: Destination;
+  readonly createdAt: number;
+  readonly deadline: number;
+  readonly sms?: SmsShape | undefined;
+
+  readonly state: IntentState;
+  /** Equals the seq of the last transition record; every write is conditional on it. */
+  readonly version: number;
+  readonly attempts: number;
+  readonly provider?: string | undefined;
+  readonly providerReceiptId?: string | undefined;
+  readonly nextAttemptAt?: number | undefined;
+  readonly leaseOwner?: string | undefined;
+  readonly leaseExpiresAt?: number | undefined;
+  /**
+   * When the reconciler must next look at this row; present only while unresolved, which
+   * is what makes the open-intent index sparse.
+   */
+  readonly dueAt?: number | undefined;
+  /** Sealed send envelope (destination + variables); kept only while a send may still happen. */
+  readonly envelope?: string | undefined;
+  readonly transitions: readonly TransitionRecord[];
+}
+
+/** Fields a transition may change; everything else is fixed at intake. */
+export const MUTABLE_INTENT_FIELDS = [
+  'state',
+  'version',
+  'attempts',
+  'provider',
+  'providerReceiptId',
+  'nextAttemptAt',
+  'leaseOwner',
+  'leaseExpiresAt',
+  'dueAt',
+  'envelope',
+] as const satisfies readonly (keyof Intent)[];
+
+export type MutableIntentField = (typeof MUTABLE_INTENT_FIELDS)[number];
+
+export interface LedgerTiming {
+  /** `SEND_LEASE_MS`: lease length, and how long a reserved/overdue row may wait before re-enqueue. */
+  readonly leaseMs: number;
+}
+
+/**
+ * The next time the reconciler owes this row a look, or undefined once nothing is owed.
+ *
+ *   reserved         entered + lease    (message lost? re-enqueue)
+ *   sending          lease expiry       (worker died? → unknown)
+ *   retry_scheduled  next attempt + lease (schedule lost? re-enqueue)
+ *   unknown          now                (ask the provider)
+ *
+ * Always capped by the deadline, so an expiring row is found even if nothing else is due.
+ */
+export function nextDueAt(
+  state: IntentState,
+  fields: { enteredAt: number; deadline: number; leaseExpiresAt?: number | undefined; nextAttemptAt?: number | undefined },
+  timing: LedgerTiming,
+): number | undefined {
+  let due: number;
+  switch (state) {
+    case 'reserved':
+      due = fields.enteredAt + timing.leaseMs;
+      break;
+    case 'sending':
+      due = fields.leaseExpiresAt ?? fields.enteredAt + timing.leaseMs;
+      break;
+    case 'retry_scheduled':
+      due = (fields.nextAttemptAt ?? fields.enteredAt) + timing.leaseMs;
+      break;
+    case 'unknown':
+      due = fields.enteredAt;
+      break;
+    default:
+      return undefined;
+  }
+  return Math.min(due, fields.deadline);
+}
+
+export interface TransitionChange {
+  readonly to: IntentState;
+  readonly reason: Reason;
+  readonly at: number;
+  readonly attempt?: number | undefined;
+  readonly detail?: string | undefined;
+  readonly set?: Partial<Pick<Intent, 'attempts' | 'provider' | 'providerReceiptId' | 'nextAttemptAt' | 'leaseOwner' | 'leaseExpiresAt'>>;
+}
+
+/** A checked transition, ready for one conditional write on `expected`. */
+export interface TransitionPlan {
+  readonly expected: { readonly state: IntentState; readonly version: number };
+  readonly record: TransitionRecord;
+  readonly next: Intent;
+}
+
+/**
+ * The single place that builds a transition. Rules that hold for every move:
+ * lease fields live only in `sending`, `nextAttemptAt` only in `retry_scheduled`, the send
+ * envelope only while unresolved, and `dueAt` is recomputed from the new state.
+ */
+export function planTransition(intent: Intent, change: TransitionChange, timing: LedgerTiming): TransitionPlan {
+  assertTransition(intent.state, change.to);
+  const record: TransitionRecord = {
+    seq: intent.version + 1,
+    at: change.at,
+    from: intent.state,
+    to: change.to,
+    reason: change.reason,
+    ...(change.attempt !== undefined ? { attempt: change.attempt } : {}),
+    ...(change.detail !== undefined ? { detail: change.detail } : {}),
+  };
+  const merged = { ...intent, ...change.set };
+  const leaseOwner = change.to === 'sending' ? merged.leaseOwner : undefined;
+  const leaseExpiresAt = change.to === 'sending' ? merged.leaseExpiresAt : undefined;
+  const nextAttemptAt = change.to === 'retry_scheduled' ? merged.nextAttemptAt : undefined;
+  const next: Intent = {
+    ...merged,
+    state: change.to,
+    version: record.seq,
+    leaseOwner,
+    leaseExpiresAt,
+    nextAttemptAt,
+    envelope: isUnresolved(change.to) ? intent.envelope : undefined,
+    dueAt: nextDueAt(change.to, { enteredAt: change.at, deadline: intent.deadline, leaseExpiresAt, nextAttemptAt }, timing),
+    transitions: [...intent.transitions, record],
+  };
+  return { expected: { state: intent.state, version: intent.version }, record, next };
+}
+
+export type ClaimDecision =
+  | { readonly kind: 'claim'; readonly plan: TransitionPlan }
+  | { readonly kind: 'leave'; readonly why: 'not_claimable' | 'not_due_yet' | 'past_deadline' };
+
+/**
+ * Whether a worker holding a queue message for this row may start an attempt. Any state
+ * but reserved/retry_scheduled means someone else owns the next step: leave it alone.
+ */
+export function decideClaim(
+  intent: Intent,
+  ctx: { now: number; workerId: string; timing: LedgerTiming },
+): ClaimDecision {
+  if (!CLAIMABLE_STATES.includes(intent.state)) return { kind: 'leave', why: 'not_claimable' };
+  // Early messages (a duplicate delivery of an old message) must not jump the backoff.
+  if (intent.state === 'retry_scheduled' && intent.nextAttemptAt !== undefined && intent.nextAttemptAt > ctx.now) {
+    return { kind: 'leave', why: 'not_due_yet' };
+  }
+  if (ctx.now >= intent.deadline) return { kind: 'leave', why: 'past_deadline' };
+  const attempt = intent.attempts + 1;
+  const plan = planTransition(
+    intent,
+    {
+      to: 'sending',
+      reason: Reason.claimed,
+      at: ctx.now,
+      attempt,
+      set: { attempts: attempt, leaseOwner: ctx.workerId, leaseExpiresAt: ctx.now + ctx.timing.leaseMs },
+    },
+    ctx.timing,
+  );
+  return { kind: 'claim', plan };
+}
+
+export interface OutcomeContext {
+  readonly now: number;
+  readonly provider: string;
+  readonly policy: RetryPolicy;
+  readonly random: RandomSource;
+  readonly timing: LedgerTiming;
+}
+
+function failOrRetry(
+  intent: Intent,
+  ctx: OutcomeContext,
+  reason: Reason,
+  code: string,
+  retryAfterMs: number | undefined,
+): TransitionPlan {
+  const decision = decideRetry({
+    attempt: intent.attempts,
+    now: ctx.now,
+    deadline: intent.deadline,
+    retryAfterMs,
+    policy: ctx.policy,
+    random: ctx.random,
+  });
+  if (decision.kind === 'give_up') {
+    return planTransition(
+      intent,
+      { to: 'failed', reason: decision.reason, at: ctx.now, attempt: intent.attempts, detail: `${reason}: ${code}` },
+      ctx.timing,
+    );
+  }
+  return planTransition(
+    intent,
+    {
+      to: 'retry_scheduled',
+      reason,
+      at: ctx.now,
+      attempt: intent.attempts,
+      detail: `${code}; retry in ${decision.delayMs} ms (${decision.basis})`,
+      set: { nextAttemptAt: decision.at },
+    },
+    ctx.timing,
+  );
+}
+
+/** Maps the typed outcome of the current attempt (row in `sending`) to its one transition. */
+export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: OutcomeContext): TransitionPlan {
+  const attempt = intent.attempts;
+  switch (outcome.kind) {
+    case 'accepted':
+      return planTransition(
+        intent,
+        {
+          to: 'accepted',
+          reason: Reason.providerAccepted,
+          at: ctx.now,
+          attempt,
+          set: { provider: ctx.provider, providerReceiptId: outcome.receiptId },
+        },
+        ctx.timing,
+      );
+    case 'retryable':
+      return failOrRetry(
+        { ...intent, provider: ctx.provider },
+        ctx,
+        outcome.throttled ? Reason.providerThrottled : Reason.providerUnavailable,
+        outcome.code,
+        outcome.retryAfterMs,
+      );
+    case 'rejected':
+      if (!outcome.permanent) {
+        return failOrRetry({ ...intent, provider: ctx.provider }, ctx, Reason.providerRejected, outcome.code, undefined);
+      }
+      return planTransition(
+        intent,
+        { to: 'failed', reason: Reason.providerRejected, at: ctx.now, attempt, detail: outcome.code, set: { provider: ctx.provider } },
+        ctx.timing,
+      );
+    case 'ambiguous':
+      return planTransition(
+        intent,
+        {
+          to: 'unknown',
+          reason: outcome.code === TIMEOUT_CODE ? Reason.providerTimeout : Reason.providerAmbiguous,
+          at: ctx.now,
+          attempt,
+          detail: outcome.code,
+          set: { provider: ctx.provider },
+        },
+        ctx.timing,
+      );
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * What one provider call told us. Adapters return these and never throw for a provider's
+ * answer; whether and when to try again is decided by the retry policy, not the adapter.
+ */
+export type ProviderOutcome =
+  /** The provider holds the message; `receiptId` is its id for it (SES MessageId, Twilio SID). */
+  | { readonly kind: 'accepted'; readonly receiptId: string }
+  /**
+   * Provably not accepted and worth trying again: throttling, 5xx before the request was
+   * processed. `throttled` marks a "slow down" that concerns every worker on the channel.
+   */
+  | { readonly kind: 'retryable'; readonly code: string; readonly throttled: boolean; readonly retryAfterMs?: number }
+  /** The provider refused the message. `permanent: false` means the same request may pass later. */
+  | { readonly kind: 'rejected'; readonly code: string; readonly permanent: boolean }
+  /**
+   * We cannot tell whether the provider accepted: timeout or connection reset after the
+   * request was written. Never resent blindly; the reconciler asks the provider first.
+   */
+  | { readonly kind: 'ambiguous'; readonly code: string };
+
+export type OutcomeKind = ProviderOutcome['kind'];
+
+/** Outcome code for a call cut off by `PROVIDER_TIMEOUT_MS`. */
+export const TIMEOUT_CODE = 'timeout';

@@ -1,0 +1,84 @@
+import { IllegalTransitionError } from './errors.ts';
+
+/** Per-channel intent states (DESIGN §3). */
+export const IntentState = {
+  reserved: 'reserved',
+  sending: 'sending',
+  retryScheduled: 'retry_scheduled',
+  unknown: 'unknown',
+  accepted: 'accepted',
+  delivered: 'delivered',
+  failed: 'failed',
+  suppressed: 'suppressed',
+} as const;
+
+export type IntentState = (typeof IntentState)[keyof typeof IntentState];
+
+export const INTENT_STATES: readonly IntentState[] = Object.values(IntentState);
+
+/**
+ * The only moves the ledger may record. `accepted` never goes back to a sending state:
+ * once a provider holds the message, a resend would be a duplicate.
+ */
+export const ALLOWED_TRANSITIONS: Readonly<Record<IntentState, readonly IntentState[]>> = {
+  reserved: ['sending', 'suppressed', 'failed'],
+  sending: ['accepted', 'retry_scheduled', 'unknown', 'failed'],
+  retry_scheduled: ['sending', 'failed'],
+  unknown: ['accepted', 'retry_scheduled', 'failed'],
+  accepted: ['delivered', 'failed'],
+  delivered: [],
+  failed: [],
+  suppressed: [],
+};
+
+/** States in which the system still owes an action; their age is the health signal. */
+export const UNRESOLVED_STATES: readonly IntentState[] = ['reserved', 'sending', 'retry_scheduled', 'unknown'];
+
+/** States from which a worker may claim the row for a send attempt. */
+export const CLAIMABLE_STATES: readonly IntentState[] = ['reserved', 'retry_scheduled'];
+
+export function isUnresolved(state: IntentState): boolean {
+  return UNRESOLVED_STATES.includes(state);
+}
+
+export function isTerminal(state: IntentState): boolean {
+  return ALLOWED_TRANSITIONS[state].length === 0;
+}
+
+export function canTransition(from: IntentState, to: IntentState): boolean {
+  return ALLOWED_TRANSITIONS[from].includes(to);
+}
+
+export function assertTransition(from: IntentState, to: IntentState): void {
+  if (!canTransition(from, to)) throw new IllegalTransitionError(from, to);
+}
+
+/**
+ * Stable reason codes stamped on every transition record. Operators and alarms key on
+ * these, so they are snake_case and never renamed; free text goes in `detail`.
+ */
+export const Reason = {
+  intake: 'intake',
+  claimed: 'claimed',
+  providerAccepted: 'provider_accepted',
+  providerThrottled: 'provider_throttled',
+  providerUnavailable: 'provider_unavailable',
+  providerRejected: 'provider_rejected',
+  providerTimeout: 'provider_timeout',
+  providerAmbiguous: 'provider_ambiguous',
+  leaseExpired: 'lease_expired',
+  reconciledAccepted: 'reconciled_accepted',
+  reconciledNotSent: 'reconciled_not_sent',
+  unknownUnresolved: 'unknown_unresolved',
+  deadlineExceeded: 'deadline_exceeded',
+  attemptsExhausted: 'attempts_exhausted',
+  deliveryReported: 'delivery_reported',
+  deliveryFailed: 'delivery_failed',
+  hardBounce: 'hard_bounce',
+  complaint: 'complaint',
+  onSuppressionList: 'on_suppression_list',
+  renderFailed: 'render_failed',
+  envelopeUnreadable: 'envelope_unreadable',
+} as const;
+
+export type Reason = (typeof Reason)[keyof typeof Reason];

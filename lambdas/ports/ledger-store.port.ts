@@ -1,0 +1,70 @@
+import type { Channel } from '../domain/channel.ts';
+import type { Intent, TransitionPlan } from '../domain/intent.ts';
+import type { IntentState } from '../domain/state-machine.ts';
+
+export type ReserveResult =
+  | { readonly kind: 'created'; readonly intent: Intent }
+  /** Same content as the recorded intent: a replay. */
+  | { readonly kind: 'duplicate'; readonly existing: Intent }
+  /** Same (noticeId, channel), different content: refused, the recorded intent is untouched. */
+  | { readonly kind: 'conflict'; readonly existing: Intent };
+
+export type TransitionResult =
+  | { readonly kind: 'applied'; readonly intent: Intent }
+  /** State or version moved since the plan was made; nothing was written. */
+  | { readonly kind: 'stale'; readonly current: Intent | undefined };
+
+export interface OpenIntentRef {
+  readonly noticeId: string;
+  readonly channel: Channel;
+  readonly state: IntentState;
+  readonly dueAt: number;
+  readonly createdAt: number;
+  readonly deadline: number;
+}
+
+export interface OpenIntentPage {
+  readonly items: readonly OpenIntentRef[];
+  /** Opaque; pass back to continue. Absent on the last page. */
+  readonly cursor?: string | undefined;
+}
+
+export interface SuppressionEntry {
+  readonly channel: Channel;
+  readonly fingerprint: string;
+  readonly masked: string;
+  readonly reason: string;
+  /** Who added it: `operator`, `ses_bounce`, `ses_complaint`, `twilio` … */
+  readonly source: string;
+  readonly createdAt: number;
+  readonly detail?: string | undefined;
+}
+
+/**
+ * The delivery ledger, shaped by what the use cases need rather than by DynamoDB's API.
+ * Every state change goes through `apply`, which writes a `TransitionPlan` conditionally on
+ * the plan's expected state and version.
+ */
+export interface LedgerStore {
+  /** Records a new intent unless one exists for (noticeId, channel); never overwrites. */
+  reserve(intent: Intent): Promise<ReserveResult>;
+  get(noticeId: string, channel: Channel): Promise<Intent | undefined>;
+  /** Every channel of a notice, in channel order. */
+  getNotice(noticeId: string): Promise<Intent[]>;
+  /** One conditional write: expected state + version, new fields, one appended record. */
+  apply(plan: TransitionPlan): Promise<TransitionResult>;
+  /**
+   * Moves `dueAt` without a transition (e.g. an `unknown` row the provider could not answer
+   * for yet). Conditional on the version, so it never races a transition.
+   */
+  defer(noticeId: string, channel: Channel, expectedVersion: number, dueAt: number): Promise<boolean>;
+  /** Open rows whose next action is due at or before `now`, oldest due first within a shard. */
+  listDue(now: number, options?: { limit?: number; cursor?: string }): Promise<OpenIntentPage>;
+  /** Every open row (for gauges: counts per state, oldest unresolved). Cost follows open rows only. */
+  listOpen(options?: { limit?: number; cursor?: string }): Promise<OpenIntentPage>;
+
+  getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionEntry | undefined>;
+  putSuppression(entry: SuppressionEntry): Promise<void>;
+  /** Returns whether an entry existed. */
+  deleteSuppression(channel: Channel, fingerprint: string): Promise<boolean>;
+}
