@@ -30,7 +30,9 @@ export function maskEmail(normalized: string): string {
   const local = normalized.slice(0, at);
   const domain = normalized.slice(at + 1);
   const maskedLocal =
-    local.length <= 2 ? `${local[0] ?? ''}${'*'.repeat(Math.max(1, local.length - 1))}` : `${local[0]}${'*'.repeat(local.length - 2)}${local[local.length - 1]}`;
+    local.length <= 2
+      ? `${local[0] ?? ''}${'*'.repeat(Math.max(1, local.length - 1))}`
+      : `${local[0]}${'*'.repeat(local.length - 2)}${local[local.length - 1]}`;
   return `${maskedLocal}@${domain}`;
 }
 

@@ -29,3 +29,11 @@ export class InvalidDestinationError extends DomainError {
     this.name = 'InvalidDestinationError';
   }
 }
+
+/** A legal move requested without the facts its target state needs (lease, receipt, next attempt). */
+export class IncompleteTransitionError extends DomainError {
+  constructor(to: IntentState, missing: string) {
+    super('incomplete_transition', `transition to ${to} needs ${missing}`);
+    this.name = 'IncompleteTransitionError';
+  }
+}

@@ -1,9 +1,16 @@
 import type { Channel } from './channel.ts';
 import type { Destination } from './destination.ts';
+import { IncompleteTransitionError } from './errors.ts';
 import type { ProviderOutcome } from './outcome.ts';
 import { TIMEOUT_CODE } from './outcome.ts';
 import { decideRetry, type RandomSource, type RetryPolicy } from './retry-policy.ts';
-import { assertTransition, CLAIMABLE_STATES, type IntentState, isUnresolved, Reason } from './state-machine.ts';
+import {
+  assertTransition,
+  CLAIMABLE_STATES,
+  type IntentState,
+  isUnresolved,
+  Reason,
+} from './state-machine.ts';
 
 /** One entry of a row's history. Appended in the same write as the state change; never rewritten. */
 export interface TransitionRecord {
@@ -93,7 +100,12 @@ export interface LedgerTiming {
  */
 export function nextDueAt(
   state: IntentState,
-  fields: { enteredAt: number; deadline: number; leaseExpiresAt?: number | undefined; nextAttemptAt?: number | undefined },
+  fields: {
+    enteredAt: number;
+    deadline: number;
+    leaseExpiresAt?: number | undefined;
+    nextAttemptAt?: number | undefined;
+  },
   timing: LedgerTiming,
 ): number | undefined {
   let due: number;
@@ -122,7 +134,12 @@ export interface TransitionChange {
   readonly at: number;
   readonly attempt?: number | undefined;
   readonly detail?: string | undefined;
-  readonly set?: Partial<Pick<Intent, 'attempts' | 'provider' | 'providerReceiptId' | 'nextAttemptAt' | 'leaseOwner' | 'leaseExpiresAt'>>;
+  readonly set?: Partial<
+    Pick<
+      Intent,
+      'attempts' | 'provider' | 'providerReceiptId' | 'nextAttemptAt' | 'leaseOwner' | 'leaseExpiresAt'
+    >
+  >;
 }
 
 /** A checked transition, ready for one conditional write on `expected`. */
@@ -137,8 +154,23 @@ export interface TransitionPlan {
  * lease fields live only in `sending`, `nextAttemptAt` only in `retry_scheduled`, the send
  * envelope only while unresolved, and `dueAt` is recomputed from the new state.
  */
-export function planTransition(intent: Intent, change: TransitionChange, timing: LedgerTiming): TransitionPlan {
+export function planTransition(
+  intent: Intent,
+  change: TransitionChange,
+  timing: LedgerTiming,
+): TransitionPlan {
   assertTransition(intent.state, change.to);
+  const merged = { ...intent, ...change.set };
+  // Each state's defining facts must come with it, or the row's next action is undefined.
+  if (change.to === 'sending' && (merged.leaseOwner === undefined || merged.leaseExpiresAt === undefined)) {
+    throw new IncompleteTransitionError(change.to, 'a lease (owner and expiry)');
+  }
+  if (change.to === 'retry_scheduled' && merged.nextAttemptAt === undefined) {
+    throw new IncompleteTransitionError(change.to, 'nextAttemptAt');
+  }
+  if ((change.to === 'accepted' || change.to === 'delivered') && merged.providerReceiptId === undefined) {
+    throw new IncompleteTransitionError(change.to, 'a provider receipt id');
+  }
   const record: TransitionRecord = {
     seq: intent.version + 1,
     at: change.at,
@@ -148,7 +180,6 @@ export function planTransition(intent: Intent, change: TransitionChange, timing:
     ...(change.attempt !== undefined ? { attempt: change.attempt } : {}),
     ...(change.detail !== undefined ? { detail: change.detail } : {}),
   };
-  const merged = { ...intent, ...change.set };
   const leaseOwner = change.to === 'sending' ? merged.leaseOwner : undefined;
   const leaseExpiresAt = change.to === 'sending' ? merged.leaseExpiresAt : undefined;
   const nextAttemptAt = change.to === 'retry_scheduled' ? merged.nextAttemptAt : undefined;
@@ -160,7 +191,11 @@ export function planTransition(intent: Intent, change: TransitionChange, timing:
     leaseExpiresAt,
     nextAttemptAt,
     envelope: isUnresolved(change.to) ? intent.envelope : undefined,
-    dueAt: nextDueAt(change.to, { enteredAt: change.at, deadline: intent.deadline, leaseExpiresAt, nextAttemptAt }, timing),
+    dueAt: nextDueAt(
+      change.to,
+      { enteredAt: change.at, deadline: intent.deadline, leaseExpiresAt, nextAttemptAt },
+      timing,
+    ),
     transitions: [...intent.transitions, record],
   };
   return { expected: { state: intent.state, version: intent.version }, record, next };
@@ -180,7 +215,11 @@ export function decideClaim(
 ): ClaimDecision {
   if (!CLAIMABLE_STATES.includes(intent.state)) return { kind: 'leave', why: 'not_claimable' };
   // Early messages (a duplicate delivery of an old message) must not jump the backoff.
-  if (intent.state === 'retry_scheduled' && intent.nextAttemptAt !== undefined && intent.nextAttemptAt > ctx.now) {
+  if (
+    intent.state === 'retry_scheduled' &&
+    intent.nextAttemptAt !== undefined &&
+    intent.nextAttemptAt > ctx.now
+  ) {
     return { kind: 'leave', why: 'not_due_yet' };
   }
   if (ctx.now >= intent.deadline) return { kind: 'leave', why: 'past_deadline' };
@@ -225,7 +264,13 @@ function failOrRetry(
   if (decision.kind === 'give_up') {
     return planTransition(
       intent,
-      { to: 'failed', reason: decision.reason, at: ctx.now, attempt: intent.attempts, detail: `${reason}: ${code}` },
+      {
+        to: 'failed',
+        reason: decision.reason,
+        at: ctx.now,
+        attempt: intent.attempts,
+        detail: `${reason}: ${code}`,
+      },
       ctx.timing,
     );
   }
@@ -269,11 +314,24 @@ export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: Outco
       );
     case 'rejected':
       if (!outcome.permanent) {
-        return failOrRetry({ ...intent, provider: ctx.provider }, ctx, Reason.providerRejected, outcome.code, undefined);
+        return failOrRetry(
+          { ...intent, provider: ctx.provider },
+          ctx,
+          Reason.providerRejected,
+          outcome.code,
+          undefined,
+        );
       }
       return planTransition(
         intent,
-        { to: 'failed', reason: Reason.providerRejected, at: ctx.now, attempt, detail: outcome.code, set: { provider: ctx.provider } },
+        {
+          to: 'failed',
+          reason: Reason.providerRejected,
+          at: ctx.now,
+          attempt,
+          detail: outcome.code,
+          set: { provider: ctx.provider },
+        },
         ctx.timing,
       );
     case 'ambiguous':
@@ -290,4 +348,44 @@ export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: Outco
         ctx.timing,
       );
   }
+}
+
+export interface NewIntentInput {
+  readonly noticeId: string;
+  readonly channel: Channel;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly recipientId: string;
+  readonly templateId: string;
+  readonly templateVersion: string;
+  readonly contentDigest: string;
+  readonly destination: Destination;
+  readonly createdAt: number;
+  readonly deadline: number;
+  readonly sms?: SmsShape | undefined;
+  readonly envelope: string;
+}
+
+/** The row as intake records it: `reserved`, version 1, one `intake` record. */
+export function createIntent(input: NewIntentInput, timing: LedgerTiming): Intent {
+  const record: TransitionRecord = {
+    seq: 1,
+    at: input.createdAt,
+    from: null,
+    to: 'reserved',
+    reason: Reason.intake,
+  };
+  return {
+    ...input,
+    state: 'reserved',
+    version: 1,
+    attempts: 0,
+    dueAt: nextDueAt('reserved', { enteredAt: input.createdAt, deadline: input.deadline }, timing),
+    transitions: [record],
+  };
+}
+
+/** Two requests describe the same intent when their content digests match (see `contentDigest`). */
+export function isSameContent(a: Pick<Intent, 'contentDigest'>, b: Pick<Intent, 'contentDigest'>): boolean {
+  return a.contentDigest === b.contentDigest;
 }

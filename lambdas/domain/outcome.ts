@@ -9,7 +9,12 @@ export type ProviderOutcome =
    * Provably not accepted and worth trying again: throttling, 5xx before the request was
    * processed. `throttled` marks a "slow down" that concerns every worker on the channel.
    */
-  | { readonly kind: 'retryable'; readonly code: string; readonly throttled: boolean; readonly retryAfterMs?: number }
+  | {
+      readonly kind: 'retryable';
+      readonly code: string;
+      readonly throttled: boolean;
+      readonly retryAfterMs?: number;
+    }
   /** The provider refused the message. `permanent: false` means the same request may pass later. */
   | { readonly kind: 'rejected'; readonly code: string; readonly permanent: boolean }
   /**

@@ -31,7 +31,12 @@ export function backoffDelayMs(attempt: number, policy: RetryPolicy, random: Ran
 }
 
 export type RetryDecision =
-  | { readonly kind: 'retry'; readonly at: number; readonly delayMs: number; readonly basis: 'retry_after' | 'backoff' }
+  | {
+      readonly kind: 'retry';
+      readonly at: number;
+      readonly delayMs: number;
+      readonly basis: 'retry_after' | 'backoff';
+    }
   | { readonly kind: 'give_up'; readonly reason: 'attempts_exhausted' | 'deadline_exceeded' };
 
 export interface RetryContext {
@@ -52,7 +57,9 @@ export interface RetryContext {
 export function decideRetry(ctx: RetryContext): RetryDecision {
   if (ctx.attempt >= ctx.policy.maxAttempts) return { kind: 'give_up', reason: 'attempts_exhausted' };
   const advised = ctx.retryAfterMs !== undefined && ctx.retryAfterMs >= 0;
-  const delayMs = advised ? Math.ceil(ctx.retryAfterMs as number) : backoffDelayMs(ctx.attempt, ctx.policy, ctx.random);
+  const delayMs = advised
+    ? Math.ceil(ctx.retryAfterMs as number)
+    : backoffDelayMs(ctx.attempt, ctx.policy, ctx.random);
   const at = ctx.now + delayMs;
   if (at >= ctx.deadline) return { kind: 'give_up', reason: 'deadline_exceeded' };
   return { kind: 'retry', at, delayMs, basis: advised ? 'retry_after' : 'backoff' };

@@ -32,7 +32,12 @@ export const ALLOWED_TRANSITIONS: Readonly<Record<IntentState, readonly IntentSt
 };
 
 /** States in which the system still owes an action; their age is the health signal. */
-export const UNRESOLVED_STATES: readonly IntentState[] = ['reserved', 'sending', 'retry_scheduled', 'unknown'];
+export const UNRESOLVED_STATES: readonly IntentState[] = [
+  'reserved',
+  'sending',
+  'retry_scheduled',
+  'unknown',
+];
 
 /** States from which a worker may claim the row for a send attempt. */
 export const CLAIMABLE_STATES: readonly IntentState[] = ['reserved', 'retry_scheduled'];

@@ -1,0 +1,454 @@
+import { createHash } from 'node:crypto';
+import {
+  ConditionalCheckFailedException,
+  type ConsumedCapacity,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Channel } from '../../domain/channel.ts';
+import type { Intent, TransitionPlan, TransitionRecord } from '../../domain/intent.ts';
+import { isSameContent } from '../../domain/intent.ts';
+import { type IntentState, isTerminal } from '../../domain/state-machine.ts';
+import type {
+  LedgerStore,
+  OpenIntentPage,
+  OpenIntentRef,
+  ReserveResult,
+  SuppressionEntry,
+  TransitionResult,
+} from '../../ports/ledger-store.port.ts';
+import { LedgerTable } from './ledger-table.schema.ts';
+
+export interface DynamoDbLedgerStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /**
+   * How many partitions the open index is spread over. One GSI partition key takes about
+   * 1000 writes/s; every unresolved write lands on the index, so a busy ledger needs several.
+   * @default 4
+   */
+  readonly openShards?: number;
+  /** Terminal rows get a TTL this far in the future; undefined keeps them forever. */
+  readonly retentionMs?: number;
+  /** Called with the capacity each request consumed (benchmarks, cost reports). */
+  readonly onConsumedCapacity?: (operation: string, capacity: ConsumedCapacity | undefined) => void;
+}
+
+/** Stored form of a transition record: short keys, since every write pays per started KB. */
+interface StoredRecord {
+  n: number;
+  at: number;
+  fr?: string;
+  to: string;
+  r: string;
+  a?: number;
+  d?: string;
+}
+
+const intentPk = (noticeId: string) => `N#${noticeId}`;
+const channelSk = (channel: Channel) => `C#${channel}`;
+const suppressionPk = (channel: Channel, fingerprint: string) => `S#${channel}#${fingerprint}`;
+const SUPPRESSION_SK = 'S';
+
+function toStoredRecord(record: TransitionRecord): StoredRecord {
+  return {
+    n: record.seq,
+    at: record.at,
+    ...(record.from !== null ? { fr: record.from } : {}),
+    to: record.to,
+    r: record.reason,
+    ...(record.attempt !== undefined ? { a: record.attempt } : {}),
+    ...(record.detail !== undefined ? { d: record.detail } : {}),
+  };
+}
+
+function fromStoredRecord(stored: StoredRecord): TransitionRecord {
+  return {
+    seq: stored.n,
+    at: stored.at,
+    from: (stored.fr ?? null) as IntentState | null,
+    to: stored.to as IntentState,
+    reason: stored.r as TransitionRecord['reason'],
+    ...(stored.a !== undefined ? { attempt: stored.a } : {}),
+    ...(stored.d !== undefined ? { detail: stored.d } : {}),
+  };
+}
+
+type Item = Record<string, unknown>;
+
+function intentFromItem(item: Item): Intent {
+  const sms =
+    item.smsEncoding !== undefined
+      ? {
+          encoding: item.smsEncoding as 'GSM-7' | 'UCS-2',
+          segments: item.smsSegments as number,
+          characters: item.smsCharacters as number,
+        }
+      : undefined;
+  return {
+    noticeId: (item.pk as string).slice(2),
+    channel: (item.sk as string).slice(2) as Channel,
+    eventId: item.eventId as string,
+    eventType: item.eventType as string,
+    recipientId: item.recipientId as string,
+    templateId: item.templateId as string,
+    templateVersion: item.templateVersion as string,
+    contentDigest: item.contentDigest as string,
+    destination: { fingerprint: item.destFingerprint as string, masked: item.destMasked as string },
+    createdAt: item.createdAt as number,
+    deadline: item.deadline as number,
+    sms,
+    state: item.state as IntentState,
+    version: item.version as number,
+    attempts: item.attempts as number,
+    provider: item.provider as string | undefined,
+    providerReceiptId: item.providerReceiptId as string | undefined,
+    nextAttemptAt: item.nextAttemptAt as number | undefined,
+    leaseOwner: item.leaseOwner as string | undefined,
+    leaseExpiresAt: item.leaseExpiresAt as number | undefined,
+    dueAt: item.dueAt as number | undefined,
+    envelope: item.envelope as string | undefined,
+    transitions: ((item.transitions as StoredRecord[] | undefined) ?? []).map(fromStoredRecord),
+  };
+}
+
+/**
+ * DynamoDB implementation of the ledger. Every method is one request (listing pages aside):
+ * reserve = conditional Put, apply/defer = conditional Update, get = GetItem.
+ */
+export class DynamoDbLedgerStore implements LedgerStore {
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly tableName: string;
+  private readonly openShards: number;
+  private readonly retentionMs: number | undefined;
+  private readonly onConsumedCapacity: DynamoDbLedgerStoreOptions['onConsumedCapacity'];
+
+  constructor(options: DynamoDbLedgerStoreOptions) {
+    this.doc = DynamoDBDocumentClient.from(options.client, {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    this.tableName = options.tableName;
+    this.openShards = options.openShards ?? 4;
+    this.retentionMs = options.retentionMs;
+    this.onConsumedCapacity = options.onConsumedCapacity;
+  }
+
+  private shardOf(noticeId: string): string {
+    const bucket = createHash('sha256').update(noticeId).digest().readUInt32BE(0) % this.openShards;
+    return `open#${bucket}`;
+  }
+
+  private meter(operation: string, capacity: ConsumedCapacity | undefined): void {
+    this.onConsumedCapacity?.(operation, capacity);
+  }
+
+  private get capacityOption() {
+    return this.onConsumedCapacity ? ({ ReturnConsumedCapacity: 'TOTAL' } as const) : {};
+  }
+
+  private itemFromIntent(intent: Intent): Item {
+    return {
+      pk: intentPk(intent.noticeId),
+      sk: channelSk(intent.channel),
+      eventId: intent.eventId,
+      eventType: intent.eventType,
+      recipientId: intent.recipientId,
+      templateId: intent.templateId,
+      templateVersion: intent.templateVersion,
+      contentDigest: intent.contentDigest,
+      destFingerprint: intent.destination.fingerprint,
+      destMasked: intent.destination.masked,
+      createdAt: intent.createdAt,
+      deadline: intent.deadline,
+      smsEncoding: intent.sms?.encoding,
+      smsSegments: intent.sms?.segments,
+      smsCharacters: intent.sms?.characters,
+      state: intent.state,
+      version: intent.version,
+      attempts: intent.attempts,
+      provider: intent.provider,
+      providerReceiptId: intent.providerReceiptId,
+      nextAttemptAt: intent.nextAttemptAt,
+      leaseOwner: intent.leaseOwner,
+      leaseExpiresAt: intent.leaseExpiresAt,
+      dueAt: intent.dueAt,
+      openShard: intent.dueAt !== undefined ? this.shardOf(intent.noticeId) : undefined,
+      envelope: intent.envelope,
+      transitions: intent.transitions.map(toStoredRecord),
+    };
+  }
+
+  async reserve(intent: Intent): Promise<ReserveResult> {
+    try {
+      const out = await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: this.itemFromIntent(intent),
+          ConditionExpression: 'attribute_not_exists(pk)',
+          // The existing row comes back on the exception: duplicate vs conflict without a read.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ...this.capacityOption,
+        }),
+      );
+      this.meter('reserve', out.ConsumedCapacity);
+      return { kind: 'created', intent };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
+      // A refused write still costs a write unit; the exception carries no capacity figure.
+      this.meter('reserve', undefined);
+      const existing = intentFromItem(unmarshall(error.Item));
+      return isSameContent(existing, intent)
+        ? { kind: 'duplicate', existing }
+        : { kind: 'conflict', existing };
+    }
+  }
+
+  async get(noticeId: string, channel: Channel): Promise<Intent | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: intentPk(noticeId), sk: channelSk(channel) },
+        // A worker deciding whether to send must see the latest committed state.
+        ConsistentRead: true,
+        ...this.capacityOption,
+      }),
+    );
+    this.meter('get', out.ConsumedCapacity);
+    return out.Item ? intentFromItem(out.Item) : undefined;
+  }
+
+  async getNotice(noticeId: string): Promise<Intent[]> {
+    const out = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': intentPk(noticeId) },
+        ConsistentRead: true,
+        ...this.capacityOption,
+      }),
+    );
+    this.meter('getNotice', out.ConsumedCapacity);
+    return (out.Items ?? []).map(intentFromItem);
+  }
+
+  /**
+   *   condition: state = expected.state AND version = expected.version
+   *   SET  every mutable field the plan defines, transitions = list_append(transitions, [record])
+   *   REMOVE every mutable field the plan clears (lease, envelope, index keys …)
+   * Earlier records are never touched: the only list operation is an append.
+   */
+  async apply(plan: TransitionPlan): Promise<TransitionResult> {
+    const next = this.itemFromIntent(plan.next);
+    const mutable = [
+      'state',
+      'version',
+      'attempts',
+      'provider',
+      'providerReceiptId',
+      'nextAttemptAt',
+      'leaseOwner',
+      'leaseExpiresAt',
+      'dueAt',
+      'openShard',
+      'envelope',
+    ] as const;
+    const names: Record<string, string> = {
+      '#transitions': 'transitions',
+      '#state': 'state',
+      '#version': 'version',
+    };
+    const values: Record<string, unknown> = {
+      ':record': [toStoredRecord(plan.record)],
+      ':expectedState': plan.expected.state,
+      ':expectedVersion': plan.expected.version,
+    };
+    const sets = ['#transitions = list_append(#transitions, :record)'];
+    const removes: string[] = [];
+    for (const field of mutable) {
+      names[`#${field}`] = field;
+      const value = next[field];
+      if (value === undefined) removes.push(`#${field}`);
+      else {
+        values[`:${field}`] = value;
+        sets.push(`#${field} = :${field}`);
+      }
+    }
+    if (isTerminal(plan.next.state) && this.retentionMs !== undefined) {
+      names['#expiresAt'] = LedgerTable.ttlAttribute;
+      values[':expiresAt'] = Math.ceil((plan.record.at + this.retentionMs) / 1000);
+      sets.push('#expiresAt = :expiresAt');
+    }
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: intentPk(plan.next.noticeId), sk: channelSk(plan.next.channel) },
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          ConditionExpression: '#state = :expectedState AND #version = :expectedVersion',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ...this.capacityOption,
+        }),
+      );
+      this.meter(`apply:${plan.record.to}`, out.ConsumedCapacity);
+      return { kind: 'applied', intent: plan.next };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      this.meter(`apply:${plan.record.to}`, undefined);
+      return { kind: 'stale', current: error.Item ? intentFromItem(unmarshall(error.Item)) : undefined };
+    }
+  }
+
+  async defer(noticeId: string, channel: Channel, expectedVersion: number, dueAt: number): Promise<boolean> {
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: intentPk(noticeId), sk: channelSk(channel) },
+          UpdateExpression: 'SET dueAt = :dueAt',
+          ConditionExpression: 'version = :v AND attribute_exists(dueAt)',
+          ExpressionAttributeValues: { ':dueAt': dueAt, ':v': expectedVersion },
+          ...this.capacityOption,
+        }),
+      );
+      this.meter('defer', out.ConsumedCapacity);
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        this.meter('defer', undefined);
+        return false;
+      }
+      throw error;
+    }
+  }
+
+  listDue(now: number, options: { limit?: number; cursor?: string } = {}): Promise<OpenIntentPage> {
+    return this.queryOpen('listDue', now, options);
+  }
+
+  listOpen(options: { limit?: number; cursor?: string } = {}): Promise<OpenIntentPage> {
+    return this.queryOpen('listOpen', undefined, options);
+  }
+
+  /**
+   * Walks the open-index shards in order. The cursor is `<shard>:<base64 LastEvaluatedKey>`,
+   * so a caller can resume across shards without knowing they exist.
+   */
+  private async queryOpen(
+    operation: string,
+    dueBefore: number | undefined,
+    options: { limit?: number; cursor?: string },
+  ): Promise<OpenIntentPage> {
+    const limit = options.limit ?? 100;
+    let shard = 0;
+    let startKey: Record<string, unknown> | undefined;
+    if (options.cursor) {
+      const [shardText, keyText] = options.cursor.split(':', 2);
+      shard = Number(shardText);
+      startKey = keyText ? JSON.parse(Buffer.from(keyText, 'base64url').toString('utf8')) : undefined;
+    }
+    const items: OpenIntentRef[] = [];
+    while (shard < this.openShards && items.length < limit) {
+      const out = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: LedgerTable.openIndexName,
+          KeyConditionExpression:
+            dueBefore === undefined ? 'openShard = :shard' : 'openShard = :shard AND dueAt <= :now',
+          ExpressionAttributeValues: {
+            ':shard': `open#${shard}`,
+            ...(dueBefore === undefined ? {} : { ':now': dueBefore }),
+          },
+          Limit: limit - items.length,
+          ExclusiveStartKey: startKey,
+          ...this.capacityOption,
+        }),
+      );
+      this.meter(operation, out.ConsumedCapacity);
+      for (const item of out.Items ?? []) {
+        items.push({
+          noticeId: (item.pk as string).slice(2),
+          channel: (item.sk as string).slice(2) as Channel,
+          state: item.state as IntentState,
+          dueAt: item.dueAt as number,
+          createdAt: item.createdAt as number,
+          deadline: item.deadline as number,
+        });
+      }
+      if (out.LastEvaluatedKey) {
+        startKey = out.LastEvaluatedKey;
+        if (items.length >= limit) {
+          return { items, cursor: `${shard}:${Buffer.from(JSON.stringify(startKey)).toString('base64url')}` };
+        }
+      } else {
+        shard += 1;
+        startKey = undefined;
+      }
+    }
+    return { items, cursor: shard < this.openShards ? `${shard}:` : undefined };
+  }
+
+  async getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionEntry | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: suppressionPk(channel, fingerprint), sk: SUPPRESSION_SK },
+        ConsistentRead: true,
+        ...this.capacityOption,
+      }),
+    );
+    this.meter('getSuppression', out.ConsumedCapacity);
+    if (!out.Item) return undefined;
+    const item = out.Item;
+    return {
+      channel,
+      fingerprint,
+      masked: item.masked as string,
+      reason: item.reason as string,
+      source: item.source as string,
+      createdAt: item.createdAt as number,
+      detail: item.detail as string | undefined,
+    };
+  }
+
+  async putSuppression(entry: SuppressionEntry): Promise<void> {
+    const out = await this.doc.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          pk: suppressionPk(entry.channel, entry.fingerprint),
+          sk: SUPPRESSION_SK,
+          masked: entry.masked,
+          reason: entry.reason,
+          source: entry.source,
+          createdAt: entry.createdAt,
+          detail: entry.detail,
+        },
+        ...this.capacityOption,
+      }),
+    );
+    this.meter('putSuppression', out.ConsumedCapacity);
+  }
+
+  async deleteSuppression(channel: Channel, fingerprint: string): Promise<boolean> {
+    const out = await this.doc.send(
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: { pk: suppressionPk(channel, fingerprint), sk: SUPPRESSION_SK },
+        ReturnValues: 'ALL_OLD',
+        ...this.capacityOption,
+      }),
+    );
+    this.meter('deleteSuppression', out.ConsumedCapacity);
+    return out.Attributes !== undefined;
+  }
+}

@@ -1,0 +1,21 @@
+// Kept free of SDK imports: the CDK stack reads these names to build the same table.
+/**
+ * One table holds the ledger. Item families (see docs/table-design.md):
+ *
+ *   pk                    sk        what
+ *   N#<noticeId>          C#email   intent for (notice, channel)
+ *   S#<channel>#<fp>      S         suppression entry for a destination fingerprint
+ *   G#<channel>           G         provider throttle gate (shared "slow down until")
+ *
+ * The open-intent index is sparse: only unresolved intents carry `openShard` + `dueAt`.
+ */
+export const LedgerTable = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  openIndexName: 'open-due',
+  openIndexPartitionKey: 'openShard',
+  openIndexSortKey: 'dueAt',
+  /** Attributes copied into the open index: enough for the reconciler to decide without a read. */
+  openIndexProjection: ['state', 'createdAt', 'deadline', 'version'],
+  ttlAttribute: 'expiresAt',
+} as const;

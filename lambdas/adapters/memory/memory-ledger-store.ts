@@ -1,0 +1,101 @@
+import type { Channel } from '../../domain/channel.ts';
+import type { Intent, TransitionPlan } from '../../domain/intent.ts';
+import { isSameContent } from '../../domain/intent.ts';
+import type {
+  LedgerStore,
+  OpenIntentPage,
+  OpenIntentRef,
+  ReserveResult,
+  SuppressionEntry,
+  TransitionResult,
+} from '../../ports/ledger-store.port.ts';
+
+const key = (noticeId: string, channel: Channel) => `${noticeId}|${channel}`;
+
+function toRef(intent: Intent): OpenIntentRef {
+  return {
+    noticeId: intent.noticeId,
+    channel: intent.channel,
+    state: intent.state,
+    dueAt: intent.dueAt as number,
+    createdAt: intent.createdAt,
+    deadline: intent.deadline,
+  };
+}
+
+/**
+ * In-process ledger with the same conditional semantics as the DynamoDB adapter. For unit
+ * tests of use cases only; the DynamoDB adapter is proven against DynamoDB Local.
+ */
+export class MemoryLedgerStore implements LedgerStore {
+  readonly intents = new Map<string, Intent>();
+  readonly suppressions = new Map<string, SuppressionEntry>();
+
+  async reserve(intent: Intent): Promise<ReserveResult> {
+    const existing = this.intents.get(key(intent.noticeId, intent.channel));
+    if (!existing) {
+      this.intents.set(key(intent.noticeId, intent.channel), intent);
+      return { kind: 'created', intent };
+    }
+    return isSameContent(existing, intent) ? { kind: 'duplicate', existing } : { kind: 'conflict', existing };
+  }
+
+  async get(noticeId: string, channel: Channel): Promise<Intent | undefined> {
+    return this.intents.get(key(noticeId, channel));
+  }
+
+  async getNotice(noticeId: string): Promise<Intent[]> {
+    return [...this.intents.values()]
+      .filter((intent) => intent.noticeId === noticeId)
+      .sort((a, b) => a.channel.localeCompare(b.channel));
+  }
+
+  async apply(plan: TransitionPlan): Promise<TransitionResult> {
+    const k = key(plan.next.noticeId, plan.next.channel);
+    const current = this.intents.get(k);
+    if (!current || current.state !== plan.expected.state || current.version !== plan.expected.version) {
+      return { kind: 'stale', current };
+    }
+    this.intents.set(k, plan.next);
+    return { kind: 'applied', intent: plan.next };
+  }
+
+  async defer(noticeId: string, channel: Channel, expectedVersion: number, dueAt: number): Promise<boolean> {
+    const current = this.intents.get(key(noticeId, channel));
+    if (!current || current.version !== expectedVersion || current.dueAt === undefined) return false;
+    this.intents.set(key(noticeId, channel), { ...current, dueAt });
+    return true;
+  }
+
+  private page(refs: OpenIntentRef[], options: { limit?: number; cursor?: string }): OpenIntentPage {
+    const start = options.cursor ? Number(options.cursor) : 0;
+    const limit = options.limit ?? 100;
+    const items = refs.slice(start, start + limit);
+    return { items, cursor: start + limit < refs.length ? String(start + limit) : undefined };
+  }
+
+  async listDue(now: number, options: { limit?: number; cursor?: string } = {}): Promise<OpenIntentPage> {
+    const refs = [...this.intents.values()]
+      .filter((intent) => intent.dueAt !== undefined && intent.dueAt <= now)
+      .map(toRef)
+      .sort((a, b) => a.dueAt - b.dueAt);
+    return this.page(refs, options);
+  }
+
+  async listOpen(options: { limit?: number; cursor?: string } = {}): Promise<OpenIntentPage> {
+    const refs = [...this.intents.values()].filter((intent) => intent.dueAt !== undefined).map(toRef);
+    return this.page(refs, options);
+  }
+
+  async getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionEntry | undefined> {
+    return this.suppressions.get(`${channel}|${fingerprint}`);
+  }
+
+  async putSuppression(entry: SuppressionEntry): Promise<void> {
+    this.suppressions.set(`${entry.channel}|${entry.fingerprint}`, entry);
+  }
+
+  async deleteSuppression(channel: Channel, fingerprint: string): Promise<boolean> {
+    return this.suppressions.delete(`${channel}|${fingerprint}`);
+  }
+}

@@ -1,0 +1,261 @@
+import { type ConsumedCapacity, ScanCommand } from '@aws-sdk/client-dynamodb';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDbLedgerStore } from '../../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
+import { ensureLedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
+import { decideClaim, type Intent, planOutcome, planTransition } from '../../lambdas/domain/intent.ts';
+import { Reason } from '../../lambdas/domain/state-machine.ts';
+import { ddbClient, uniqueTableName } from '../helpers/dynamodb.ts';
+import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
+import { ledgerOpArb, runLedgerSequence } from '../helpers/ledger-properties.ts';
+
+const client = ddbClient();
+const tableName = uniqueTableName('ledger');
+const calls: { operation: string; capacity: ConsumedCapacity | undefined }[] = [];
+const store = new DynamoDbLedgerStore({
+  client,
+  tableName,
+  openShards: 3,
+  onConsumedCapacity: (operation, capacity) => calls.push({ operation, capacity }),
+});
+
+function claimPlan(intent: Intent, workerId: string, now = T0 + 1) {
+  const decision = decideClaim(intent, { now, workerId, timing: TEST_TIMING });
+  if (decision.kind !== 'claim') throw new Error(`not claimable: ${decision.why}`);
+  return decision.plan;
+}
+
+beforeAll(async () => {
+  await ensureLedgerTable(client, tableName);
+});
+
+describe('DynamoDbLedgerStore.reserve', () => {
+  it('50 concurrent reserves of one key: exactly one created, the rest duplicates carrying the row', async () => {
+    const intent = newIntent();
+    const results = await Promise.all(Array.from({ length: 50 }, () => store.reserve(intent)));
+    expect(results.filter((r) => r.kind === 'created')).toHaveLength(1);
+    expect(results.filter((r) => r.kind === 'duplicate')).toHaveLength(49);
+    for (const result of results) {
+      if (result.kind === 'duplicate') expect(result.existing).toEqual(intent);
+    }
+  });
+
+  it('a different content revision for the same key is a conflict and leaves the row untouched', async () => {
+    const original = newIntent({ eventId: `evt_conflict_${Date.now()}` });
+    await store.reserve(original);
+    const changedVersion = newIntent({ eventId: original.eventId, templateVersion: 'v4' });
+    const changedVariables = newIntent({ eventId: original.eventId, variables: { firstName: 'Bob' } });
+    const changedDestination = newIntent({ eventId: original.eventId, destination: 'other@example.com' });
+    for (const attempt of [changedVersion, changedVariables, changedDestination]) {
+      const result = await store.reserve(attempt);
+      expect(result.kind).toBe('conflict');
+    }
+    expect(await store.get(original.noticeId, original.channel)).toEqual(original);
+  });
+
+  it('answers duplicate/conflict with one request and no read', async () => {
+    const intent = newIntent();
+    await store.reserve(intent);
+    calls.length = 0;
+    await store.reserve(intent);
+    expect(calls.map((c) => c.operation)).toEqual(['reserve']);
+  });
+});
+
+describe('DynamoDbLedgerStore.apply (claim and transitions)', () => {
+  it('50 concurrent claims: exactly one winner, and the row names that winner', async () => {
+    const intent = newIntent();
+    await store.reserve(intent);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => store.apply(claimPlan(intent, `worker-${i}`))),
+    );
+    const winners = results.filter((r) => r.kind === 'applied');
+    expect(winners).toHaveLength(1);
+    const row = await store.get(intent.noticeId, intent.channel);
+    expect(row?.state).toBe('sending');
+    expect(row?.transitions).toHaveLength(2);
+    expect(winners[0]?.kind === 'applied' && winners[0].intent.leaseOwner).toBe(row?.leaseOwner);
+  });
+
+  it('refuses a stale version or an unexpected state and changes nothing', async () => {
+    const intent = newIntent();
+    await store.reserve(intent);
+    const first = claimPlan(intent, 'w1');
+    expect((await store.apply(first)).kind).toBe('applied');
+    const before = await store.get(intent.noticeId, intent.channel);
+
+    // Same plan again: version moved on.
+    const replay = await store.apply(first);
+    expect(replay).toEqual({ kind: 'stale', current: before });
+    // A plan built for the right version but a state the row is not in.
+    const wrongState = planTransition(
+      { ...intent, state: 'unknown', version: 2 },
+      { to: 'failed', reason: Reason.deadlineExceeded, at: T0 + 2 },
+      TEST_TIMING,
+    );
+    expect((await store.apply(wrongState)).kind).toBe('stale');
+    expect(await store.get(intent.noticeId, intent.channel)).toEqual(before);
+  });
+
+  it('appends records and keeps the first ones byte-for-byte', async () => {
+    const intent = newIntent();
+    await store.reserve(intent);
+    const sending = claimPlan(intent, 'w1');
+    await store.apply(sending);
+    const accepted = planOutcome(
+      sending.next,
+      { kind: 'accepted', receiptId: 'msg-1' },
+      {
+        now: T0 + 50,
+        provider: 'ses',
+        policy: { baseMs: 1000, capMs: 10_000, maxAttempts: 3 },
+        random: () => 0.5,
+        timing: TEST_TIMING,
+      },
+    );
+    await store.apply(accepted);
+    const delivered = planTransition(
+      accepted.next,
+      { to: 'delivered', reason: Reason.deliveryReported, at: T0 + 90 },
+      TEST_TIMING,
+    );
+    await store.apply(delivered);
+    const row = await store.get(intent.noticeId, intent.channel);
+    expect(row?.transitions.map((t) => [t.seq, t.from, t.to, t.reason])).toEqual([
+      [1, null, 'reserved', 'intake'],
+      [2, 'reserved', 'sending', 'claimed'],
+      [3, 'sending', 'accepted', 'provider_accepted'],
+      [4, 'accepted', 'delivered', 'delivery_reported'],
+    ]);
+    expect(row?.transitions.slice(0, 3)).toEqual(accepted.next.transitions);
+    expect(row).toMatchObject({
+      providerReceiptId: 'msg-1',
+      provider: 'ses',
+      state: 'delivered',
+      version: 4,
+    });
+    expect(row?.envelope).toBeUndefined();
+    expect(row?.dueAt).toBeUndefined();
+  });
+
+  it('defer moves dueAt only when the version still matches', async () => {
+    const intent = newIntent();
+    await store.reserve(intent);
+    expect(await store.defer(intent.noticeId, intent.channel, 1, T0 + 5000)).toBe(true);
+    expect((await store.get(intent.noticeId, intent.channel))?.dueAt).toBe(T0 + 5000);
+    expect(await store.defer(intent.noticeId, intent.channel, 7, T0 + 9000)).toBe(false);
+  });
+});
+
+describe('random operation sequences against DynamoDB Local', () => {
+  it('never write an illegal transition; records stay append-only and ordered', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(ledgerOpArb, { maxLength: 25 }), async (ops) => {
+        await runLedgerSequence(store, ops);
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
+
+describe('open-intent index', () => {
+  it('holds only unresolved rows and lists due ones by dueAt, across shards and pages', async () => {
+    const own = new DynamoDbLedgerStore({ client, tableName: uniqueTableName('open'), openShards: 3 });
+    await ensureLedgerTable(client, (own as unknown as { tableName: string }).tableName);
+    const open: Intent[] = [];
+    const closed: Intent[] = [];
+    for (let i = 0; i < 12; i++) {
+      const intent = newIntent({ createdAt: T0 + i });
+      await own.reserve(intent);
+      if (i % 3 === 0) {
+        // reserved → failed: terminal, must leave the index.
+        await own.apply(
+          planTransition(
+            intent,
+            { to: 'failed', reason: Reason.deadlineExceeded, at: T0 + 100 },
+            TEST_TIMING,
+          ),
+        );
+        closed.push(intent);
+      } else {
+        open.push(intent);
+      }
+    }
+    const all: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await own.listOpen({ limit: 3, ...(cursor ? { cursor } : {}) });
+      all.push(...page.items.map((i) => i.noticeId));
+      for (const item of page.items) expect(item.state).toBe('reserved');
+      cursor = page.cursor;
+      pages += 1;
+    } while (cursor && pages < 20);
+    expect(new Set(all)).toEqual(new Set(open.map((i) => i.noticeId)));
+    expect(all).toHaveLength(open.length);
+
+    // Reserved rows are due SEND_LEASE_MS after intake; none is due before that.
+    expect((await own.listDue(T0 + TEST_TIMING.leaseMs - 1_000)).items).toHaveLength(0);
+    const due = await own.listDue(T0 + TEST_TIMING.leaseMs + 5);
+    expect(due.items.map((i) => i.noticeId).sort()).toEqual(
+      open
+        .filter((i) => (i.dueAt as number) <= T0 + TEST_TIMING.leaseMs + 5)
+        .map((i) => i.noticeId)
+        .sort(),
+    );
+
+    // Nothing terminal carries the index keys.
+    const scan = await client.send(
+      new ScanCommand({ TableName: (own as unknown as { tableName: string }).tableName }),
+    );
+    for (const item of scan.Items ?? []) {
+      if (item.state?.S === 'failed') expect(item.openShard).toBeUndefined();
+      else expect(item.openShard?.S).toMatch(/^open#[0-2]$/);
+    }
+    expect(closed).toHaveLength(4);
+  });
+});
+
+describe('suppression entries', () => {
+  it('put, get and delete by (channel, fingerprint)', async () => {
+    const entry = {
+      channel: 'email' as const,
+      fingerprint: `fp_${Date.now()}`,
+      masked: 'p*****t@example.com',
+      reason: 'hard_bounce',
+      source: 'ses_bounce',
+      createdAt: T0,
+    };
+    await store.putSuppression(entry);
+    expect(await store.getSuppression('email', entry.fingerprint)).toMatchObject(entry);
+    expect(await store.getSuppression('sms', entry.fingerprint)).toBeUndefined();
+    expect(await store.deleteSuppression('email', entry.fingerprint)).toBe(true);
+    expect(await store.deleteSuppression('email', entry.fingerprint)).toBe(false);
+    expect(await store.getSuppression('email', entry.fingerprint)).toBeUndefined();
+  });
+});
+
+describe('request counts and capacity (reported in docs/table-design.md)', () => {
+  it('happy path: reserve + claim + accepted = 3 writes, each 1 WCU for a compact item', async () => {
+    const intent = newIntent({ channel: 'sms', destination: '+15551234567' });
+    calls.length = 0;
+    await store.reserve(intent);
+    const claim = claimPlan(intent, 'w1');
+    await store.apply(claim);
+    await store.apply(
+      planOutcome(
+        claim.next,
+        { kind: 'accepted', receiptId: 'SM0123456789abcdef0123456789abcdef' },
+        {
+          now: T0 + 20,
+          provider: 'twilio',
+          policy: { baseMs: 1000, capMs: 10_000, maxAttempts: 3 },
+          random: () => 0.5,
+          timing: TEST_TIMING,
+        },
+      ),
+    );
+    expect(calls.map((c) => c.operation)).toEqual(['reserve', 'apply:sending', 'apply:accepted']);
+    for (const call of calls) expect(call.capacity?.CapacityUnits).toBeGreaterThan(0);
+  });
+});

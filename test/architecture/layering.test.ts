@@ -1,0 +1,129 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { build, type Metafile } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+function sourceFiles(dir: string): string[] {
+  const abs = join(ROOT, dir);
+  try {
+    statSync(abs);
+  } catch {
+    return [];
+  }
+  return readdirSync(abs, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+    .map((file) => join(dir, file));
+}
+
+/**
+ * Resolves imports exactly as the Lambda bundles will (esbuild), one level deep per file,
+ * so a re-export or an `import type` cannot hide a dependency from the check.
+ */
+async function importGraph(files: string[]): Promise<Map<string, string[]>> {
+  const result = await build({
+    entryPoints: files.map((file) => join(ROOT, file)),
+    absWorkingDir: ROOT,
+    bundle: true,
+    write: false,
+    metafile: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    outdir: join(ROOT, '.local', 'layering-check'),
+    logLevel: 'silent',
+  });
+  const meta: Metafile = result.metafile;
+  const graph = new Map<string, string[]>();
+  for (const [input, info] of Object.entries(meta.inputs)) {
+    graph.set(
+      relative(ROOT, join(ROOT, input)),
+      info.imports.map((imp) => (imp.external ? imp.path : relative(ROOT, join(ROOT, imp.path)))),
+    );
+  }
+  return graph;
+}
+
+/** esbuild drops `import type`; scan the text too so type-only imports are held to the same rule. */
+async function typeImports(file: string): Promise<string[]> {
+  const { readFile } = await import('node:fs/promises');
+  const text = await readFile(join(ROOT, file), 'utf8');
+  return [...text.matchAll(/^\s*(?:import|export)\s+type\b[^;]*?from\s+['"]([^'"]+)['"]/gms)].map(
+    (m) => m[1] as string,
+  );
+}
+
+interface Rule {
+  readonly layer: string;
+  readonly forbidden: readonly RegExp[];
+}
+
+const RULES: readonly Rule[] = [
+  {
+    layer: 'lambdas/domain',
+    forbidden: [
+      /^@aws-sdk\//,
+      /^aws-lambda$/,
+      /^@types\/aws-lambda/,
+      /^zod/,
+      /^@aws-lambda-powertools\//,
+      /^aws-cdk-lib/,
+      /lambdas\/(adapters|handlers|ports|use-cases|edge)\//,
+      /^lib\//,
+    ],
+  },
+  {
+    layer: 'lambdas/ports',
+    forbidden: [/^@aws-sdk\//, /^aws-lambda$/, /^zod/, /lambdas\/(adapters|handlers|use-cases|edge)\//],
+  },
+  {
+    layer: 'lambdas/use-cases',
+    forbidden: [
+      /^@aws-sdk\//,
+      /^aws-lambda$/,
+      /^zod/,
+      /^@aws-lambda-powertools\//,
+      /lambdas\/(adapters|handlers|edge)\//,
+    ],
+  },
+  { layer: 'lib', forbidden: [/lambdas\/(?!.*\.schema\.ts$)/] },
+];
+
+function violations(rule: Rule, graph: Map<string, string[]>, typeOnly: Map<string, string[]>): string[] {
+  const found: string[] = [];
+  for (const [file, imports] of graph) {
+    if (!file.startsWith(`${rule.layer}/`)) continue;
+    for (const imp of [...imports, ...(typeOnly.get(file) ?? [])]) {
+      const target = imp.startsWith('.') ? relative(ROOT, join(ROOT, file, '..', imp)) : imp;
+      if (rule.forbidden.some((pattern) => pattern.test(target))) found.push(`${file} -> ${target}`);
+    }
+  }
+  return found;
+}
+
+describe('layering (lambdas/domain is pure; ports and use cases know no AWS; lib knows no runtime code)', () => {
+  for (const rule of RULES) {
+    it(`${rule.layer} imports nothing it must not`, async () => {
+      const files = sourceFiles(rule.layer);
+      if (files.length === 0) return;
+      const graph = await importGraph(files);
+      // Guard against a silently empty analysis: every layer file must have been resolved.
+      for (const file of files) expect(graph.has(file), file).toBe(true);
+      const typeOnly = new Map(await Promise.all(files.map(async (f) => [f, await typeImports(f)] as const)));
+      expect(violations(rule, graph, typeOnly)).toEqual([]);
+    });
+  }
+
+  it('the check itself catches a forbidden import', () => {
+    const graph = new Map([
+      ['lambdas/domain/x.ts', ['@aws-sdk/client-dynamodb', 'zod', 'lambdas/adapters/y.ts']],
+    ]);
+    expect(violations(RULES[0] as Rule, graph, new Map())).toHaveLength(3);
+    const typeOnly = new Map([['lambdas/domain/x.ts', ['aws-lambda', '../adapters/dynamodb/z.ts']]]);
+    expect(violations(RULES[0] as Rule, new Map([['lambdas/domain/x.ts', []]]), typeOnly)).toEqual([
+      'lambdas/domain/x.ts -> aws-lambda',
+      'lambdas/domain/x.ts -> lambdas/adapters/dynamodb/z.ts',
+    ]);
+  });
+});

@@ -1,0 +1,149 @@
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import { IllegalTransitionError, IncompleteTransitionError } from '../../lambdas/domain/errors.ts';
+import {
+  decideClaim,
+  type Intent,
+  planOutcome,
+  planTransition,
+  type TransitionPlan,
+} from '../../lambdas/domain/intent.ts';
+import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
+import { canTransition, INTENT_STATES, isUnresolved, Reason } from '../../lambdas/domain/state-machine.ts';
+import type { LedgerStore } from '../../lambdas/ports/ledger-store.port.ts';
+import { newIntent, TEST_TIMING } from './factories.ts';
+
+const outcomeArb: fc.Arbitrary<ProviderOutcome> = fc.oneof(
+  fc.record({ kind: fc.constant('accepted' as const), receiptId: fc.stringMatching(/^SM[0-9a-f]{8}$/) }),
+  fc.record({
+    kind: fc.constant('retryable' as const),
+    code: fc.constantFrom('throttled', 'http_503'),
+    throttled: fc.boolean(),
+    retryAfterMs: fc.option(fc.integer({ min: 0, max: 120_000 }), { nil: undefined }),
+  }),
+  fc.record({
+    kind: fc.constant('rejected' as const),
+    code: fc.constant('bad_number'),
+    permanent: fc.boolean(),
+  }),
+  fc.record({ kind: fc.constant('ambiguous' as const), code: fc.constantFrom('timeout', 'reset') }),
+);
+
+export type LedgerOp =
+  | { op: 'advance'; ms: number }
+  | { op: 'claim'; worker: string }
+  | { op: 'outcome'; outcome: ProviderOutcome; random: number }
+  | { op: 'force'; to: (typeof INTENT_STATES)[number] }
+  | { op: 'replayStale' };
+
+export const ledgerOpArb: fc.Arbitrary<LedgerOp> = fc.oneof(
+  fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 3_600_000 }) }),
+  fc.record({ op: fc.constant('claim' as const), worker: fc.constantFrom('w1', 'w2') }),
+  fc.record({
+    op: fc.constant('outcome' as const),
+    outcome: outcomeArb,
+    random: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
+  }),
+  fc.record({ op: fc.constant('force' as const), to: fc.constantFrom(...INTENT_STATES) }),
+  fc.record({ op: fc.constant('replayStale' as const) }),
+);
+
+/** The invariants every stored row must satisfy, whatever happened before. */
+export function assertRowInvariants(row: Intent): void {
+  const records = row.transitions;
+  expect(records[0]).toMatchObject({ seq: 1, from: null, to: 'reserved', reason: 'intake' });
+  records.forEach((record, index) => {
+    expect(record.seq).toBe(index + 1);
+    if (index > 0) {
+      const previous = records[index - 1];
+      expect(record.from).toBe(previous?.to);
+      expect(canTransition(record.from as Intent['state'], record.to)).toBe(true);
+      expect(record.at).toBeGreaterThanOrEqual(previous?.at ?? 0);
+    }
+  });
+  expect(row.version).toBe(records.length);
+  expect(row.state).toBe(records[records.length - 1]?.to);
+  expect(row.leaseOwner !== undefined).toBe(row.state === 'sending');
+  expect(row.nextAttemptAt !== undefined).toBe(row.state === 'retry_scheduled');
+  expect(row.envelope !== undefined).toBe(isUnresolved(row.state));
+  expect(row.dueAt !== undefined).toBe(isUnresolved(row.state));
+  if (row.dueAt !== undefined) expect(row.dueAt).toBeLessThanOrEqual(row.deadline);
+  if (row.state === 'accepted' || row.state === 'delivered') expect(row.providerReceiptId).toBeDefined();
+}
+
+/**
+ * Drives one row through a random sequence of operations, legal and illegal, through the
+ * real planning functions and the given store; checks after every step that illegal moves
+ * and stale writes change nothing and that history only ever grows at its end.
+ */
+export async function runLedgerSequence(store: LedgerStore, ops: LedgerOp[]): Promise<void> {
+  let now = Date.parse('2026-11-30T10:00:00Z');
+  const seed = newIntent({ createdAt: now, deadline: now + 6 * 3_600_000 });
+  expect((await store.reserve(seed)).kind).toBe('created');
+  let stalePlan: TransitionPlan | undefined;
+  for (const step of ops) {
+    const before = await store.get(seed.noticeId, seed.channel);
+    if (!before) throw new Error('row vanished');
+    let plan: TransitionPlan | undefined;
+    switch (step.op) {
+      case 'advance':
+        now += step.ms;
+        break;
+      case 'claim': {
+        const decision = decideClaim(before, { now, workerId: step.worker, timing: TEST_TIMING });
+        if (decision.kind === 'claim') plan = decision.plan;
+        break;
+      }
+      case 'outcome':
+        if (before.state === 'sending') {
+          plan = planOutcome(before, step.outcome, {
+            now,
+            provider: 'test',
+            policy: { baseMs: 1000, capMs: 600_000, maxAttempts: 5 },
+            random: () => step.random,
+            timing: TEST_TIMING,
+          });
+        }
+        break;
+      case 'force':
+        try {
+          plan = planTransition(
+            before,
+            {
+              to: step.to,
+              reason: Reason.providerAccepted,
+              at: now,
+              set: step.to === 'accepted' || step.to === 'delivered' ? { providerReceiptId: 'SMforced' } : {},
+            },
+            TEST_TIMING,
+          );
+        } catch (error) {
+          if (error instanceof IncompleteTransitionError) {
+            expect(['sending', 'retry_scheduled', 'accepted', 'delivered']).toContain(step.to);
+          } else {
+            expect(error).toBeInstanceOf(IllegalTransitionError);
+            expect(canTransition(before.state, step.to)).toBe(false);
+          }
+        }
+        break;
+      case 'replayStale':
+        if (stalePlan) {
+          const result = await store.apply(stalePlan);
+          expect(result.kind).toBe('stale');
+          expect(await store.get(seed.noticeId, seed.channel)).toEqual(before);
+        }
+        break;
+    }
+    if (plan) {
+      const result = await store.apply(plan);
+      expect(result.kind).toBe('applied');
+      stalePlan = plan;
+    }
+    const after = await store.get(seed.noticeId, seed.channel);
+    if (!after) throw new Error('row vanished');
+    assertRowInvariants(after);
+    // Append-only: what was recorded before is still recorded, unchanged, in order.
+    expect(after.transitions.slice(0, before.transitions.length)).toEqual(before.transitions);
+    expect(after.transitions.length - before.transitions.length).toBe(plan ? 1 : 0);
+  }
+}
