@@ -1,0 +1,40 @@
+import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import type { Escalation, EscalationPublisher } from '../../ports/escalation.port.ts';
+
+export const ESCALATION_SOURCE = 'notice-ledger';
+export const ESCALATION_DETAIL_TYPE = 'Notice Escalated';
+
+/** Escalations as EventBridge events, for rules that page or open tickets. Contains ids and codes only. */
+export class EventBridgeEscalationPublisher implements EscalationPublisher {
+  constructor(
+    private readonly client: EventBridgeClient,
+    private readonly busName: string,
+  ) {}
+
+  async publish(escalation: Escalation): Promise<void> {
+    const out = await this.client.send(
+      new PutEventsCommand({
+        Entries: [
+          {
+            EventBusName: this.busName,
+            Source: ESCALATION_SOURCE,
+            DetailType: ESCALATION_DETAIL_TYPE,
+            Time: new Date(escalation.at),
+            Detail: JSON.stringify(escalation),
+          },
+        ],
+      }),
+    );
+    if (out.FailedEntryCount)
+      throw new Error(`EventBridge refused the escalation: ${out.Entries?.[0]?.ErrorCode}`);
+  }
+}
+
+/** Local stack and deployments without a bus: the escalation is a structured log line (and a metric). */
+export class LogEscalationPublisher implements EscalationPublisher {
+  constructor(private readonly log: (record: Record<string, unknown>) => void) {}
+
+  async publish(escalation: Escalation): Promise<void> {
+    this.log({ message: 'escalation', ...escalation });
+  }
+}

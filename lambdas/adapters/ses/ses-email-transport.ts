@@ -1,0 +1,277 @@
+import {
+  SESv2Client,
+  type SESv2ClientConfig,
+  SendEmailCommand,
+  type SendEmailCommandInput,
+} from '@aws-sdk/client-sesv2';
+import { type ProviderOutcome, TIMEOUT_CODE } from '../../domain/outcome.ts';
+import type { EmailMessage, EmailTransport } from '../../ports/transport.port.ts';
+
+export interface SesEmailTransportOptions {
+  /** Built with `createSesClient({ timeoutMs })` when absent; an injected one should be too. */
+  readonly client?: SESv2Client | undefined;
+  /** A verified identity (address or an address in a verified domain). */
+  readonly fromAddress: string;
+  /** Selects the event destinations (EventBridge) that report delivery, bounce, complaint. */
+  readonly configurationSetName?: string | undefined;
+  /** `PROVIDER_TIMEOUT_MS`: past it, after the request went out, the outcome is ambiguous. */
+  readonly timeoutMs: number;
+}
+
+/** Where the SDK normally takes these from the environment; tests and tools may pin them. */
+export type SesClientOverrides = Pick<SESv2ClientConfig, 'region' | 'endpoint' | 'credentials'>;
+
+/**
+ * An SES v2 client fit for sends the ledger accounts for.
+ *
+ * `maxAttempts: 1`: the SDK's standard retry would resend after a 500, a reset or a timeout,
+ * none of which prove SES did not take the message, and SendEmail has no idempotency token.
+ * Every resend must be a ledger decision.
+ *
+ * Timeouts: the connect phase gets half the budget and the whole request (connect included)
+ * gets all of it, so a connection that never opens always surfaces as smithy's connection
+ * timeout (provably not sent: retryable) before the request timeout (maybe sent: ambiguous)
+ * can fire. `throwOnRequestTimeout` is required: without it smithy only logs a warning.
+ * `socketTimeout` bounds a response that stalls after its headers.
+ *
+ * The endpoint comes from `AWS_ENDPOINT_URL_SESV2` when set (read by the SDK itself).
+ */
+export function createSesClient(options: { readonly timeoutMs: number } & SesClientOverrides): SESv2Client {
+  const { timeoutMs, ...overrides } = options;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new RangeError('timeoutMs must be a positive number');
+  }
+  return new SESv2Client({
+    ...overrides,
+    maxAttempts: 1,
+    requestHandler: {
+      connectionTimeout: Math.max(1, Math.floor(timeoutMs / 2)),
+      requestTimeout: timeoutMs,
+      throwOnRequestTimeout: true,
+      socketTimeout: timeoutMs,
+    },
+  });
+}
+
+/** EmailTags allow only ASCII letters, digits, `_` and `-`, at most 256 characters. */
+export function sesTagValue(value: string): string {
+  return value.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 256);
+}
+
+/** The tag SES copies into every event (`mail.tags.notice_intent`), tying it to the intent. */
+export const SES_INTENT_TAG = 'notice_intent';
+
+export class SesEmailTransport implements EmailTransport {
+  readonly provider = 'ses';
+  private readonly client: SESv2Client;
+  private readonly fromAddress: string;
+  private readonly configurationSetName: string | undefined;
+  private readonly timeoutMs: number;
+
+  constructor(options: SesEmailTransportOptions) {
+    this.client = options.client ?? createSesClient({ timeoutMs: options.timeoutMs });
+    this.fromAddress = options.fromAddress;
+    this.configurationSetName = options.configurationSetName;
+    this.timeoutMs = options.timeoutMs;
+  }
+
+  async send(message: EmailMessage): Promise<ProviderOutcome> {
+    const tag = sesTagValue(message.correlationId);
+    // SES refuses an empty tag value; an empty correlation id is a caller bug, caught before
+    // anything is sent so the row cannot end up ambiguous for nothing.
+    if (tag === '') throw new TypeError('EmailMessage.correlationId must not be empty');
+
+    const input: SendEmailCommandInput = {
+      FromEmailAddress: this.fromAddress,
+      Destination: { ToAddresses: [message.to] },
+      Content: {
+        Simple: {
+          Subject: { Data: message.subject, Charset: 'UTF-8' },
+          Body: {
+            Text: { Data: message.text, Charset: 'UTF-8' },
+            ...(message.html === undefined ? {} : { Html: { Data: message.html, Charset: 'UTF-8' } }),
+          },
+        },
+      },
+      EmailTags: [{ Name: SES_INTENT_TAG, Value: tag }],
+      ...(this.configurationSetName === undefined ? {} : { ConfigurationSetName: this.configurationSetName }),
+    };
+
+    let messageId: string | undefined;
+    try {
+      // Per call as well, so an injected client keeps this transport's budget.
+      const output = await this.client.send(new SendEmailCommand(input), { requestTimeout: this.timeoutMs });
+      messageId = output.MessageId;
+    } catch (error) {
+      return classifySesError(error);
+    }
+    // A 2xx without an id: SES most likely holds the message, but we cannot name it.
+    if (!messageId) return { kind: 'ambiguous', code: 'ses_missing_message_id' };
+    return { kind: 'accepted', receiptId: messageId };
+  }
+}
+
+/**
+ * "Daily message quota exceeded": the 24-hour quota is a rolling window, so capacity returns
+ * gradually as sends from a day ago age out; SES gives no time. Fifteen minutes (the default
+ * `RETRY_CAP_MS`) keeps the whole channel from probing an exhausted quota every few seconds,
+ * while still using capacity freed within the hour. It is advice, so it wins over backoff and
+ * a notice whose deadline falls earlier fails with `deadline_exceeded` and escalates, which is
+ * what an exhausted quota needs.
+ */
+export const SES_DAILY_QUOTA_RETRY_AFTER_MS = 15 * 60_000;
+
+const DAILY_QUOTA = /daily message quota exceeded/i;
+const MAX_SEND_RATE = /maximum sending rate exceeded/i;
+
+const THROTTLING_NAMES: ReadonlySet<string> = new Set([
+  'TooManyRequestsException',
+  // SES v1 wording, still used in SES documentation of quota errors.
+  'ThrottlingException',
+  'Throttling',
+]);
+
+/** The request or the account is wrong for this message; the same call cannot pass. */
+const PERMANENT_REJECTIONS: ReadonlySet<string> = new Set([
+  'SendingPausedException',
+  'AccountSuspendedException',
+  'MailFromDomainNotVerifiedException',
+  'MessageRejected',
+  'NotFoundException',
+  'BadRequestException',
+]);
+
+/**
+ * Answers after which SES may hold the message. A 500 is SES saying its own processing
+ * failed, but nothing says the failure came before the message was queued, and SendEmail
+ * has no idempotency token to make a resend safe. The reconciler looks for it instead.
+ */
+const AMBIGUOUS_SERVER_ERRORS: ReadonlySet<string> = new Set([
+  'InternalFailure',
+  'InternalServiceErrorException',
+]);
+
+/**
+ * A 503 is the front door shedding load: the request was not taken, so a resend cannot
+ * duplicate. Not `throttled`, because it is not advice about our rate.
+ */
+const UNAVAILABLE_NAMES: ReadonlySet<string> = new Set(['ServiceUnavailable', 'ServiceUnavailableException']);
+
+/**
+ * Maps whatever `SESv2Client.send(SendEmailCommand)` threw to an outcome. Pure and total.
+ *
+ * The one rule behind every choice: only an error that proves the request never reached SES,
+ * or that SES did not take it, may become `retryable`; anything that leaves doubt is
+ * `ambiguous`, which the reconciler resolves before any resend. Codes are built from error
+ * names, HTTP statuses and Node error codes only, never from messages, which can quote
+ * addresses.
+ */
+export function classifySesError(error: unknown): ProviderOutcome {
+  if (typeof error !== 'object' || error === null) return { kind: 'ambiguous', code: 'ses_unclassified' };
+  const e = error as ErrorShape;
+  const name = typeof e.name === 'string' ? e.name : '';
+  const message = typeof e.message === 'string' ? e.message : '';
+  const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
+  const isServiceAnswer = status !== undefined || e.$fault === 'client' || e.$fault === 'server';
+
+  if (isServiceAnswer) return classifyAnswer(name, message, status);
+  return classifyTransportFailure(name, message, e);
+}
+
+interface ErrorShape {
+  readonly name?: unknown;
+  readonly message?: unknown;
+  readonly code?: unknown;
+  readonly syscall?: unknown;
+  readonly $fault?: unknown;
+  readonly $metadata?: { readonly httpStatusCode?: unknown };
+}
+
+function classifyAnswer(name: string, message: string, status: number | undefined): ProviderOutcome {
+  const code = answerCode(name, status);
+
+  // By message first: SES words both quota errors the same way whatever exception carries them
+  // (which one carries the daily quota is undocumented for v2).
+  if (DAILY_QUOTA.test(message)) {
+    return {
+      kind: 'retryable',
+      code: 'ses_daily_quota_exceeded',
+      throttled: true,
+      retryAfterMs: SES_DAILY_QUOTA_RETRY_AFTER_MS,
+    };
+  }
+  // SES sends no Retry-After: retryAfterMs stays undefined and the dispatcher backs off.
+  if (MAX_SEND_RATE.test(message))
+    return { kind: 'retryable', code: 'ses_max_send_rate_exceeded', throttled: true };
+
+  if (THROTTLING_NAMES.has(name)) return { kind: 'retryable', code, throttled: true };
+  // Named for a resource count (templates, contact lists…), not a rate; the SDK would retry it
+  // by name alone, but it can clear later, so non-permanent.
+  if (name === 'LimitExceededException') return { kind: 'rejected', code, permanent: false };
+  if (PERMANENT_REJECTIONS.has(name)) return { kind: 'rejected', code, permanent: true };
+  if (AMBIGUOUS_SERVER_ERRORS.has(name)) return { kind: 'ambiguous', code };
+  if (UNAVAILABLE_NAMES.has(name)) return { kind: 'retryable', code, throttled: false };
+
+  // Unmodelled names (aws-ses-v2-local's errors all arrive as `Unknown`, IAM and signature
+  // errors are not in the SES model): decide by HTTP status.
+  if (status === undefined) return { kind: 'ambiguous', code };
+  if (status === 429) return { kind: 'retryable', code, throttled: true };
+  // The server gave up waiting for our request, so it did not act on it.
+  if (status === 408) return { kind: 'retryable', code, throttled: false };
+  // Credentials or IAM: our side is wrong, not this message; it passes once that is fixed.
+  if (status === 401 || status === 403) return { kind: 'rejected', code, permanent: false };
+  if (status >= 400 && status < 500) return { kind: 'rejected', code, permanent: true };
+  if (status === 503) return { kind: 'retryable', code, throttled: false };
+  // 500, and 502/504 where a gateway may have forwarded the request and lost the answer; also
+  // a 2xx whose body could not be read, after which SES most likely holds the message.
+  return { kind: 'ambiguous', code };
+}
+
+/** `ses_<ErrorName>` for a named SES error, `ses_http_<status>` when the name says nothing. */
+function answerCode(name: string, status: number | undefined): string {
+  const safeName = name.replace(/[^A-Za-z0-9_]/g, '').slice(0, 64);
+  const meaningless =
+    safeName === '' || safeName === 'Unknown' || safeName === 'Error' || safeName === 'SyntaxError';
+  if (!meaningless) return `ses_${safeName}`;
+  return status === undefined ? 'ses_unclassified' : `ses_http_${status}`;
+}
+
+/** Errors that can only happen before a byte of the request left: no connection, no name. */
+const PRE_SEND_CODES: ReadonlyMap<string, string> = new Map([
+  ['ECONNREFUSED', 'connection_refused'],
+  ['ENOTFOUND', 'dns_failure'],
+  ['EAI_AGAIN', 'dns_failure'],
+]);
+
+/**
+ * smithy's connection timeout (`connectionTimeout`). It carries no code, only this message;
+ * if a future smithy rewords it, the error falls through to `timeout` (ambiguous), which
+ * costs a reconciliation, never a duplicate.
+ */
+const CONNECT_TIMEOUT = /did not establish a connection/;
+
+function classifyTransportFailure(name: string, message: string, e: ErrorShape): ProviderOutcome {
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  const syscall = typeof e.syscall === 'string' ? e.syscall : undefined;
+
+  const preSend = code === undefined ? undefined : PRE_SEND_CODES.get(code);
+  if (preSend !== undefined) return { kind: 'retryable', code: preSend, throttled: false };
+  // EHOSTUNREACH, ETIMEDOUT… raised by connect(): the socket never opened.
+  if (syscall === 'connect' || syscall === 'getaddrinfo') {
+    return { kind: 'retryable', code: 'connect_failed', throttled: false };
+  }
+  if (name === 'TimeoutError' && code === undefined && CONNECT_TIMEOUT.test(message)) {
+    return { kind: 'retryable', code: 'connect_timeout', throttled: false };
+  }
+  // Credentials are resolved before the request is signed, so nothing was sent.
+  if (name === 'CredentialsProviderError')
+    return { kind: 'retryable', code: 'credentials_unavailable', throttled: false };
+
+  // smithy renames ECONNRESET/EPIPE to TimeoutError, so test the code before the name. The
+  // request was (at least partly) written on an open socket: SES may have it.
+  if (code === 'ECONNRESET' || code === 'EPIPE') return { kind: 'ambiguous', code: 'connection_reset' };
+  if (name === 'TimeoutError' || name === 'AbortError' || code === 'ETIMEDOUT') {
+    return { kind: 'ambiguous', code: TIMEOUT_CODE };
+  }
+  return { kind: 'ambiguous', code: 'ses_unclassified' };
+}

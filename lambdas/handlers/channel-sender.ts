@@ -1,0 +1,47 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Channel } from '../domain/channel.ts';
+import { PoisonMessageError, parseIntentMessage } from '../edge/intent-message.ts';
+import { deliverIntent } from '../use-cases/deliver-intent.ts';
+import { getRuntime } from '../wiring.ts';
+import { logger, metrics } from './observability.ts';
+
+/**
+ * SQS handler for one channel queue: parse → deliver → log, one record at a time, with
+ * partial batch responses so a failed record is retried alone. A record fails only when the
+ * ledger could not be read or written; provider answers are recorded, not thrown.
+ */
+export function channelSenderHandler(channel: Channel) {
+  const processor = new BatchProcessor(EventType.SQS);
+
+  async function recordHandler(record: SQSRecord): Promise<void> {
+    let ref: ReturnType<typeof parseIntentMessage>;
+    try {
+      ref = parseIntentMessage(record.body, channel);
+    } catch (error) {
+      if (!(error instanceof PoisonMessageError)) throw error;
+      // Redelivery cannot fix a malformed body; acknowledge it and make it visible.
+      logger.error('poison message dropped', { channel, messageId: record.messageId, error: error.message });
+      metrics.addMetric('PoisonMessages', 'Count', 1);
+      return;
+    }
+    const { deps } = await getRuntime();
+    const result = await deliverIntent(ref, deps);
+    logger.info('delivery step', {
+      ...ref,
+      receiveCount: record.attributes?.ApproximateReceiveCount,
+      result,
+    });
+    if (result.kind === 'recorded') {
+      metrics.addMetric(`Outcome_${result.state}`, 'Count', 1);
+    }
+  }
+
+  return async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+    try {
+      return await processPartialResponse(event, recordHandler, processor, { context });
+    } finally {
+      metrics.publishStoredMetrics();
+    }
+  };
+}

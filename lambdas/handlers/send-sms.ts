@@ -1,0 +1,3 @@
+import { channelSenderHandler } from './channel-sender.ts';
+
+export const handler = channelSenderHandler('sms');

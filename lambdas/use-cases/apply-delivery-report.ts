@@ -1,0 +1,129 @@
+import { type Intent, planTransition, type TransitionPlan } from '../domain/intent.ts';
+import { isTerminal, Reason } from '../domain/state-machine.ts';
+import type { IntentRef } from '../ports/intent-queue.port.ts';
+import type { Dependencies } from './dependencies.ts';
+
+/**
+ * A provider's later word about a message (status callback, SES event), already verified
+ * and matched to an intent by the edge. Carries codes, never addresses or content.
+ */
+export interface DeliveryReport {
+  readonly ref: IntentRef;
+  readonly provider: string;
+  /** The provider's id for the message (Twilio SID, SES MessageId). */
+  readonly receiptId: string;
+  readonly kind: 'accepted' | 'delivered' | 'failed';
+  /** Why it failed, when it did: `hard_bounce`, `complaint`, `delivery_failed`. */
+  readonly failure?: 'hard_bounce' | 'complaint' | 'delivery_failed' | undefined;
+  /** Provider code (Twilio ErrorCode, SES bounce type/subtype). */
+  readonly code?: string | undefined;
+  /** Whether the destination should stop receiving this channel (hard bounce, complaint, opt-out). */
+  readonly suppress?: boolean | undefined;
+  readonly at: number;
+}
+
+export type ReportResult =
+  | { readonly kind: 'applied'; readonly state: string; readonly records: number }
+  | {
+      readonly kind: 'ignored';
+      readonly why:
+        | 'unknown_intent'
+        | 'already_final'
+        | 'receipt_mismatch'
+        | 'not_accepted_yet'
+        | 'no_change';
+    };
+
+const MAX_RACES = 3;
+
+/**
+ * Records what the provider reported, tolerating duplicates and any arrival order:
+ *  - a report for a row still in `sending`/`unknown` proves acceptance: record `accepted`
+ *    first (the worker or the reconciler will then find the row already settled);
+ *  - `delivered` / `failed` move `accepted` on; terminal rows are left as they are;
+ *  - hard bounces, complaints and opt-outs add the destination to the suppression list.
+ */
+export async function applyDeliveryReport(report: DeliveryReport, deps: Dependencies): Promise<ReportResult> {
+  let suppressionDone = false;
+  for (let race = 0; race < MAX_RACES; race++) {
+    const row = await deps.store.get(report.ref.noticeId, report.ref.channel);
+    if (!row) return { kind: 'ignored', why: 'unknown_intent' };
+    if (report.suppress && !suppressionDone) {
+      await deps.store.putSuppression({
+        channel: row.channel,
+        fingerprint: row.destination.fingerprint,
+        masked: row.destination.masked,
+        reason: report.failure ?? 'delivery_failed',
+        source: report.provider,
+        createdAt: report.at,
+        detail: report.code,
+      });
+      suppressionDone = true;
+    }
+    if (row.providerReceiptId !== undefined && row.providerReceiptId !== report.receiptId) {
+      return { kind: 'ignored', why: 'receipt_mismatch' };
+    }
+    const plans = planReport(row, report, deps);
+    if (plans === 'final') return { kind: 'ignored', why: 'already_final' };
+    if (plans === 'not_accepted') return { kind: 'ignored', why: 'not_accepted_yet' };
+    if (plans.length === 0) return { kind: 'ignored', why: 'no_change' };
+    let current: Intent = row;
+    let applied = 0;
+    for (const plan of plans) {
+      const result = await deps.store.apply(plan);
+      if (result.kind === 'stale') break;
+      current = result.intent;
+      applied += 1;
+    }
+    if (applied === plans.length) return { kind: 'applied', state: current.state, records: applied };
+    // Someone moved the row meanwhile (the worker recording its own outcome): look again.
+  }
+  return { kind: 'ignored', why: 'no_change' };
+}
+
+function planReport(
+  row: Intent,
+  report: DeliveryReport,
+  deps: Dependencies,
+): TransitionPlan[] | 'final' | 'not_accepted' {
+  if (isTerminal(row.state)) return 'final';
+  const plans: TransitionPlan[] = [];
+  let current = row;
+  if (current.state === 'sending' || current.state === 'unknown') {
+    const accepted = planTransition(
+      current,
+      {
+        to: 'accepted',
+        reason: current.state === 'unknown' ? Reason.reconciledAccepted : Reason.providerAccepted,
+        at: report.at,
+        attempt: current.attempts,
+        detail: `reported by ${report.provider}`,
+        set: { provider: report.provider, providerReceiptId: report.receiptId },
+      },
+      deps.timing,
+    );
+    plans.push(accepted);
+    current = accepted.next;
+  }
+  if (current.state !== 'accepted') return 'not_accepted';
+  if (report.kind === 'delivered') {
+    plans.push(
+      planTransition(
+        current,
+        { to: 'delivered', reason: Reason.deliveryReported, at: report.at, detail: report.code },
+        deps.timing,
+      ),
+    );
+  } else if (report.kind === 'failed') {
+    const reason =
+      report.failure === 'hard_bounce'
+        ? Reason.hardBounce
+        : report.failure === 'complaint'
+          ? Reason.complaint
+          : Reason.deliveryFailed;
+    plans.push(
+      planTransition(current, { to: 'failed', reason, at: report.at, detail: report.code }, deps.timing),
+    );
+  }
+  return plans;
+}

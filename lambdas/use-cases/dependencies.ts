@@ -1,0 +1,32 @@
+import type { Channel } from '../domain/channel.ts';
+import type { LedgerTiming } from '../domain/intent.ts';
+import type { RandomSource, RetryPolicy } from '../domain/retry-policy.ts';
+import type { TemplateCatalog } from '../domain/template.ts';
+import type { Clock } from '../ports/clock.port.ts';
+import type { EnvelopeSealer } from '../ports/envelope-sealer.port.ts';
+import type { EscalationPublisher } from '../ports/escalation.port.ts';
+import type { IntentQueue, RetryScheduler } from '../ports/intent-queue.port.ts';
+import type { LedgerStore } from '../ports/ledger-store.port.ts';
+import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
+
+/** Everything a use case may touch, as ports. Built once per process by the wiring. */
+export interface Dependencies {
+  readonly store: LedgerStore;
+  readonly queue: IntentQueue;
+  readonly scheduler: RetryScheduler;
+  readonly escalations: EscalationPublisher;
+  readonly sealer: EnvelopeSealer;
+  readonly catalog: TemplateCatalog;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  /** HMAC key for destination fingerprints and content digests. */
+  readonly fingerprintKey: Uint8Array;
+  readonly timing: LedgerTiming;
+  readonly retryPolicy: RetryPolicy;
+  readonly defaultDeadlineMs: number;
+  readonly transports: { readonly email?: EmailTransport; readonly sms?: SmsTransport };
+  /** Identifies this process in lease records. */
+  readonly workerId: string;
+}
+
+export type TransportFor<C extends Channel> = C extends 'email' ? EmailTransport : SmsTransport;

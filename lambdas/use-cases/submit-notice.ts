@@ -1,0 +1,188 @@
+import type { Channel } from '../domain/channel.ts';
+import { resolveDestination } from '../domain/destination.ts';
+import { InvalidDestinationError } from '../domain/errors.ts';
+import { contentDigest, deriveNoticeId } from '../domain/identity.ts';
+import { createIntent, type Intent, type SmsShape } from '../domain/intent.ts';
+import type { IntentState } from '../domain/state-machine.ts';
+import {
+  checkVariables,
+  renderEmail,
+  renderSms,
+  smsShape,
+  type TemplateDefinition,
+} from '../domain/template.ts';
+import type { Dependencies } from './dependencies.ts';
+
+/** A notice request whose shape the edge has already checked (types, lengths, channels, destinations present). */
+export interface NoticeRequest {
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly recipient: {
+    readonly id: string;
+    readonly email?: string | undefined;
+    readonly phone?: string | undefined;
+  };
+  readonly channels: readonly Channel[];
+  readonly template: { readonly id: string; readonly version: string };
+  readonly variables: Readonly<Record<string, unknown>>;
+  /** Epoch ms; absent → now + default. */
+  readonly deadline?: number | undefined;
+}
+
+export interface Violation {
+  readonly path: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+export type ChannelOutcome = 'created' | 'duplicate' | 'conflict';
+
+export interface ChannelResult {
+  readonly channel: Channel;
+  readonly state: IntentState;
+  readonly outcome: ChannelOutcome;
+}
+
+export type SubmitResult =
+  /** Semantically invalid (unknown template, variables, deadline): nothing was written. */
+  | { readonly kind: 'invalid'; readonly violations: readonly Violation[] }
+  /** `created` when at least one channel was newly recorded; otherwise an exact replay. */
+  | {
+      readonly kind: 'recorded';
+      readonly noticeId: string;
+      readonly created: boolean;
+      readonly channels: readonly ChannelResult[];
+    }
+  /** At least one channel was already recorded with different content; that row is unchanged. */
+  | { readonly kind: 'conflict'; readonly noticeId: string; readonly channels: readonly ChannelResult[] };
+
+interface PreparedChannel {
+  readonly channel: Channel;
+  readonly intent: Intent;
+}
+
+function rawDestination(request: NoticeRequest, channel: Channel): string | undefined {
+  return channel === 'email' ? request.recipient.email : request.recipient.phone;
+}
+
+function validate(
+  request: NoticeRequest,
+  now: number,
+  template: TemplateDefinition | undefined,
+): Violation[] {
+  const violations: Violation[] = [];
+  if (!template) {
+    violations.push({
+      path: 'template',
+      code: 'unknown_template',
+      message: `no template ${request.template.id} ${request.template.version}`,
+    });
+    return violations;
+  }
+  violations.push(...checkVariables(template, request.variables));
+  for (const channel of request.channels) {
+    if (!template[channel]) {
+      violations.push({
+        path: 'channels',
+        code: 'channel_not_in_template',
+        message: `template ${template.id} ${template.version} has no ${channel} body`,
+      });
+    }
+  }
+  if (request.deadline !== undefined && request.deadline <= now) {
+    violations.push({
+      path: 'deadline',
+      code: 'deadline_not_in_future',
+      message: 'deadline must lie in the future',
+    });
+  }
+  return violations;
+}
+
+/**
+ * Intake. Primary course:
+ *  1. check the request against the template catalog and the clock (422 material);
+ *  2. per channel: normalise + fingerprint the destination, render once (proves it renders,
+ *     measures SMS segments), seal destination + variables, build the `reserved` intent;
+ *  3. reserve every channel with a conditional put (created / duplicate / conflict);
+ *  4. enqueue a reference for each newly created channel.
+ * A crash between 3 and 4 loses nothing: the reconciler re-enqueues reserved rows that no
+ * worker claimed within SEND_LEASE_MS.
+ */
+export async function submitNotice(request: NoticeRequest, deps: Dependencies): Promise<SubmitResult> {
+  const now = deps.clock.now();
+  const template = deps.catalog.lookup(request.template.id, request.template.version);
+  const violations = validate(request, now, template);
+  if (violations.length > 0 || !template) return { kind: 'invalid', violations };
+
+  const noticeId = deriveNoticeId(request.eventType, request.eventId, request.recipient.id);
+  const deadline = request.deadline ?? now + deps.defaultDeadlineMs;
+  const prepared: PreparedChannel[] = [];
+  const destinationViolations: Violation[] = [];
+  for (const channel of request.channels) {
+    const raw = rawDestination(request, channel);
+    let destination: ReturnType<typeof resolveDestination>;
+    try {
+      destination = resolveDestination(deps.fingerprintKey, channel, raw ?? '');
+    } catch (error) {
+      if (!(error instanceof InvalidDestinationError)) throw error;
+      destinationViolations.push({
+        path: channel === 'email' ? 'recipient.email' : 'recipient.phone',
+        code: 'invalid_destination',
+        message: error.message,
+      });
+      continue;
+    }
+    let sms: SmsShape | undefined;
+    if (channel === 'sms') sms = smsShape(renderSms(template, request.variables).text);
+    else renderEmail(template, request.variables);
+    const envelope = await deps.sealer.seal(
+      { destination: destination.normalized, variables: request.variables },
+      { noticeId, channel },
+    );
+    const intent = createIntent(
+      {
+        noticeId,
+        channel,
+        eventId: request.eventId,
+        eventType: request.eventType,
+        recipientId: request.recipient.id,
+        templateId: template.id,
+        templateVersion: template.version,
+        contentDigest: contentDigest(deps.fingerprintKey, {
+          templateId: template.id,
+          templateVersion: template.version,
+          variables: { ...request.variables },
+          destinationFingerprint: destination.fingerprint,
+        }),
+        destination: { fingerprint: destination.fingerprint, masked: destination.masked },
+        createdAt: now,
+        deadline,
+        sms,
+        envelope,
+      },
+      deps.timing,
+    );
+    prepared.push({ channel, intent });
+  }
+  if (destinationViolations.length > 0) return { kind: 'invalid', violations: destinationViolations };
+
+  const reservations = await Promise.all(prepared.map(({ intent }) => deps.store.reserve(intent)));
+  const channels: ChannelResult[] = reservations.map((result, i) => {
+    const channel = (prepared[i] as PreparedChannel).channel;
+    if (result.kind === 'created') return { channel, state: result.intent.state, outcome: 'created' };
+    return { channel, state: result.existing.state, outcome: result.kind };
+  });
+
+  const created = channels.filter((c) => c.outcome === 'created');
+  if (created.length > 0) {
+    try {
+      await deps.queue.enqueue(created.map(({ channel }) => ({ noticeId, channel })));
+    } catch {
+      // The intents are durable; the reconciler re-enqueues unclaimed reserved rows. Failing the
+      // request here would make the caller retry into a duplicate for nothing.
+    }
+  }
+  if (channels.some((c) => c.outcome === 'conflict')) return { kind: 'conflict', noticeId, channels };
+  return { kind: 'recorded', noticeId, created: created.length > 0, channels };
+}
