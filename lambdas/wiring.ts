@@ -137,6 +137,9 @@ export async function buildRuntime(env: Record<string, string | undefined> = pro
         authToken: twilio.authToken,
         from: twilio.from,
         statusCallbackUrl: publicBaseUrl ? `${publicBaseUrl}/v1/provider-events/twilio` : undefined,
+        // The callback names its intent (`?ref=ntc_…-sms`): it can settle a row whose own
+        // outcome was ambiguous, before any SID was recorded. Twilio signs the full URL.
+        callbackCorrelationParam: 'ref',
         timeoutMs: config.PROVIDER_TIMEOUT_MS,
       })
     : undefined;
