@@ -16,12 +16,15 @@ import {
 } from './adapters/eventbridge/escalation-publishers.ts';
 import { HybridRetryScheduler } from './adapters/scheduler/retry-scheduler.ts';
 import { createSesClient, SesEmailTransport } from './adapters/ses/ses-email-transport.ts';
+import { SesProviderLookup } from './adapters/ses/ses-provider-lookup.ts';
 import { SqsIntentQueue } from './adapters/sqs/sqs-intent-queue.ts';
+import { TwilioProviderLookup } from './adapters/twilio/twilio-provider-lookup.ts';
 import { TwilioSmsTransport } from './adapters/twilio/twilio-sms-transport.ts';
 import { type Config, ConfigError, readConfig } from './edge/config.ts';
 import { logger } from './handlers/observability.ts';
 import { systemClock } from './ports/clock.port.ts';
 import type { Dependencies } from './use-cases/dependencies.ts';
+import type { ReconcilerDependencies } from './use-cases/reconcile.ts';
 
 export interface TwilioCredentials {
   readonly accountSid: string;
@@ -32,6 +35,7 @@ export interface TwilioCredentials {
 export interface Runtime {
   readonly config: Config;
   readonly deps: Dependencies;
+  readonly reconciler: ReconcilerDependencies;
   readonly twilio: TwilioCredentials | undefined;
   /** Origin providers call back; status callbacks are signed over it. */
   readonly publicBaseUrl: string | undefined;
@@ -164,7 +168,26 @@ export async function buildRuntime(env: Record<string, string | undefined> = pro
     transports: { email, ...(sms ? { sms } : {}) },
     workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
   };
-  return { config, deps, twilio, publicBaseUrl };
+  const reconciler: ReconcilerDependencies = {
+    ...deps,
+    lookups: {
+      email: new SesProviderLookup(),
+      ...(twilio
+        ? {
+            sms: new TwilioProviderLookup({
+              baseUrl: config.TWILIO_BASE_URL,
+              accountSid: twilio.accountSid,
+              authToken: twilio.authToken,
+              timeoutMs: config.PROVIDER_TIMEOUT_MS,
+            }),
+          }
+        : {}),
+    },
+    unknownGraceMs: config.UNKNOWN_GRACE_MS,
+    unknownPolicy: config.UNKNOWN_POLICY,
+    recheckMs: config.RECONCILE_INTERVAL_MS,
+  };
+  return { config, deps, reconciler, twilio, publicBaseUrl };
 }
 
 let runtime: Promise<Runtime> | undefined;

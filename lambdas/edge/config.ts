@@ -33,6 +33,8 @@ export const ConfigSchema = z.object({
   SEND_LEASE_MS: ms(60_000),
   RECONCILE_INTERVAL_MS: ms(60_000),
   UNKNOWN_GRACE_MS: ms(600_000),
+  /** What to do with an `unknown` row the provider could not settle within UNKNOWN_GRACE_MS. */
+  UNKNOWN_POLICY: z.enum(['escalate', 'resend']).default('escalate'),
   RETRY_BASE_MS: ms(1_000),
   RETRY_CAP_MS: ms(900_000),
   MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),

@@ -1,0 +1,184 @@
+import { type Intent, type LedgerTiming, planTransition, type TransitionPlan } from './intent.ts';
+import { decideRetry, type RandomSource, type RetryPolicy } from './retry-policy.ts';
+import { Reason } from './state-machine.ts';
+
+/** What a provider lookup concluded about an ambiguous attempt. */
+export type LookupVerdict =
+  | { readonly kind: 'found'; readonly receiptId: string; readonly detail?: string }
+  /** The provider proves it holds no such message (a complete listing without a match). */
+  | { readonly kind: 'absent'; readonly detail?: string }
+  /** The provider cannot tell (yet): no lookup API, partial listing, lookup failed. */
+  | { readonly kind: 'undecidable'; readonly detail?: string };
+
+/**
+ * After `UNKNOWN_GRACE_MS` without an answer: `escalate` fails the row for a person to
+ * decide (no resend: a duplicate is impossible, a miss is possible); `resend` schedules a
+ * deliberate new attempt with the reason recorded (a miss is impossible, a duplicate possible).
+ */
+export type UnknownPolicy = 'escalate' | 'resend';
+
+export interface ReconcileContext {
+  readonly now: number;
+  readonly timing: LedgerTiming;
+  readonly unknownGraceMs: number;
+  readonly unknownPolicy: UnknownPolicy;
+  /** How long to wait before asking the provider again about the same unknown row. */
+  readonly recheckMs: number;
+  readonly policy: RetryPolicy;
+  readonly random: RandomSource;
+}
+
+export type ReconcileAction =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'transition'; readonly plan: TransitionPlan; readonly escalate: boolean }
+  /** The queue message or schedule was lost (or never sent): send a new one and push dueAt. */
+  | { readonly kind: 'reenqueue'; readonly nextDueAt: number }
+  | { readonly kind: 'lookup' };
+
+/** The moment the row entered its current state (its last record). */
+function enteredAt(row: Intent): number {
+  return row.transitions[row.transitions.length - 1]?.at ?? row.createdAt;
+}
+
+/**
+ * The reconciler's decision for one due row, before any provider lookup. Nothing here
+ * resends an attempt whose outcome is unknown: `sending` past its lease becomes `unknown`,
+ * and `unknown` is only ever asked about.
+ */
+export function decideReconcile(row: Intent, ctx: ReconcileContext): ReconcileAction {
+  const { now } = ctx;
+  switch (row.state) {
+    case 'sending':
+      if (row.leaseExpiresAt !== undefined && row.leaseExpiresAt > now) return { kind: 'none' };
+      return {
+        kind: 'transition',
+        escalate: false,
+        plan: planTransition(
+          row,
+          {
+            to: 'unknown',
+            reason: Reason.leaseExpired,
+            at: now,
+            attempt: row.attempts,
+            detail: row.leaseOwner,
+          },
+          ctx.timing,
+        ),
+      };
+    case 'unknown':
+      return { kind: 'lookup' };
+    case 'reserved':
+    case 'retry_scheduled': {
+      if (now >= row.deadline) {
+        return {
+          kind: 'transition',
+          escalate: true,
+          plan: planTransition(row, { to: 'failed', reason: Reason.deadlineExceeded, at: now }, ctx.timing),
+        };
+      }
+      const due =
+        row.state === 'reserved'
+          ? enteredAt(row) + ctx.timing.leaseMs
+          : (row.nextAttemptAt ?? now) + ctx.timing.leaseMs;
+      if (due > now) return { kind: 'none' };
+      return { kind: 'reenqueue', nextDueAt: Math.min(now + ctx.timing.leaseMs, row.deadline) };
+    }
+    default:
+      return { kind: 'none' };
+  }
+}
+
+/** Turns a lookup verdict on an `unknown` row into its transition, or a later recheck. */
+export function decideAfterLookup(
+  row: Intent,
+  verdict: LookupVerdict,
+  ctx: ReconcileContext,
+):
+  | { readonly kind: 'transition'; readonly plan: TransitionPlan; readonly escalate: boolean }
+  | { readonly kind: 'recheck'; readonly at: number } {
+  const { now } = ctx;
+  if (verdict.kind === 'found') {
+    return {
+      kind: 'transition',
+      escalate: false,
+      plan: planTransition(
+        row,
+        {
+          to: 'accepted',
+          reason: Reason.reconciledAccepted,
+          at: now,
+          attempt: row.attempts,
+          detail: verdict.detail,
+          set: { providerReceiptId: verdict.receiptId },
+        },
+        ctx.timing,
+      ),
+    };
+  }
+  const unknownSince = enteredAt(row);
+  const graceOver = now - unknownSince >= ctx.unknownGraceMs;
+  const pastDeadline = now >= row.deadline;
+  // A "not found" right after the call may only mean the provider has not indexed it yet.
+  const provablyNotSent = verdict.kind === 'absent' && graceOver;
+  if (provablyNotSent || (graceOver && ctx.unknownPolicy === 'resend')) {
+    const reason = provablyNotSent ? Reason.reconciledNotSent : Reason.unknownUnresolved;
+    const detail = provablyNotSent
+      ? verdict.detail
+      : `resent by policy after ${ctx.unknownGraceMs} ms without an answer`;
+    const retry = decideRetry({
+      attempt: row.attempts,
+      now,
+      deadline: row.deadline,
+      policy: ctx.policy,
+      random: ctx.random,
+    });
+    if (retry.kind === 'give_up') {
+      return {
+        kind: 'transition',
+        escalate: true,
+        plan: planTransition(
+          row,
+          { to: 'failed', reason: retry.reason, at: now, attempt: row.attempts, detail: `${reason}` },
+          ctx.timing,
+        ),
+      };
+    }
+    return {
+      kind: 'transition',
+      escalate: false,
+      plan: planTransition(
+        row,
+        {
+          to: 'retry_scheduled',
+          reason,
+          at: now,
+          attempt: row.attempts,
+          detail,
+          set: { nextAttemptAt: retry.at },
+        },
+        ctx.timing,
+      ),
+    };
+  }
+  if (graceOver || pastDeadline) {
+    return {
+      kind: 'transition',
+      escalate: true,
+      plan: planTransition(
+        row,
+        {
+          to: 'failed',
+          reason: pastDeadline && !graceOver ? Reason.deadlineExceeded : Reason.unknownUnresolved,
+          at: now,
+          attempt: row.attempts,
+          detail: `outcome still unknown${verdict.detail ? `: ${verdict.detail}` : ''}`,
+        },
+        ctx.timing,
+      ),
+    };
+  }
+  return {
+    kind: 'recheck',
+    at: Math.min(now + ctx.recheckMs, unknownSince + ctx.unknownGraceMs, row.deadline),
+  };
+}

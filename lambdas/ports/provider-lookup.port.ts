@@ -1,0 +1,19 @@
+import type { LookupVerdict } from '../domain/reconcile.ts';
+
+/** What the reconciler knows about an ambiguous attempt, to ask the provider about it. */
+export interface LookupQuery {
+  readonly correlationId: string;
+  /** Raw destination, from the opened envelope; never logged. */
+  readonly destination: string;
+  /** The body exactly as it was sent (SMS) or the subject (email), to match a listing. */
+  readonly content: string;
+  /** When the ambiguous attempt started (its claim), epoch ms. */
+  readonly attemptStartedAt: number;
+  readonly receiptId?: string | undefined;
+}
+
+/** Asks a provider whether it holds a message. Returns `undecidable` rather than guessing. */
+export interface ProviderLookup {
+  readonly provider: string;
+  lookup(query: LookupQuery): Promise<LookupVerdict>;
+}

@@ -1,0 +1,108 @@
+import {
+  AesGcmEnvelopeSealer,
+  StaticDataKeySource,
+} from '../../lambdas/adapters/crypto/aes-gcm-envelope-sealer.ts';
+import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
+import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
+import type { LookupVerdict } from '../../lambdas/domain/reconcile.ts';
+import type { Escalation } from '../../lambdas/ports/escalation.port.ts';
+import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
+import type { LookupQuery } from '../../lambdas/ports/provider-lookup.port.ts';
+import type { EmailMessage, SmsMessage, Transport } from '../../lambdas/ports/transport.port.ts';
+import type { Dependencies } from '../../lambdas/use-cases/dependencies.ts';
+import type { ReconcilerDependencies } from '../../lambdas/use-cases/reconcile.ts';
+import { templateCatalog } from '../../templates/catalog.ts';
+import { T0, TEST_KEY } from './factories.ts';
+
+/** A transport that answers from a script (default: accepted) and records what it was asked. */
+export class ScriptedTransport<M> implements Transport<M> {
+  readonly sent: M[] = [];
+  readonly script: ProviderOutcome[] = [];
+  private counter = 0;
+  constructor(readonly provider: string) {}
+  async send(message: M): Promise<ProviderOutcome> {
+    this.sent.push(message);
+    this.counter += 1;
+    return this.script.shift() ?? { kind: 'accepted', receiptId: `${this.provider}-${this.counter}` };
+  }
+}
+
+export class ManualClock {
+  constructor(public current = T0) {}
+  now = () => this.current;
+  advance(ms: number) {
+    this.current += ms;
+  }
+}
+
+export interface FakeWorld {
+  readonly deps: ReconcilerDependencies;
+  readonly store: MemoryLedgerStore;
+  readonly clock: ManualClock;
+  readonly enqueued: { ref: IntentRef; delayMs?: number | undefined }[];
+  readonly scheduled: { ref: IntentRef; attempt: number; at: number }[];
+  readonly escalations: Escalation[];
+  readonly email: ScriptedTransport<EmailMessage>;
+  readonly sms: ScriptedTransport<SmsMessage>;
+  readonly lookupAnswers: LookupVerdict[];
+  readonly lookupQueries: LookupQuery[];
+}
+
+/** Use cases wired to in-memory fakes; the sealer and template catalog are the real ones. */
+export function fakeWorld(overrides: Partial<Dependencies & ReconcilerDependencies> = {}): FakeWorld {
+  const store = new MemoryLedgerStore();
+  const clock = new ManualClock();
+  const enqueued: FakeWorld['enqueued'] = [];
+  const scheduled: FakeWorld['scheduled'] = [];
+  const escalations: Escalation[] = [];
+  const email = new ScriptedTransport<EmailMessage>('ses');
+  const sms = new ScriptedTransport<SmsMessage>('twilio');
+  const lookupAnswers: LookupVerdict[] = [];
+  const lookupQueries: LookupQuery[] = [];
+  const lookup = (provider: string) => ({
+    provider,
+    lookup: async (query: LookupQuery): Promise<LookupVerdict> => {
+      lookupQueries.push(query);
+      return lookupAnswers.shift() ?? { kind: 'undecidable' };
+    },
+  });
+  const deps: ReconcilerDependencies = {
+    store,
+    queue: {
+      enqueue: async (refs, options) => {
+        for (const ref of refs) enqueued.push({ ref, delayMs: options?.delayMs });
+      },
+    },
+    scheduler: {
+      scheduleAttempt: async (ref, attempt, at) => {
+        scheduled.push({ ref: { noticeId: ref.noticeId, channel: ref.channel }, attempt, at });
+      },
+    },
+    escalations: { publish: async (e) => void escalations.push(e) },
+    sealer: new AesGcmEnvelopeSealer(new StaticDataKeySource(new Uint8Array(32).fill(7))),
+    catalog: templateCatalog,
+    clock,
+    random: () => 0.5,
+    fingerprintKey: TEST_KEY,
+    timing: { leaseMs: 60_000 },
+    retryPolicy: { baseMs: 1000, capMs: 60_000, maxAttempts: 4 },
+    defaultDeadlineMs: 86_400_000,
+    transports: { email, sms },
+    workerId: 'test-worker',
+    lookups: { email: lookup('ses'), sms: lookup('twilio') },
+    unknownGraceMs: 600_000,
+    unknownPolicy: 'escalate',
+    recheckMs: 60_000,
+    ...overrides,
+  };
+  return { deps, store, clock, enqueued, scheduled, escalations, email, sms, lookupAnswers, lookupQueries };
+}
+
+export const EXAMPLE_REQUEST = {
+  eventId: 'evt_8f31',
+  eventType: 'lab-result-ready',
+  recipient: { id: 'pat_1042', email: 'patient@example.com', phone: '+15551234567' },
+  channels: ['email', 'sms'] as ('email' | 'sms')[],
+  template: { id: 'lab-result-ready', version: 'v3' },
+  variables: { firstName: 'Ada' },
+};

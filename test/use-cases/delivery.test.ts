@@ -1,0 +1,275 @@
+import { describe, expect, it } from 'vitest';
+import { applyDeliveryReport } from '../../lambdas/use-cases/apply-delivery-report.ts';
+import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
+import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
+import { EXAMPLE_REQUEST, fakeWorld } from '../helpers/fakes.ts';
+
+async function submitted(world = fakeWorld(), request = EXAMPLE_REQUEST) {
+  const result = await submitNotice(request, world.deps);
+  if (result.kind !== 'recorded') throw new Error(`expected recorded, got ${result.kind}`);
+  return { world, noticeId: result.noticeId };
+}
+
+const reasons = async (world: ReturnType<typeof fakeWorld>, noticeId: string, channel: 'email' | 'sms') =>
+  (await world.store.get(noticeId, channel))?.transitions.map((t) => t.reason);
+
+describe('submitNotice', () => {
+  it('records one reserved intent per channel, enqueues references only, and seals the rest', async () => {
+    const { world, noticeId } = await submitted();
+    expect(world.enqueued.map((e) => e.ref)).toEqual([
+      { noticeId, channel: 'email' },
+      { noticeId, channel: 'sms' },
+    ]);
+    const sms = await world.store.get(noticeId, 'sms');
+    expect(sms).toMatchObject({
+      state: 'reserved',
+      destination: { masked: '+1******4567' },
+      sms: { encoding: 'GSM-7', segments: 1 },
+    });
+    expect(JSON.stringify(sms)).not.toContain('5551234567');
+    expect(JSON.stringify(sms)).not.toContain('Ada');
+  });
+
+  it('replays as a duplicate without enqueuing again; changed content is a conflict', async () => {
+    const { world } = await submitted();
+    const replay = await submitNotice(EXAMPLE_REQUEST, world.deps);
+    expect(replay).toMatchObject({ kind: 'recorded', created: false });
+    expect(world.enqueued).toHaveLength(2);
+    const changed = await submitNotice({ ...EXAMPLE_REQUEST, variables: { firstName: 'Bob' } }, world.deps);
+    expect(changed.kind).toBe('conflict');
+  });
+
+  it('rejects unknown templates, broken variables and past deadlines without writing', async () => {
+    const world = fakeWorld();
+    const cases = [
+      { ...EXAMPLE_REQUEST, template: { id: 'lab-result-ready', version: 'v9' } },
+      { ...EXAMPLE_REQUEST, variables: {} },
+      { ...EXAMPLE_REQUEST, deadline: world.clock.now() - 1 },
+    ];
+    for (const request of cases) expect((await submitNotice(request, world.deps)).kind).toBe('invalid');
+    expect(world.store.intents.size).toBe(0);
+  });
+});
+
+describe('deliverIntent', () => {
+  it('happy path: claim, one provider call, accepted with the receipt; a second message is left alone', async () => {
+    const { world, noticeId } = await submitted();
+    const result = await deliverIntent({ noticeId, channel: 'sms' }, world.deps);
+    expect(result).toMatchObject({ kind: 'recorded', state: 'accepted' });
+    expect(world.sms.sent).toHaveLength(1);
+    expect(world.sms.sent[0]).toMatchObject({ to: '+15551234567', correlationId: `${noticeId}-sms` });
+    expect(world.sms.sent[0]?.body).toContain('Ada');
+    expect(await reasons(world, noticeId, 'sms')).toEqual(['intake', 'claimed', 'provider_accepted']);
+    expect((await world.store.get(noticeId, 'sms'))?.envelope).toBeUndefined();
+
+    expect(await deliverIntent({ noticeId, channel: 'sms' }, world.deps)).toMatchObject({
+      kind: 'left',
+      why: 'not_claimable',
+    });
+    expect(world.sms.sent).toHaveLength(1);
+  });
+
+  it('suppressed destinations never reach the transport', async () => {
+    const { world, noticeId } = await submitted();
+    const row = await world.store.get(noticeId, 'email');
+    await world.store.putSuppression({
+      channel: 'email',
+      fingerprint: row?.destination.fingerprint as string,
+      masked: 'x',
+      reason: 'hard_bounce',
+      source: 'test',
+      createdAt: 0,
+    });
+    expect(await deliverIntent({ noticeId, channel: 'email' }, world.deps)).toMatchObject({
+      state: 'suppressed',
+    });
+    expect(world.email.sent).toHaveLength(0);
+  });
+
+  it('throttling schedules the next attempt at Retry-After, and it runs only when due', async () => {
+    const { world, noticeId } = await submitted();
+    world.sms.script.push({ kind: 'retryable', code: 'twilio_429', throttled: true, retryAfterMs: 30_000 });
+    await deliverIntent({ noticeId, channel: 'sms' }, world.deps);
+    const row = await world.store.get(noticeId, 'sms');
+    expect(row).toMatchObject({ state: 'retry_scheduled', nextAttemptAt: world.clock.now() + 30_000 });
+    expect(world.scheduled).toEqual([
+      { ref: { noticeId, channel: 'sms' }, attempt: 2, at: world.clock.now() + 30_000 },
+    ]);
+    expect(await deliverIntent({ noticeId, channel: 'sms' }, world.deps)).toMatchObject({
+      kind: 'left',
+      why: 'not_due_yet',
+    });
+    world.clock.advance(30_000);
+    expect(await deliverIntent({ noticeId, channel: 'sms' }, world.deps)).toMatchObject({
+      state: 'accepted',
+      attempt: 2,
+    });
+    expect(world.sms.sent).toHaveLength(2);
+  });
+
+  it('an ambiguous outcome becomes unknown and is never resent by a queue message', async () => {
+    const { world, noticeId } = await submitted();
+    world.email.script.push({ kind: 'ambiguous', code: 'timeout' });
+    await deliverIntent({ noticeId, channel: 'email' }, world.deps);
+    expect(await deliverIntent({ noticeId, channel: 'email' }, world.deps)).toMatchObject({ kind: 'left' });
+    expect(world.email.sent).toHaveLength(1);
+    expect(await reasons(world, noticeId, 'email')).toEqual(['intake', 'claimed', 'provider_timeout']);
+  });
+
+  it('attempts stop at MAX_ATTEMPTS with an escalation', async () => {
+    const { world, noticeId } = await submitted();
+    for (let i = 0; i < 4; i++) {
+      world.sms.script.push({ kind: 'retryable', code: 'http_503', throttled: false });
+      await deliverIntent({ noticeId, channel: 'sms' }, world.deps);
+      world.clock.advance(120_000);
+    }
+    expect(await world.store.get(noticeId, 'sms')).toMatchObject({ state: 'failed', attempts: 4 });
+    expect(world.escalations).toMatchObject([{ noticeId, channel: 'sms', reason: 'attempts_exhausted' }]);
+  });
+});
+
+describe('reconcile', () => {
+  it('re-enqueues a reserved row whose message was lost, once per lease period', async () => {
+    const { world, noticeId } = await submitted();
+    world.enqueued.length = 0;
+    world.clock.advance(30_000);
+    await reconcile(world.deps);
+    expect(world.enqueued).toHaveLength(0);
+    world.clock.advance(31_000);
+    const report = await reconcile(world.deps);
+    expect(world.enqueued.map((e) => e.ref)).toEqual(
+      expect.arrayContaining([
+        { noticeId, channel: 'email' },
+        { noticeId, channel: 'sms' },
+      ]),
+    );
+    expect(report.openByState).toEqual({ reserved: 2 });
+    expect(report.oldestUnresolvedAgeSeconds).toBe(61);
+    await reconcile(world.deps);
+    expect(world.enqueued).toHaveLength(2);
+  });
+
+  it('a sending row past its lease becomes unknown, then a lookup that finds it makes it accepted', async () => {
+    const { world, noticeId } = await submitted();
+    // A worker that claimed and died: claim by hand through the use case with a transport that hangs.
+    world.sms.script.push({ kind: 'ambiguous', code: 'timeout' });
+    const claimedRow = await world.store.get(noticeId, 'sms');
+    if (!claimedRow) throw new Error('missing');
+    await deliverIntent({ noticeId, channel: 'sms' }, world.deps);
+    expect((await world.store.get(noticeId, 'sms'))?.state).toBe('unknown');
+    world.lookupAnswers.push({ kind: 'found', receiptId: 'SM-found', detail: 'matched' });
+    await reconcile(world.deps);
+    const row = await world.store.get(noticeId, 'sms');
+    expect(row).toMatchObject({ state: 'accepted', providerReceiptId: 'SM-found' });
+    expect(row?.transitions.map((t) => t.reason)).toEqual([
+      'intake',
+      'claimed',
+      'provider_timeout',
+      'reconciled_accepted',
+    ]);
+    expect(world.lookupQueries[0]).toMatchObject({ destination: '+15551234567' });
+    expect(world.sms.sent).toHaveLength(1);
+  });
+
+  it('an absent verdict only counts after the grace period, then schedules a deliberate retry', async () => {
+    const { world, noticeId } = await submitted();
+    world.email.script.push({ kind: 'ambiguous', code: 'timeout' });
+    await deliverIntent({ noticeId, channel: 'email' }, world.deps);
+    world.lookupAnswers.push({ kind: 'absent' });
+    await reconcile(world.deps);
+    expect((await world.store.get(noticeId, 'email'))?.state).toBe('unknown');
+    world.clock.advance(600_000);
+    world.lookupAnswers.push({ kind: 'absent', detail: 'complete listing' });
+    await reconcile(world.deps);
+    const row = await world.store.get(noticeId, 'email');
+    expect(row?.state).toBe('retry_scheduled');
+    expect(row?.transitions.at(-1)).toMatchObject({ reason: 'reconciled_not_sent', from: 'unknown' });
+  });
+
+  it('undecidable after the grace period escalates by default (no blind resend)', async () => {
+    const { world, noticeId } = await submitted();
+    world.email.script.push({ kind: 'ambiguous', code: 'timeout' });
+    await deliverIntent({ noticeId, channel: 'email' }, world.deps);
+    world.clock.advance(600_001);
+    await reconcile(world.deps);
+    expect(await world.store.get(noticeId, 'email')).toMatchObject({ state: 'failed' });
+    expect(world.escalations).toMatchObject([{ reason: 'unknown_unresolved' }]);
+    expect(world.email.sent).toHaveLength(1);
+  });
+
+  it('fails rows past their deadline with an escalation', async () => {
+    const { world, noticeId } = await submitted(fakeWorld(), {
+      ...EXAMPLE_REQUEST,
+      deadline: Date.parse('2026-11-30T10:05:00Z'),
+    } as never);
+    world.clock.advance(10 * 60_000);
+    await reconcile(world.deps);
+    expect((await world.store.get(noticeId, 'email'))?.transitions.at(-1)).toMatchObject({
+      to: 'failed',
+      reason: 'deadline_exceeded',
+    });
+    expect(world.escalations).toHaveLength(2);
+  });
+});
+
+describe('applyDeliveryReport', () => {
+  it('moves accepted to delivered; duplicates and out-of-order reports change nothing more', async () => {
+    const { world, noticeId } = await submitted();
+    await deliverIntent({ noticeId, channel: 'sms' }, world.deps);
+    const receiptId = (await world.store.get(noticeId, 'sms'))?.providerReceiptId as string;
+    const report = {
+      ref: { noticeId, channel: 'sms' as const },
+      provider: 'twilio',
+      receiptId,
+      at: world.clock.now() + 5,
+    };
+    expect(await applyDeliveryReport({ ...report, kind: 'delivered' }, world.deps)).toMatchObject({
+      kind: 'applied',
+      state: 'delivered',
+    });
+    expect(await applyDeliveryReport({ ...report, kind: 'delivered' }, world.deps)).toMatchObject({
+      kind: 'ignored',
+    });
+    expect(await applyDeliveryReport({ ...report, kind: 'accepted' }, world.deps)).toMatchObject({
+      kind: 'ignored',
+    });
+    expect(await reasons(world, noticeId, 'sms')).toEqual([
+      'intake',
+      'claimed',
+      'provider_accepted',
+      'delivery_reported',
+    ]);
+  });
+
+  it('a report for an unknown row settles it as accepted first; a hard bounce suppresses the destination', async () => {
+    const { world, noticeId } = await submitted();
+    world.email.script.push({ kind: 'ambiguous', code: 'timeout' });
+    await deliverIntent({ noticeId, channel: 'email' }, world.deps);
+    const result = await applyDeliveryReport(
+      {
+        ref: { noticeId, channel: 'email' },
+        provider: 'ses',
+        receiptId: 'ses-1',
+        kind: 'failed',
+        failure: 'hard_bounce',
+        code: 'Permanent/General',
+        suppress: true,
+        at: world.clock.now() + 1000,
+      },
+      world.deps,
+    );
+    expect(result).toMatchObject({ kind: 'applied', state: 'failed', records: 2 });
+    expect(await reasons(world, noticeId, 'email')).toEqual([
+      'intake',
+      'claimed',
+      'provider_timeout',
+      'reconciled_accepted',
+      'hard_bounce',
+    ]);
+    const row = await world.store.get(noticeId, 'email');
+    expect(await world.store.getSuppression('email', row?.destination.fingerprint as string)).toMatchObject({
+      reason: 'hard_bounce',
+    });
+  });
+});
