@@ -188,6 +188,7 @@ describe('SesEmailTransport over the wire (fake endpoints)', () => {
             Text: { Data: 'Hello Ada, your result is ready.', Charset: 'UTF-8' },
             Html: { Data: '<p>Hello Ada, your result is ready.</p>', Charset: 'UTF-8' },
           },
+          Headers: [{ Name: 'X-Notice-Intent', Value: 'ntc_ABC123_email' }],
         },
       },
       EmailTags: [{ Name: 'notice_intent', Value: 'ntc_ABC123_email' }],

@@ -61,6 +61,9 @@ export function sesTagValue(value: string): string {
 /** The tag SES copies into every event (`mail.tags.notice_intent`), tying it to the intent. */
 export const SES_INTENT_TAG = 'notice_intent';
 
+/** The same correlation id as a message header. */
+export const SES_INTENT_HEADER = 'X-Notice-Intent';
+
 export class SesEmailTransport implements EmailTransport {
   readonly provider = 'ses';
   private readonly client: SESv2Client;
@@ -91,6 +94,9 @@ export class SesEmailTransport implements EmailTransport {
             Text: { Data: message.text, Charset: 'UTF-8' },
             ...(message.html === undefined ? {} : { Html: { Data: message.html, Charset: 'UTF-8' } }),
           },
+          // Also in a header: SES events carry `mail.headers`, so an event can be matched even
+          // where tags are not published (and the local emulator, which drops tags, keeps it).
+          Headers: [{ Name: SES_INTENT_HEADER, Value: tag }],
         },
       },
       EmailTags: [{ Name: SES_INTENT_TAG, Value: tag }],

@@ -1,0 +1,138 @@
+import { z } from 'zod';
+import { SES_INTENT_HEADER, SES_INTENT_TAG } from '../adapters/ses/ses-email-transport.ts';
+import type { DeliveryReport } from '../use-cases/apply-delivery-report.ts';
+import { parseCorrelationId } from '../use-cases/deliver-intent.ts';
+
+/**
+ * The part of an SES event (configuration-set event publishing → EventBridge) we act on.
+ * Addresses in it (`destination`, `bouncedRecipients`) are read by nobody here and never logged.
+ */
+const SesEventDetailSchema = z.object({
+  eventType: z.string(),
+  mail: z.object({
+    messageId: z.string().min(1),
+    timestamp: z.string().optional(),
+    tags: z.record(z.string(), z.array(z.string())).optional(),
+    headers: z.array(z.object({ name: z.string(), value: z.string() })).optional(),
+  }),
+  bounce: z
+    .object({
+      bounceType: z.string(),
+      bounceSubType: z.string().optional(),
+      timestamp: z.string().optional(),
+    })
+    .optional(),
+  complaint: z
+    .object({
+      complaintFeedbackType: z.string().nullish(),
+      complaintSubType: z.string().nullish(),
+      timestamp: z.string().optional(),
+    })
+    .optional(),
+  delivery: z.object({ timestamp: z.string().optional() }).optional(),
+  reject: z.object({ reason: z.string().optional() }).optional(),
+  failure: z.object({ errorMessage: z.string().optional() }).optional(),
+});
+
+export const SesEventSchema = z.object({
+  'detail-type': z.string(),
+  source: z.literal('aws.ses'),
+  time: z.string().optional(),
+  detail: SesEventDetailSchema,
+});
+
+export type SesEvent = z.infer<typeof SesEventSchema>;
+
+export type SesEventMapping =
+  | { readonly kind: 'report'; readonly report: DeliveryReport }
+  | { readonly kind: 'ignore'; readonly why: string };
+
+function correlationOf(detail: SesEvent['detail']): string | undefined {
+  const tag = detail.mail.tags?.[SES_INTENT_TAG]?.[0];
+  if (tag) return tag;
+  return detail.mail.headers?.find((h) => h.name.toLowerCase() === SES_INTENT_HEADER.toLowerCase())?.value;
+}
+
+function timeOf(...candidates: (string | undefined)[]): number {
+  for (const candidate of candidates) {
+    const at = candidate ? Date.parse(candidate) : Number.NaN;
+    if (Number.isFinite(at)) return at;
+  }
+  return Date.now();
+}
+
+/**
+ * SES event → the ledger's delivery report:
+ *   Send → accepted (settles an `unknown` row) · Delivery → delivered
+ *   Bounce Permanent → failed + suppression · Bounce Transient/Undetermined (published only once
+ *   SES stopped retrying) → failed · Complaint → failed + suppression (if not yet final)
+ *   Reject / Rendering Failure → failed · DeliveryDelay, Open, Click … → no state change.
+ */
+export function mapSesEvent(event: SesEvent): SesEventMapping {
+  const { detail } = event;
+  const ref = parseCorrelationId(correlationOf(detail) ?? '');
+  if (!ref) return { kind: 'ignore', why: 'no_intent_correlation' };
+  const base = { ref, provider: 'ses', receiptId: detail.mail.messageId };
+  switch (detail.eventType) {
+    case 'Send':
+      return {
+        kind: 'report',
+        report: { ...base, kind: 'accepted', at: timeOf(detail.mail.timestamp, event.time) },
+      };
+    case 'Delivery':
+      return {
+        kind: 'report',
+        report: { ...base, kind: 'delivered', at: timeOf(detail.delivery?.timestamp, event.time) },
+      };
+    case 'Bounce': {
+      const permanent = detail.bounce?.bounceType === 'Permanent';
+      return {
+        kind: 'report',
+        report: {
+          ...base,
+          kind: 'failed',
+          failure: permanent ? 'hard_bounce' : 'delivery_failed',
+          code: `${detail.bounce?.bounceType ?? 'Unknown'}/${detail.bounce?.bounceSubType ?? 'Unknown'}`,
+          suppress: permanent,
+          at: timeOf(detail.bounce?.timestamp, event.time),
+        },
+      };
+    }
+    case 'Complaint':
+      return {
+        kind: 'report',
+        report: {
+          ...base,
+          kind: 'failed',
+          failure: 'complaint',
+          code: detail.complaint?.complaintFeedbackType ?? 'complaint',
+          suppress: true,
+          at: timeOf(detail.complaint?.timestamp, event.time),
+        },
+      };
+    case 'Reject':
+      return {
+        kind: 'report',
+        report: {
+          ...base,
+          kind: 'failed',
+          failure: 'delivery_failed',
+          code: 'ses_reject',
+          at: timeOf(event.time),
+        },
+      };
+    case 'Rendering Failure':
+      return {
+        kind: 'report',
+        report: {
+          ...base,
+          kind: 'failed',
+          failure: 'delivery_failed',
+          code: 'ses_rendering_failure',
+          at: timeOf(event.time),
+        },
+      };
+    default:
+      return { kind: 'ignore', why: `event_${detail.eventType.replace(/\W/g, '_').toLowerCase()}` };
+  }
+}
