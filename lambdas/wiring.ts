@@ -25,6 +25,7 @@ import { logger } from './handlers/observability.ts';
 import { systemClock } from './ports/clock.port.ts';
 import type { Dependencies } from './use-cases/dependencies.ts';
 import type { ReconcilerDependencies } from './use-cases/reconcile.ts';
+import { SharedSendGate } from './use-cases/shared-send-gate.ts';
 
 export interface TwilioCredentials {
   readonly accountSid: string;
@@ -167,6 +168,14 @@ export async function buildRuntime(env: Record<string, string | undefined> = pro
     defaultDeadlineMs: config.NOTICE_DEFAULT_DEADLINE_MS,
     transports: { email, ...(sms ? { sms } : {}) },
     workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    gate: new SharedSendGate({
+      store,
+      clock: systemClock,
+      ratePerSecond: {
+        ...(config.EMAIL_SEND_RATE_PER_SECOND ? { email: config.EMAIL_SEND_RATE_PER_SECOND } : {}),
+        ...(config.SMS_SEND_RATE_PER_SECOND ? { sms: config.SMS_SEND_RATE_PER_SECOND } : {}),
+      },
+    }),
   };
   const reconciler: ReconcilerDependencies = {
     ...deps,

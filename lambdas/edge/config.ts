@@ -55,6 +55,13 @@ export const ConfigSchema = z.object({
   /** EventBridge bus for escalation events; absent → escalations are only logged. */
   ESCALATION_EVENT_BUS: optionalText,
 
+  /**
+   * Known provider rate for this process (sends/s); absent = no pacing, the shared throttle
+   * gate still applies. In AWS the stack sets `rate / maximum concurrency` per sender.
+   */
+  EMAIL_SEND_RATE_PER_SECOND: z.coerce.number().positive().optional(),
+  SMS_SEND_RATE_PER_SECOND: z.coerce.number().positive().optional(),
+
   OPEN_INDEX_SHARDS: z.coerce.number().int().min(1).max(64).default(4),
   RETENTION_DAYS: z.coerce.number().int().positive().optional(),
 });

@@ -63,6 +63,11 @@ export interface LedgerStore {
   /** Every open row (for gauges: counts per state, oldest unresolved). Cost follows open rows only. */
   listOpen(options?: { limit?: number; cursor?: string }): Promise<OpenIntentPage>;
 
+  /** The channel's throttle gate: epoch ms until which no worker should call the provider. */
+  readGate(channel: Channel): Promise<number | undefined>;
+  /** Closes the gate until `untilMs`, unless it is already closed until later. */
+  closeGate(channel: Channel, untilMs: number, reason: string): Promise<void>;
+
   getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionEntry | undefined>;
   putSuppression(entry: SuppressionEntry): Promise<void>;
   /** Returns whether an entry existed. */

@@ -17,6 +17,8 @@ import type { Dependencies } from './dependencies.ts';
 export type DeliveryResult =
   | { readonly kind: 'missing' }
   | { readonly kind: 'left'; readonly why: string; readonly state: string }
+  /** The channel's provider asked everyone to wait; the message comes back then. */
+  | { readonly kind: 'deferred'; readonly untilMs: number }
   | {
       readonly kind: 'recorded';
       readonly state: string;
@@ -24,6 +26,9 @@ export type DeliveryResult =
       readonly attempt: number;
       readonly outcome?: string;
     };
+
+/** How long a "slow down" without advice (SES sends no Retry-After) holds the channel. */
+const DEFAULT_THROTTLE_HOLD_MS = 1000;
 
 /** The correlation id providers carry back to us (SES tag, Twilio callback query). */
 export function correlationId(ref: IntentRef): string {
@@ -140,7 +145,20 @@ export async function deliverIntent(ref: IntentRef, deps: Dependencies): Promise
       : { kind: 'left', why: 'raced', state: row.state };
   }
 
-  const claimed = await deps.store.apply(claim.plan);
+  if (deps.gate) {
+    const admission = await deps.gate.admit(ref.channel);
+    if (admission.kind === 'wait') {
+      await deps.queue.enqueue([ref], { delayMs: Math.max(0, admission.untilMs - deps.clock.now()) });
+      return { kind: 'deferred', untilMs: admission.untilMs };
+    }
+  }
+
+  // Re-planned after the admission wait so the lease starts when the claim is written.
+  const fresh = deps.gate
+    ? decideClaim(row, { now: deps.clock.now(), workerId: deps.workerId, timing: deps.timing })
+    : claim;
+  if (fresh.kind === 'leave') return { kind: 'left', why: fresh.why, state: row.state };
+  const claimed = await deps.store.apply(fresh.plan);
   if (claimed.kind === 'stale')
     return { kind: 'left', why: 'claimed_elsewhere', state: claimed.current?.state ?? 'missing' };
   const sending = claimed.intent;
@@ -167,6 +185,13 @@ export async function deliverIntent(ref: IntentRef, deps: Dependencies): Promise
   }
 
   const outcome = await prepared.send();
+  if (outcome.kind === 'retryable' && outcome.throttled) {
+    await deps.gate
+      ?.throttled(ref.channel, deps.clock.now() + (outcome.retryAfterMs ?? DEFAULT_THROTTLE_HOLD_MS))
+      .catch(() => undefined);
+  } else if (outcome.kind === 'accepted') {
+    deps.gate?.accepted(ref.channel);
+  }
   const plan = planOutcome(sending, outcome, {
     now: deps.clock.now(),
     provider: prepared.provider,

@@ -7,6 +7,7 @@ import type { EnvelopeSealer } from '../ports/envelope-sealer.port.ts';
 import type { EscalationPublisher } from '../ports/escalation.port.ts';
 import type { IntentQueue, RetryScheduler } from '../ports/intent-queue.port.ts';
 import type { LedgerStore } from '../ports/ledger-store.port.ts';
+import type { SendGate } from '../ports/send-gate.port.ts';
 import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
 
 /** Everything a use case may touch, as ports. Built once per process by the wiring. */
@@ -25,6 +26,8 @@ export interface Dependencies {
   readonly retryPolicy: RetryPolicy;
   readonly defaultDeadlineMs: number;
   readonly transports: { readonly email?: EmailTransport; readonly sms?: SmsTransport };
+  /** Shared provider throttle gate and pacing; absent = call providers whenever a message arrives. */
+  readonly gate?: SendGate | undefined;
   /** Identifies this process in lease records. */
   readonly workerId: string;
 }

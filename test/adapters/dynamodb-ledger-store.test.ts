@@ -259,3 +259,17 @@ describe('request counts and capacity (reported in docs/table-design.md)', () =>
     for (const call of calls) expect(call.capacity?.CapacityUnits).toBeGreaterThan(0);
   });
 });
+
+describe('throttle gate item', () => {
+  it('only ever extends the closed-until time, per channel', async () => {
+    const own = new DynamoDbLedgerStore({ client, tableName: uniqueTableName('gate') });
+    await ensureLedgerTable(client, (own as unknown as { tableName: string }).tableName);
+    expect(await own.readGate('sms')).toBeUndefined();
+    await own.closeGate('sms', T0 + 5000, 'provider_throttled');
+    await own.closeGate('sms', T0 + 2000, 'provider_throttled');
+    expect(await own.readGate('sms')).toBe(T0 + 5000);
+    await own.closeGate('sms', T0 + 9000, 'provider_throttled');
+    expect(await own.readGate('sms')).toBe(T0 + 9000);
+    expect(await own.readGate('email')).toBeUndefined();
+  });
+});

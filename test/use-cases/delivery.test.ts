@@ -273,3 +273,54 @@ describe('applyDeliveryReport', () => {
     });
   });
 });
+
+describe('shared throttle gate', () => {
+  it('a 429 closes the gate for the channel: the next worker defers its message instead of calling the provider', async () => {
+    const { SharedSendGate } = await import('../../lambdas/use-cases/shared-send-gate.ts');
+    const world = fakeWorld();
+    const gate = new SharedSendGate({ store: world.store, clock: world.clock, gateCacheMs: 0 });
+    const deps = { ...world.deps, gate };
+    const first = await submitNotice(EXAMPLE_REQUEST, deps);
+    const second = await submitNotice({ ...EXAMPLE_REQUEST, eventId: 'evt_other' }, deps);
+    if (first.kind !== 'recorded' || second.kind !== 'recorded') throw new Error('not recorded');
+    world.enqueued.length = 0;
+    world.sms.script.push({ kind: 'retryable', code: 'twilio_429', throttled: true, retryAfterMs: 5000 });
+    await deliverIntent({ noticeId: first.noticeId, channel: 'sms' }, deps);
+    expect(world.store.gates.get('sms')).toBe(world.clock.now() + 5000);
+
+    const result = await deliverIntent({ noticeId: second.noticeId, channel: 'sms' }, deps);
+    expect(result).toEqual({ kind: 'deferred', untilMs: world.clock.now() + 5000 });
+    expect(world.sms.sent).toHaveLength(1);
+    expect(world.enqueued).toEqual([{ ref: { noticeId: second.noticeId, channel: 'sms' }, delayMs: 5000 }]);
+    expect((await world.store.get(second.noticeId, 'sms'))?.state).toBe('reserved');
+    // Email is another provider: not held.
+    expect(await deliverIntent({ noticeId: second.noticeId, channel: 'email' }, deps)).toMatchObject({
+      state: 'accepted',
+    });
+
+    world.clock.advance(5000);
+    expect(await deliverIntent({ noticeId: second.noticeId, channel: 'sms' }, deps)).toMatchObject({
+      state: 'accepted',
+    });
+  });
+
+  it('paces sends at the configured rate without calling the provider early', async () => {
+    const { SharedSendGate } = await import('../../lambdas/use-cases/shared-send-gate.ts');
+    const world = fakeWorld();
+    const sleeps: number[] = [];
+    const gate = new SharedSendGate({
+      store: world.store,
+      clock: world.clock,
+      ratePerSecond: { sms: 2 },
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        world.clock.advance(ms);
+      },
+    });
+    const admissions = [];
+    for (let i = 0; i < 4; i++) admissions.push(await gate.admit('sms'));
+    expect(admissions.every((a) => a.kind === 'go')).toBe(true);
+    // Two tokens of burst, then one every 500 ms.
+    expect(sleeps).toEqual([500, 500]);
+  });
+});

@@ -57,6 +57,8 @@ const intentPk = (noticeId: string) => `N#${noticeId}`;
 const channelSk = (channel: Channel) => `C#${channel}`;
 const suppressionPk = (channel: Channel, fingerprint: string) => `S#${channel}#${fingerprint}`;
 const SUPPRESSION_SK = 'S';
+const gatePk = (channel: Channel) => `G#${channel}`;
+const GATE_SK = 'G';
 
 function toStoredRecord(record: TransitionRecord): StoredRecord {
   return {
@@ -395,6 +397,40 @@ export class DynamoDbLedgerStore implements LedgerStore {
       }
     }
     return { items, cursor: shard < this.openShards ? `${shard}:` : undefined };
+  }
+
+  async readGate(channel: Channel): Promise<number | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: gatePk(channel), sk: GATE_SK },
+        // Eventually consistent is enough: a gate seen a moment late costs one extra 429.
+        ProjectionExpression: 'closedUntil',
+        ...this.capacityOption,
+      }),
+    );
+    this.meter('readGate', out.ConsumedCapacity);
+    return out.Item?.closedUntil as number | undefined;
+  }
+
+  async closeGate(channel: Channel, untilMs: number, reason: string): Promise<void> {
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: gatePk(channel), sk: GATE_SK },
+          UpdateExpression: 'SET closedUntil = :until, reason = :reason',
+          // Only ever extend: two workers reporting different advice keep the later one.
+          ConditionExpression: 'attribute_not_exists(closedUntil) OR closedUntil < :until',
+          ExpressionAttributeValues: { ':until': untilMs, ':reason': reason },
+          ...this.capacityOption,
+        }),
+      );
+      this.meter('closeGate', out.ConsumedCapacity);
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      this.meter('closeGate', undefined);
+    }
   }
 
   async getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionEntry | undefined> {

@@ -30,6 +30,15 @@ function toRef(intent: Intent): OpenIntentRef {
 export class MemoryLedgerStore implements LedgerStore {
   readonly intents = new Map<string, Intent>();
   readonly suppressions = new Map<string, SuppressionEntry>();
+  readonly gates = new Map<Channel, number>();
+
+  async readGate(channel: Channel): Promise<number | undefined> {
+    return this.gates.get(channel);
+  }
+
+  async closeGate(channel: Channel, untilMs: number): Promise<void> {
+    if ((this.gates.get(channel) ?? 0) < untilMs) this.gates.set(channel, untilMs);
+  }
 
   async reserve(intent: Intent): Promise<ReserveResult> {
     const existing = this.intents.get(key(intent.noticeId, intent.channel));
