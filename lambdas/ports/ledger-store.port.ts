@@ -17,7 +17,6 @@ export type TransitionResult =
 export interface OpenIntentRef {
   readonly noticeId: string;
   readonly channel: Channel;
-  readonly state: IntentState;
   readonly dueAt: number;
   readonly createdAt: number;
   readonly deadline: number;
@@ -27,6 +26,11 @@ export interface OpenIntentPage {
   readonly items: readonly OpenIntentRef[];
   /** Opaque; pass back to continue. Absent on the last page. */
   readonly cursor?: string | undefined;
+}
+
+export interface OpenIntentCounts {
+  readonly byState: Readonly<Partial<Record<IntentState, number>>>;
+  readonly oldestCreatedAt: number | undefined;
 }
 
 export interface SuppressionEntry {
@@ -60,8 +64,10 @@ export interface LedgerStore {
   defer(noticeId: string, channel: Channel, expectedVersion: number, dueAt: number): Promise<boolean>;
   /** Open rows whose next action is due at or before `now`, oldest due first within a shard. */
   listDue(now: number, options?: { limit?: number; cursor?: string }): Promise<OpenIntentPage>;
-  /** Every open row (for gauges: counts per state, oldest unresolved). Cost follows open rows only. */
+  /** Every open row. Cost follows open rows only. */
   listOpen(options?: { limit?: number; cursor?: string }): Promise<OpenIntentPage>;
+  /** Gauges over every open row: how many per state, and when the oldest was created. */
+  countOpen(): Promise<OpenIntentCounts>;
 
   /** The channel's throttle gate: epoch ms until which no worker should call the provider. */
   readGate(channel: Channel): Promise<number | undefined>;

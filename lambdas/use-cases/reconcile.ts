@@ -169,22 +169,12 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
     }
   });
 
-  const openByState: Record<string, number> = {};
-  let oldest = now;
-  cursor = undefined;
-  do {
-    const page = await deps.store.listOpen({ limit: 500, ...(cursor ? { cursor } : {}) });
-    for (const item of page.items) {
-      openByState[item.state] = (openByState[item.state] ?? 0) + 1;
-      oldest = Math.min(oldest, item.createdAt);
-    }
-    cursor = page.cursor;
-  } while (cursor);
-
+  const counts = await deps.store.countOpen();
+  const oldest = counts.oldestCreatedAt ?? now;
   return {
     due: due.length,
     actions,
-    openByState,
+    openByState: { ...counts.byState },
     oldestUnresolvedAgeSeconds: Math.max(0, Math.floor((now - oldest) / 1000)),
     escalations,
   };

@@ -5,6 +5,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
@@ -19,6 +20,7 @@ import { isSameContent } from '../../domain/intent.ts';
 import { type IntentState, isTerminal } from '../../domain/state-machine.ts';
 import type {
   LedgerStore,
+  OpenIntentCounts,
   OpenIntentPage,
   OpenIntentRef,
   ReserveResult,
@@ -380,7 +382,6 @@ export class DynamoDbLedgerStore implements LedgerStore {
         items.push({
           noticeId: (item.pk as string).slice(2),
           channel: (item.sk as string).slice(2) as Channel,
-          state: item.state as IntentState,
           dueAt: item.dueAt as number,
           createdAt: item.createdAt as number,
           deadline: item.deadline as number,
@@ -397,6 +398,50 @@ export class DynamoDbLedgerStore implements LedgerStore {
       }
     }
     return { items, cursor: shard < this.openShards ? `${shard}:` : undefined };
+  }
+
+  /**
+   * Walks the open index (keys and immutable attributes only) and reads the current state of
+   * those rows with BatchGetItem, eventually consistent: a gauge may lag a transition by a
+   * moment, and reads stay proportional to the open rows.
+   */
+  async countOpen(): Promise<OpenIntentCounts> {
+    const byState: Partial<Record<IntentState, number>> = {};
+    let oldestCreatedAt: number | undefined;
+    let cursor: string | undefined;
+    do {
+      const page = await this.listOpen({ limit: 100, ...(cursor ? { cursor } : {}) });
+      cursor = page.cursor;
+      if (page.items.length === 0) continue;
+      let keys: Record<string, unknown>[] = page.items.map((ref) => ({
+        pk: intentPk(ref.noticeId),
+        sk: channelSk(ref.channel),
+      }));
+      for (let round = 0; keys.length > 0 && round < 10; round++) {
+        const out = await this.doc.send(
+          new BatchGetCommand({
+            RequestItems: {
+              [this.tableName]: {
+                Keys: keys,
+                ProjectionExpression: '#state, createdAt, dueAt',
+                ExpressionAttributeNames: { '#state': 'state' },
+              },
+            },
+            ...this.capacityOption,
+          }),
+        );
+        for (const capacity of out.ConsumedCapacity ?? []) this.meter('countOpen', capacity);
+        for (const item of out.Responses?.[this.tableName] ?? []) {
+          // A row may have left the index between the two reads.
+          if (item.dueAt === undefined) continue;
+          const state = item.state as IntentState;
+          byState[state] = (byState[state] ?? 0) + 1;
+          oldestCreatedAt = Math.min(oldestCreatedAt ?? (item.createdAt as number), item.createdAt as number);
+        }
+        keys = (out.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+      }
+    } while (cursor);
+    return { byState, oldestCreatedAt };
   }
 
   async readGate(channel: Channel): Promise<number | undefined> {

@@ -15,7 +15,11 @@ export const LedgerTable = {
   openIndexName: 'open-due',
   openIndexPartitionKey: 'openShard',
   openIndexSortKey: 'dueAt',
-  /** Attributes copied into the open index: enough for the reconciler to decide without a read. */
-  openIndexProjection: ['state', 'createdAt', 'deadline', 'version'],
+  /**
+   * Only attributes that never change are copied into the open index: a write that changes
+   * neither the index keys nor a projected attribute costs no index write, so the claim (the
+   * hot path) does not touch the index. State counts are read from the rows instead.
+   */
+  openIndexProjection: ['createdAt', 'deadline'],
   ttlAttribute: 'expiresAt',
 } as const;

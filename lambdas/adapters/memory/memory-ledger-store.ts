@@ -1,8 +1,10 @@
 import type { Channel } from '../../domain/channel.ts';
 import type { Intent, TransitionPlan } from '../../domain/intent.ts';
 import { isSameContent } from '../../domain/intent.ts';
+import type { IntentState } from '../../domain/state-machine.ts';
 import type {
   LedgerStore,
+  OpenIntentCounts,
   OpenIntentPage,
   OpenIntentRef,
   ReserveResult,
@@ -16,7 +18,6 @@ function toRef(intent: Intent): OpenIntentRef {
   return {
     noticeId: intent.noticeId,
     channel: intent.channel,
-    state: intent.state,
     dueAt: intent.dueAt as number,
     createdAt: intent.createdAt,
     deadline: intent.deadline,
@@ -94,6 +95,17 @@ export class MemoryLedgerStore implements LedgerStore {
   async listOpen(options: { limit?: number; cursor?: string } = {}): Promise<OpenIntentPage> {
     const refs = [...this.intents.values()].filter((intent) => intent.dueAt !== undefined).map(toRef);
     return this.page(refs, options);
+  }
+
+  async countOpen(): Promise<OpenIntentCounts> {
+    const byState: Partial<Record<IntentState, number>> = {};
+    let oldestCreatedAt: number | undefined;
+    for (const intent of this.intents.values()) {
+      if (intent.dueAt === undefined) continue;
+      byState[intent.state] = (byState[intent.state] ?? 0) + 1;
+      oldestCreatedAt = Math.min(oldestCreatedAt ?? intent.createdAt, intent.createdAt);
+    }
+    return { byState, oldestCreatedAt };
   }
 
   async getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionEntry | undefined> {

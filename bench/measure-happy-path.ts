@@ -1,0 +1,125 @@
+/**
+ * Counts DynamoDB requests and capacity units per channel on the happy path, through the real
+ * use cases and the DynamoDB adapter against DynamoDB Local (which reports ConsumedCapacity).
+ * Usage: npx tsx bench/measure-happy-path.ts [notices]
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  AesGcmEnvelopeSealer,
+  StaticDataKeySource,
+} from '../lambdas/adapters/crypto/aes-gcm-envelope-sealer.ts';
+import { DynamoDbLedgerStore } from '../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
+import { ensureLedgerTable } from '../lambdas/adapters/dynamodb/ledger-table.ts';
+import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
+import { systemClock } from '../lambdas/ports/clock.port.ts';
+import { deliverIntent } from '../lambdas/use-cases/deliver-intent.ts';
+import type { Dependencies } from '../lambdas/use-cases/dependencies.ts';
+import { SharedSendGate } from '../lambdas/use-cases/shared-send-gate.ts';
+import { submitNotice } from '../lambdas/use-cases/submit-notice.ts';
+import { startDynamoDbLocal } from '../local/dynamodb/server.ts';
+import { templateCatalog } from '../templates/catalog.ts';
+
+export interface HappyPathCost {
+  readonly channels: number;
+  readonly requestsPerChannel: Record<string, number>;
+  readonly writesPerChannel: number;
+  readonly readsPerChannel: number;
+  readonly writeCapacityUnitsPerChannel: number;
+  readonly readCapacityUnitsPerChannel: number;
+}
+
+export async function measureHappyPath(endpoint: string, notices = 50): Promise<HappyPathCost> {
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+  });
+  const tableName = `bench-cost-${Date.now()}`;
+  await ensureLedgerTable(client, tableName);
+  const requests: Record<string, number> = {};
+  let wcu = 0;
+  let rcu = 0;
+  const WRITES = /^(reserve|apply|defer|closeGate|putSuppression|deleteSuppression)/;
+  const store = new DynamoDbLedgerStore({
+    client,
+    tableName,
+    onConsumedCapacity: (operation, capacity) => {
+      const key = operation.replace(/:.*/, '');
+      if (process.env.BENCH_TRACE) console.log(operation, JSON.stringify(capacity));
+      requests[key] = (requests[key] ?? 0) + 1;
+      if (WRITES.test(operation)) wcu += capacity?.CapacityUnits ?? 1;
+      else rcu += capacity?.CapacityUnits ?? 0.5;
+    },
+  });
+  let counter = 0;
+  const accept = async (): Promise<ProviderOutcome> => ({
+    kind: 'accepted',
+    receiptId: `r-${++counter}-0123456789abcdef0123456789`,
+  });
+  const deps: Dependencies = {
+    store,
+    queue: { enqueue: async () => undefined },
+    scheduler: { scheduleAttempt: async () => undefined },
+    escalations: { publish: async () => undefined },
+    sealer: new AesGcmEnvelopeSealer(new StaticDataKeySource(new Uint8Array(32).fill(1))),
+    catalog: templateCatalog,
+    clock: systemClock,
+    random: Math.random,
+    fingerprintKey: new Uint8Array(32).fill(2),
+    timing: { leaseMs: 60_000 },
+    retryPolicy: { baseMs: 1000, capMs: 900_000, maxAttempts: 8 },
+    defaultDeadlineMs: 86_400_000,
+    transports: { email: { provider: 'ses', send: accept }, sms: { provider: 'twilio', send: accept } },
+    workerId: 'bench',
+    gate: new SharedSendGate({ store, clock: systemClock, gateCacheMs: 250 }),
+  };
+  for (let i = 0; i < notices; i++) {
+    const result = await submitNotice(
+      {
+        eventId: `evt_cost_${i}`,
+        eventType: 'lab-result-ready',
+        recipient: {
+          id: `pat_${i}`,
+          email: `patient.number${i}@example.com`,
+          phone: `+1555123${String(i).padStart(4, '0')}`,
+        },
+        channels: ['email', 'sms'],
+        template: { id: 'lab-result-ready', version: 'v3' },
+        variables: { firstName: 'Alexandra', portalUrl: 'https://portal.example.com/results' },
+      },
+      deps,
+    );
+    if (result.kind !== 'recorded') throw new Error(result.kind);
+    await deliverIntent({ noticeId: result.noticeId, channel: 'email' }, deps);
+    await deliverIntent({ noticeId: result.noticeId, channel: 'sms' }, deps);
+  }
+  const channels = notices * 2;
+  const per = (n: number) => Math.round((n / channels) * 100) / 100;
+  const writes = Object.entries(requests)
+    .filter(([k]) => WRITES.test(k))
+    .reduce((a, [, n]) => a + n, 0);
+  const reads = Object.values(requests).reduce((a, n) => a + n, 0) - writes;
+  return {
+    channels,
+    requestsPerChannel: Object.fromEntries(Object.entries(requests).map(([k, n]) => [k, per(n)])),
+    writesPerChannel: per(writes),
+    readsPerChannel: per(reads),
+    writeCapacityUnitsPerChannel: per(wcu),
+    readCapacityUnitsPerChannel: per(rcu),
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const ddb = process.env.AWS_ENDPOINT_URL_DYNAMODB
+    ? undefined
+    : await startDynamoDbLocal({ inMemory: true });
+  try {
+    const cost = await measureHappyPath(
+      process.env.AWS_ENDPOINT_URL_DYNAMODB ?? (ddb?.endpoint as string),
+      Number(process.argv[2] ?? 50),
+    );
+    console.log(JSON.stringify(cost, null, 2));
+  } finally {
+    await ddb?.stop();
+  }
+}
