@@ -1,0 +1,100 @@
+import type { Channel } from '../domain/channel.ts';
+import type { Intent, SmsShape, TransitionRecord } from '../domain/intent.ts';
+import type { IntentState } from '../domain/state-machine.ts';
+
+/**
+ * The operator timeline of `GET /v1/notices/{noticeId}` (DESIGN §6, field names fixed).
+ *
+ * Built field by field, never by spreading an Intent: the row also holds the sealed envelope
+ * (destination and variables), the lease owner and the content digest, none of which may leave
+ * the service. Times are ISO 8601 UTC strings; absent values are `null`, not missing keys, so
+ * clients see the full shape on every row. `sms` (encoding, segments, characters) is an extra
+ * member on SMS channels only.
+ */
+export interface TimelineTransition {
+  readonly seq: number;
+  readonly at: string;
+  readonly from: IntentState | null;
+  readonly to: IntentState;
+  readonly reason: string;
+  readonly attempt?: number;
+  readonly detail?: string;
+}
+
+export interface TimelineChannel {
+  readonly channel: Channel;
+  readonly state: IntentState;
+  readonly destination: { readonly fingerprint: string; readonly masked: string };
+  readonly provider: string | null;
+  readonly providerReceiptId: string | null;
+  readonly attempts: number;
+  readonly nextAttemptAt: string | null;
+  readonly transitions: readonly TimelineTransition[];
+  readonly sms?: SmsShape | null;
+}
+
+export interface Timeline {
+  readonly noticeId: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly recipientId: string;
+  readonly template: { readonly id: string; readonly version: string };
+  readonly createdAt: string;
+  readonly deadline: string;
+  readonly channels: readonly TimelineChannel[];
+}
+
+const iso = (epochMs: number): string => new Date(epochMs).toISOString();
+
+function toTransition(record: TransitionRecord): TimelineTransition {
+  return {
+    seq: record.seq,
+    at: iso(record.at),
+    from: record.from,
+    to: record.to,
+    reason: record.reason,
+    ...(record.attempt !== undefined ? { attempt: record.attempt } : {}),
+    ...(record.detail !== undefined ? { detail: record.detail } : {}),
+  };
+}
+
+function toChannel(row: Intent): TimelineChannel {
+  return {
+    channel: row.channel,
+    state: row.state,
+    destination: { fingerprint: row.destination.fingerprint, masked: row.destination.masked },
+    provider: row.provider ?? null,
+    providerReceiptId: row.providerReceiptId ?? null,
+    attempts: row.attempts,
+    nextAttemptAt: row.nextAttemptAt !== undefined ? iso(row.nextAttemptAt) : null,
+    transitions: [...row.transitions].sort((a, b) => a.seq - b.seq).map(toTransition),
+    ...(row.channel === 'sms'
+      ? {
+          sms: row.sms
+            ? { encoding: row.sms.encoding, segments: row.sms.segments, characters: row.sms.characters }
+            : null,
+        }
+      : {}),
+  };
+}
+
+/**
+ * Notice-level fields come from the rows, which share ids and, normally, content revision and
+ * times. Channels recorded by a later request (a replay that added a channel) can have their
+ * own createdAt and deadline: the timeline shows the earliest creation and the latest deadline,
+ * i.e. the span in which the notice was owed, and the revision the notice was first recorded with.
+ */
+export function toTimeline(rows: readonly [Intent, ...Intent[]]): Timeline {
+  const channels = [...rows].sort((a, b) => a.channel.localeCompare(b.channel));
+  const first = rows.reduce((earliest, row) => (row.createdAt < earliest.createdAt ? row : earliest));
+  return {
+    noticeId: first.noticeId,
+    eventId: first.eventId,
+    eventType: first.eventType,
+    recipientId: first.recipientId,
+    template: { id: first.templateId, version: first.templateVersion },
+    createdAt: iso(Math.min(...rows.map((row) => row.createdAt))),
+    deadline: iso(Math.max(...rows.map((row) => row.deadline))),
+    channels: channels.map(toChannel),
+  };
+}

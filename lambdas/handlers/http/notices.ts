@@ -1,0 +1,157 @@
+import { isNoticeId } from '../../domain/identity.ts';
+import { readJsonBody } from '../../edge/http-body.ts';
+import { parseBatchRequest, parseNoticeRequest } from '../../edge/notice-request.ts';
+import {
+  type FieldError,
+  internalError,
+  invalidRequest,
+  jsonResponse,
+  notFound,
+  type Problem,
+  ProblemType,
+  problem,
+  problemResponse,
+  unprocessable,
+} from '../../edge/problem.ts';
+import { toTimeline } from '../../edge/timeline.ts';
+import type { Dependencies } from '../../use-cases/dependencies.ts';
+import { readNotice } from '../../use-cases/read-notice.ts';
+import { submitNotice, type Violation } from '../../use-cases/submit-notice.ts';
+import { logger } from '../observability.ts';
+import type { HttpRequest, HttpRuntime, RouteReply } from './router.ts';
+
+/** Batch items are submitted this many at a time: bounded load on the ledger and the KMS. */
+export const BATCH_CONCURRENCY = 10;
+
+type Submitted =
+  | { readonly status: 200 | 202; readonly noticeId: string; readonly body: unknown }
+  | { readonly status: number; readonly noticeId?: string | undefined; readonly problem: Problem };
+
+/**
+ * Use-case messages name variables, channels and rules, never values; the one that quotes the
+ * request (an unknown template id and version) is rewritten, since those came from the client.
+ */
+function safeViolation(violation: Violation): FieldError {
+  if (violation.code === 'unknown_template') {
+    return { ...violation, message: 'no template with this id and version in the catalog' };
+  }
+  return { path: violation.path, code: violation.code, message: violation.message };
+}
+
+/** One notice, as `POST /v1/notices` and each batch item answer it. */
+async function submitOne(input: unknown, deps: Dependencies): Promise<Submitted> {
+  const parsed = parseNoticeRequest(input);
+  if (!parsed.ok) {
+    return {
+      status: parsed.status,
+      problem: parsed.status === 400 ? invalidRequest(parsed.errors) : unprocessable(parsed.errors),
+    };
+  }
+  const result = await submitNotice(parsed.request, deps);
+  switch (result.kind) {
+    case 'invalid':
+      return { status: 422, problem: unprocessable(result.violations.map(safeViolation)) };
+    case 'conflict':
+      return {
+        status: 409,
+        noticeId: result.noticeId,
+        problem: problem(409, ProblemType.conflict, {
+          detail:
+            'this notice is recorded with a different template version, variables or destination; the recorded intent is unchanged',
+          extensions: {
+            noticeId: result.noticeId,
+            channels: result.channels.map(({ channel, state, outcome }) => ({ channel, state, outcome })),
+          },
+        }),
+      };
+    case 'recorded':
+      return {
+        status: result.created ? 202 : 200,
+        noticeId: result.noticeId,
+        body: {
+          noticeId: result.noticeId,
+          created: result.created,
+          channels: result.channels.map(({ channel, state }) => ({ channel, state })),
+        },
+      };
+  }
+}
+
+/** `POST /v1/notices` → 202 created / 200 replay / 409 / 400 / 413 / 415 / 422. */
+export async function submitNoticeRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
+  const body = readJsonBody(request.event);
+  if (!body.ok) return { response: problemResponse(body.problem) };
+  const outcome = await submitOne(body.value, runtime.deps);
+  const response =
+    'problem' in outcome ? problemResponse(outcome.problem) : jsonResponse(outcome.status, outcome.body);
+  return { response, noticeId: outcome.noticeId };
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight; results keep the input order. */
+async function mapConcurrently<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/**
+ * `POST /v1/notices/batch` → 200 with one result per item, each with the status the item would
+ * get alone. Never all-or-nothing: an item that fails on infrastructure gets a 500 result of its
+ * own (safe to resubmit: intake is idempotent) and the others stand.
+ */
+export async function submitBatchRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
+  const body = readJsonBody(request.event);
+  if (!body.ok) return { response: problemResponse(body.problem) };
+  const batch = parseBatchRequest(body.value);
+  if (!batch.ok) return { response: problemResponse(invalidRequest(batch.errors)) };
+
+  const results = await mapConcurrently(batch.notices, BATCH_CONCURRENCY, async (item, index) => {
+    try {
+      const outcome = await submitOne(item, runtime.deps);
+      return {
+        index,
+        status: outcome.status,
+        ...(outcome.noticeId ? { noticeId: outcome.noticeId } : {}),
+        ...('problem' in outcome ? { error: outcome.problem } : {}),
+      };
+    } catch (error) {
+      logger.error('batch item failed', {
+        index,
+        errorName: error instanceof Error ? error.name : typeof error,
+        errorMessage: error instanceof Error ? error.message : undefined,
+      });
+      return { index, status: 500, error: internalError() };
+    }
+  });
+  const statuses: Record<string, number> = {};
+  for (const { status } of results) statuses[status] = (statuses[status] ?? 0) + 1;
+  return { response: jsonResponse(200, { results }), log: { items: results.length, statuses } };
+}
+
+/** `GET /v1/notices/{noticeId}` → 200 timeline / 404 / 400 for an id that cannot be one. */
+export async function getNoticeRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
+  const noticeId = request.params.noticeId ?? '';
+  if (!isNoticeId(noticeId)) {
+    const error = {
+      path: 'noticeId',
+      code: 'invalid_format',
+      message: 'must be ntc_ followed by 26 characters a-z or 2-7',
+    };
+    return { response: problemResponse(invalidRequest([error])) };
+  }
+  const rows = await readNotice(noticeId, runtime.deps);
+  const [first, ...rest] = rows ?? [];
+  if (!first) return { response: problemResponse(notFound('no notice with this id')), noticeId };
+  return { response: jsonResponse(200, toTimeline([first, ...rest])), noticeId };
+}
