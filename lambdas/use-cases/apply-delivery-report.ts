@@ -38,8 +38,8 @@ const MAX_RACES = 3;
 
 /**
  * Records what the provider reported, tolerating duplicates and any arrival order:
- *  - a report for a row still in `sending`/`unknown` proves acceptance: record `accepted`
- *    first (the worker or the reconciler will then find the row already settled);
+ *  - a report for a row still in `sending`/`unknown` (or wrongly `retry_scheduled`) proves
+ *    acceptance: record `accepted` first (the worker or the reconciler then finds it settled);
  *  - `delivered` / `failed` move `accepted` on; terminal rows are left as they are;
  *  - hard bounces, complaints and opt-outs add the destination to the suppression list.
  */
@@ -89,12 +89,34 @@ function planReport(
   if (isTerminal(row.state)) return 'final';
   const plans: TransitionPlan[] = [];
   let current = row;
+  if (current.state === 'retry_scheduled') {
+    // We concluded "not accepted" (e.g. a 5xx taken for a refusal) but the provider says it
+    // has the message. Take the row off the retry path through the only legal door, a claim,
+    // so that the scheduled attempt finds it settled instead of sending a duplicate.
+    const claim = planTransition(
+      current,
+      {
+        to: 'sending',
+        reason: Reason.claimed,
+        at: report.at,
+        attempt: current.attempts,
+        detail: `settling a ${report.provider} report; no send`,
+        set: { leaseOwner: `report:${report.provider}`, leaseExpiresAt: report.at + deps.timing.leaseMs },
+      },
+      deps.timing,
+    );
+    plans.push(claim);
+    current = claim.next;
+  }
   if (current.state === 'sending' || current.state === 'unknown') {
     const accepted = planTransition(
       current,
       {
         to: 'accepted',
-        reason: current.state === 'unknown' ? Reason.reconciledAccepted : Reason.providerAccepted,
+        reason:
+          current.state === 'sending' && plans.length === 0
+            ? Reason.providerAccepted
+            : Reason.reconciledAccepted,
         at: report.at,
         attempt: current.attempts,
         detail: `reported by ${report.provider}`,

@@ -1,5 +1,5 @@
 import type { Channel } from '../domain/channel.ts';
-import { resolveDestination } from '../domain/destination.ts';
+import { type ResolvedDestination, resolveDestination } from '../domain/destination.ts';
 import { InvalidDestinationError } from '../domain/errors.ts';
 import { contentDigest, deriveNoticeId } from '../domain/identity.ts';
 import { createIntent, type Intent, type SmsShape } from '../domain/intent.ts';
@@ -35,7 +35,8 @@ export interface Violation {
   readonly message: string;
 }
 
-export type ChannelOutcome = 'created' | 'duplicate' | 'conflict';
+/** `retracted`: created by this request, then taken back because another channel conflicted. */
+export type ChannelOutcome = 'created' | 'duplicate' | 'conflict' | 'retracted';
 
 export interface ChannelResult {
   readonly channel: Channel;
@@ -61,6 +62,9 @@ interface PreparedChannel {
   readonly intent: Intent;
 }
 
+/** A deadline further out keeps personal data (the sealed envelope) alive for too long. */
+export const MAX_DEADLINE_MS = 30 * 86_400_000;
+
 function rawDestination(request: NoticeRequest, channel: Channel): string | undefined {
   return channel === 'email' ? request.recipient.email : request.recipient.phone;
 }
@@ -72,10 +76,11 @@ function validate(
 ): Violation[] {
   const violations: Violation[] = [];
   if (!template) {
+    // The id and version are the client's own words; no need to echo them back.
     violations.push({
       path: 'template',
       code: 'unknown_template',
-      message: `no template ${request.template.id} ${request.template.version}`,
+      message: 'no such template id and version',
     });
     return violations;
   }
@@ -95,18 +100,48 @@ function validate(
       code: 'deadline_not_in_future',
       message: 'deadline must lie in the future',
     });
+  } else if (request.deadline !== undefined && request.deadline > now + MAX_DEADLINE_MS) {
+    violations.push({
+      path: 'deadline',
+      code: 'deadline_too_far',
+      message: 'deadline must lie within 30 days',
+    });
   }
   return violations;
 }
 
+function resolveAll(request: NoticeRequest, deps: Dependencies) {
+  const resolved: { channel: Channel; destination: ResolvedDestination }[] = [];
+  const violations: Violation[] = [];
+  for (const channel of request.channels) {
+    try {
+      resolved.push({
+        channel,
+        destination: resolveDestination(deps.fingerprintKey, channel, rawDestination(request, channel) ?? ''),
+      });
+    } catch (error) {
+      if (!(error instanceof InvalidDestinationError)) throw error;
+      violations.push({
+        path: channel === 'email' ? 'recipient.email' : 'recipient.phone',
+        code: 'invalid_destination',
+        message: error.message,
+      });
+    }
+  }
+  return { resolved, violations };
+}
+
 /**
  * Intake. Primary course:
- *  1. check the request against the template catalog and the clock (422 material);
- *  2. per channel: normalise + fingerprint the destination, render once (proves it renders,
- *     measures SMS segments), seal destination + variables, build the `reserved` intent;
+ *  1. check the request against the template catalog, the clock and the destinations (422
+ *     material) before anything is sealed or written;
+ *  2. per channel: render once (proves it renders, measures SMS segments), seal destination +
+ *     variables, build the `reserved` intent;
  *  3. reserve every channel with a conditional put (created / duplicate / conflict);
- *  4. enqueue a reference for each newly created channel.
- * A crash between 3 and 4 loses nothing: the reconciler re-enqueues reserved rows that no
+ *  4. if any channel conflicts, take back the rows this call created (conditional delete of an
+ *     untouched `reserved` row): a 409 leaves the ledger as it found it;
+ *  5. enqueue a reference for each newly created channel.
+ * A crash between 3 and 5 loses nothing: the reconciler re-enqueues reserved rows that no
  * worker claimed within SEND_LEASE_MS.
  */
 export async function submitNotice(request: NoticeRequest, deps: Dependencies): Promise<SubmitResult> {
@@ -114,25 +149,13 @@ export async function submitNotice(request: NoticeRequest, deps: Dependencies): 
   const template = deps.catalog.lookup(request.template.id, request.template.version);
   const violations = validate(request, now, template);
   if (violations.length > 0 || !template) return { kind: 'invalid', violations };
+  const { resolved, violations: destinationViolations } = resolveAll(request, deps);
+  if (destinationViolations.length > 0) return { kind: 'invalid', violations: destinationViolations };
 
   const noticeId = deriveNoticeId(request.eventType, request.eventId, request.recipient.id);
   const deadline = request.deadline ?? now + deps.defaultDeadlineMs;
   const prepared: PreparedChannel[] = [];
-  const destinationViolations: Violation[] = [];
-  for (const channel of request.channels) {
-    const raw = rawDestination(request, channel);
-    let destination: ReturnType<typeof resolveDestination>;
-    try {
-      destination = resolveDestination(deps.fingerprintKey, channel, raw ?? '');
-    } catch (error) {
-      if (!(error instanceof InvalidDestinationError)) throw error;
-      destinationViolations.push({
-        path: channel === 'email' ? 'recipient.email' : 'recipient.phone',
-        code: 'invalid_destination',
-        message: error.message,
-      });
-      continue;
-    }
+  for (const { channel, destination } of resolved) {
     let sms: SmsShape | undefined;
     if (channel === 'sms') sms = smsShape(renderSms(template, request.variables).text);
     else renderEmail(template, request.variables);
@@ -165,7 +188,6 @@ export async function submitNotice(request: NoticeRequest, deps: Dependencies): 
     );
     prepared.push({ channel, intent });
   }
-  if (destinationViolations.length > 0) return { kind: 'invalid', violations: destinationViolations };
 
   const reservations = await Promise.all(prepared.map(({ intent }) => deps.store.reserve(intent)));
   const channels: ChannelResult[] = reservations.map((result, i) => {
@@ -174,6 +196,18 @@ export async function submitNotice(request: NoticeRequest, deps: Dependencies): 
     return { channel, state: result.existing.state, outcome: result.kind };
   });
 
+  if (channels.some((c) => c.outcome === 'conflict')) {
+    const retracted = await Promise.all(
+      reservations.map((result) =>
+        result.kind === 'created' ? deps.store.retract(result.intent) : Promise.resolve(false),
+      ),
+    );
+    return {
+      kind: 'conflict',
+      noticeId,
+      channels: channels.map((c, i) => (retracted[i] ? { ...c, outcome: 'retracted' } : c)),
+    };
+  }
   const created = channels.filter((c) => c.outcome === 'created');
   if (created.length > 0) {
     try {
@@ -183,6 +217,5 @@ export async function submitNotice(request: NoticeRequest, deps: Dependencies): 
       // request here would make the caller retry into a duplicate for nothing.
     }
   }
-  if (channels.some((c) => c.outcome === 'conflict')) return { kind: 'conflict', noticeId, channels };
   return { kind: 'recorded', noticeId, created: created.length > 0, channels };
 }

@@ -32,7 +32,9 @@ async function writeTerminalRows(tableName: string, count: number): Promise<void
   await Promise.all(batches);
 }
 
-async function reconcilerReadUnits(terminalRows: number): Promise<{ readUnits: number; requests: number; due: number; open: number }> {
+async function reconcilerReadUnits(
+  terminalRows: number,
+): Promise<{ readUnits: number; requests: number; due: number; open: number }> {
   const tableName = uniqueTableName('recon-cost');
   await ensureLedgerTable(client, tableName);
   let readUnits = 0;
@@ -66,7 +68,9 @@ describe('reconciler cost follows open rows, not table size', () => {
     expect(large.requests).toBe(small.requests);
     // Equal up to rounding: which index shards the 10 random notice ids land in varies by run.
     expect(Math.abs(large.readUnits - small.readUnits)).toBeLessThanOrEqual(1);
-    console.info(`reconciler read units: ${small.readUnits} (10 open) vs ${large.readUnits} (10 open + 10 000 terminal)`);
+    console.info(
+      `reconciler read units: ${small.readUnits} (10 open) vs ${large.readUnits} (10 open + 10 000 terminal)`,
+    );
     // Reported in the closing note / docs: a handful of units for the whole run.
     expect(large.readUnits).toBeLessThan(20);
   }, 180_000);

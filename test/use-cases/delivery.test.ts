@@ -324,3 +324,65 @@ describe('shared throttle gate', () => {
     expect(sleeps).toEqual([500, 500]);
   });
 });
+
+describe('intake edge cases', () => {
+  it('a conflict on one channel takes back the channel this request created: 409 leaves nothing behind', async () => {
+    const world = fakeWorld();
+    await submitNotice({ ...EXAMPLE_REQUEST, channels: ['email'] }, world.deps);
+    world.enqueued.length = 0;
+    const result = await submitNotice({ ...EXAMPLE_REQUEST, variables: { firstName: 'Bob' } }, world.deps);
+    expect(result).toMatchObject({
+      kind: 'conflict',
+      channels: [
+        { channel: 'email', outcome: 'conflict' },
+        { channel: 'sms', outcome: 'retracted' },
+      ],
+    });
+    expect(world.enqueued).toHaveLength(0);
+    expect(world.store.intents.size).toBe(1);
+  });
+
+  it('refuses deadlines more than 30 days out', async () => {
+    const world = fakeWorld();
+    const result = await submitNotice(
+      { ...EXAMPLE_REQUEST, deadline: world.clock.now() + 31 * 86_400_000 },
+      world.deps,
+    );
+    expect(result).toMatchObject({
+      kind: 'invalid',
+      violations: [{ path: 'deadline', code: 'deadline_too_far' }],
+    });
+  });
+
+  it('a provider report of acceptance for a row scheduled for retry settles it, so no duplicate is sent', async () => {
+    const world = fakeWorld();
+    const submitted = await submitNotice(EXAMPLE_REQUEST, world.deps);
+    if (submitted.kind !== 'recorded') throw new Error('not recorded');
+    const { noticeId } = submitted;
+    world.sms.script.push({ kind: 'retryable', code: 'twilio_503', throttled: false });
+    await deliverIntent({ noticeId, channel: 'sms' }, world.deps);
+    expect((await world.store.get(noticeId, 'sms'))?.state).toBe('retry_scheduled');
+    const result = await applyDeliveryReport(
+      {
+        ref: { noticeId, channel: 'sms' },
+        provider: 'twilio',
+        receiptId: 'SM-late',
+        kind: 'delivered',
+        at: world.clock.now() + 10,
+      },
+      world.deps,
+    );
+    expect(result).toMatchObject({ kind: 'applied', state: 'delivered', records: 3 });
+    world.clock.advance(120_000);
+    expect(await deliverIntent({ noticeId, channel: 'sms' }, world.deps)).toMatchObject({ kind: 'left' });
+    expect(world.sms.sent).toHaveLength(1);
+    expect((await world.store.get(noticeId, 'sms'))?.transitions.map((t) => t.reason)).toEqual([
+      'intake',
+      'claimed',
+      'provider_unavailable',
+      'claimed',
+      'reconciled_accepted',
+      'delivery_reported',
+    ]);
+  });
+});

@@ -50,6 +50,19 @@ export class MemoryLedgerStore implements LedgerStore {
     return isSameContent(existing, intent) ? { kind: 'duplicate', existing } : { kind: 'conflict', existing };
   }
 
+  async retract(intent: Intent): Promise<boolean> {
+    const k = key(intent.noticeId, intent.channel);
+    const current = this.intents.get(k);
+    if (
+      !current ||
+      current.state !== 'reserved' ||
+      current.version !== 1 ||
+      current.contentDigest !== intent.contentDigest
+    )
+      return false;
+    return this.intents.delete(k);
+  }
+
   async get(noticeId: string, channel: Channel): Promise<Intent | undefined> {
     return this.intents.get(key(noticeId, channel));
   }
