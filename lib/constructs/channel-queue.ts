@@ -1,0 +1,56 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+export type ChannelName = 'email' | 'sms';
+
+export interface ChannelQueueProps {
+  readonly channel: ChannelName;
+  /**
+   * Timeout of the function that consumes the queue. The visibility timeout is six times this
+   * (Lambda's guidance for SQS event sources), so a slow batch is not handed to a second worker.
+   */
+  readonly consumerTimeout: Duration;
+  /**
+   * Receives before a message moves to the DLQ. A record fails only when the ledger could not be
+   * read or written; the intent row stays open either way and the reconciler re-enqueues it.
+   * @default 5
+   */
+  readonly maxReceiveCount?: number;
+}
+
+/**
+ * The work queue of one channel plus its dead-letter queue. Messages carry only
+ * `{ noticeId, channel, attempt }` (no destination, no content), so SQS-managed encryption is
+ * enough and keeps Scheduler and the event source free of KMS grants. TLS is enforced by the
+ * queue policy.
+ */
+export class ChannelQueue extends Construct {
+  readonly channel: ChannelName;
+  readonly queue: Queue;
+  readonly deadLetterQueue: Queue;
+
+  constructor(scope: Construct, id: string, props: ChannelQueueProps) {
+    super(scope, id);
+    this.channel = props.channel;
+    const maxReceiveCount = props.maxReceiveCount ?? 5;
+    if (maxReceiveCount < 5) throw new Error('maxReceiveCount must be ≥ 5 (Lambda guidance for SQS sources)');
+
+    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.queue = new Queue(this, 'Queue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(props.consumerTimeout.toSeconds() * 6),
+      // Longer than the default notice deadline: a message that outlives its deadline is still
+      // processed (the worker records `deadline_exceeded`) rather than silently expiring.
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+  }
+}

@@ -1,0 +1,80 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { Construct } from 'constructs';
+import { LedgerTable as Schema } from '../../lambdas/adapters/dynamodb/ledger-table.schema.ts';
+
+export interface LedgerTableProps {
+  /** Customer-managed key for encryption at rest. */
+  readonly encryptionKey: IKey;
+  /**
+   * Shards of the open-intent index, published to the functions as OPEN_INDEX_SHARDS. Changing
+   * it on a live table strands open rows on shards no reader queries.
+   * @default 4
+   */
+  readonly openIndexShards?: number;
+  /**
+   * Days a terminal row is kept before TTL deletes it (RETENTION_DAYS); undefined keeps rows.
+   * @default undefined
+   */
+  readonly retentionDays?: number;
+}
+
+/**
+ * The one ledger table: intents, suppressions and provider gates (see
+ * `lambdas/adapters/dynamodb/ledger-table.schema.ts`, whose names this construct imports so the
+ * deployed keys, index and TTL attribute cannot drift from what the code writes).
+ *
+ * Durability: on-demand, point-in-time recovery, deletion protection, a customer-managed key,
+ * and RETAIN, so neither `cdk destroy` nor a replacement can drop the delivery history.
+ */
+export class LedgerTable extends Construct {
+  readonly table: Table;
+  readonly openIndexName: string = Schema.openIndexName;
+  readonly openIndexShards: number;
+  readonly retentionDays: number | undefined;
+  readonly encryptionKey: IKey;
+
+  constructor(scope: Construct, id: string, props: LedgerTableProps) {
+    super(scope, id);
+    this.openIndexShards = props.openIndexShards ?? 4;
+    this.retentionDays = props.retentionDays;
+    this.encryptionKey = props.encryptionKey;
+
+    // Key types mirror `ledgerTableDefinition` (lambdas/adapters/dynamodb/ledger-table.ts), which
+    // lib/ may not import; test/infra compares the two.
+    this.table = new Table(this, 'Table', {
+      partitionKey: { name: Schema.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: Schema.sortKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      encryption: TableEncryption.CUSTOMER_MANAGED,
+      encryptionKey: props.encryptionKey,
+      timeToLiveAttribute: Schema.ttlAttribute,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    // Sparse: only unresolved intents carry the shard and due time, so the reconciler's Query
+    // reads due rows only (never a Scan).
+    this.table.addGlobalSecondaryIndex({
+      indexName: Schema.openIndexName,
+      partitionKey: { name: Schema.openIndexPartitionKey, type: AttributeType.STRING },
+      sortKey: { name: Schema.openIndexSortKey, type: AttributeType.NUMBER },
+      projectionType: ProjectionType.INCLUDE,
+      nonKeyAttributes: [...Schema.openIndexProjection],
+    });
+  }
+
+  get tableName(): string {
+    return this.table.tableName;
+  }
+
+  get tableArn(): string {
+    return this.table.tableArn;
+  }
+
+  /** ARN of the open-intent index, for Query grants that do not cover the table itself. */
+  get openIndexArn(): string {
+    return `${this.table.tableArn}/index/${Schema.openIndexName}`;
+  }
+}

@@ -1,0 +1,287 @@
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  Alarm,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  type IMetric,
+  Metric,
+  SingleValueWidget,
+  TextWidget,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+/** Where the functions publish (Powertools EMF, lambdas/handlers/observability.ts). */
+export const METRIC_NAMESPACE = 'NoticeLedger';
+export const METRIC_DIMENSIONS = { service: 'notice-ledger' } as const;
+
+/** Unresolved states (DESIGN §3): the reconciler publishes `Open_<state>` for each, every run. */
+export const UNRESOLVED_STATES = ['reserved', 'sending', 'retry_scheduled', 'unknown'] as const;
+/** States a delivery step can record (`Outcome_<state>` from the senders). */
+export const OUTCOME_STATES = ['accepted', 'retry_scheduled', 'unknown', 'failed', 'suppressed'] as const;
+
+export interface MonitoredQueue {
+  readonly label: string;
+  readonly queue: IQueue;
+}
+
+export interface MonitoringProps {
+  /** Key of the alarm topic (CloudWatch and EventBridge must be allowed to use it). */
+  readonly topicKey: IKey;
+  /** @default - no subscription */
+  readonly alarmEmail?: string;
+  readonly functions: Readonly<Record<string, IFunction>>;
+  /** Work queues: alarm on the age of their oldest message. */
+  readonly workQueues: readonly MonitoredQueue[];
+  /** Dead-letter queues: alarm on any visible message. */
+  readonly deadLetterQueues: readonly MonitoredQueue[];
+  readonly api: IHttpApi;
+  readonly oldestUnresolvedAlarmSeconds: number;
+  readonly queueAgeAlarmSeconds: number;
+  /** Labels (keys of `functions`) of the senders, for the throttling widget. */
+  readonly senders: readonly string[];
+}
+
+/** A metric the functions publish with Powertools (dimension `service`). */
+export function appMetric(
+  metricName: string,
+  statistic: string,
+  period: Duration = Duration.minutes(5),
+): Metric {
+  return new Metric({
+    namespace: METRIC_NAMESPACE,
+    metricName,
+    dimensionsMap: { ...METRIC_DIMENSIONS },
+    statistic,
+    period,
+  });
+}
+
+/**
+ * The alarm topic (KMS-encrypted, TLS-only, optional e-mail subscription), the alarms that page
+ * on the ledger's health signals, and one dashboard.
+ *
+ * Alarms, all to the topic (alarm and OK):
+ * - oldest unresolved intent age (Maximum), missing data = breaching: the reconciler publishes
+ *   the gauge every run, so silence means the reconciler is not running;
+ * - each work queue's ApproximateAgeOfOldestMessage; each DLQ's visible messages > 0;
+ * - escalations > 0 and poison messages > 0;
+ * - errors of each function.
+ */
+export class Monitoring extends Construct {
+  readonly topic: Topic;
+  readonly alarms: Alarm[] = [];
+  readonly dashboard: Dashboard;
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    this.topic = new Topic(this, 'AlarmTopic', {
+      displayName: 'notice-ledger alarms',
+      masterKey: props.topicKey,
+      enforceSSL: true,
+    });
+    // The TLS-only topic policy replaces SNS's default one; say explicitly that this account's
+    // alarms may publish (the escalation rule's permission is added by its target).
+    this.topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'AlarmsOfThisAccount',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: {
+          ArnLike: {
+            'aws:SourceArn': Stack.of(this).formatArn({
+              service: 'cloudwatch',
+              resource: 'alarm',
+              resourceName: '*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+          StringEquals: { 'aws:SourceAccount': Stack.of(this).account },
+        },
+      }),
+    );
+    if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
+    const action = new SnsAction(this.topic);
+
+    const alarm = (
+      alarmId: string,
+      metric: IMetric,
+      options: {
+        threshold: number;
+        evaluationPeriods: number;
+        treatMissingData: TreatMissingData;
+        description: string;
+      },
+    ): Alarm => {
+      const created = new Alarm(this, alarmId, {
+        metric,
+        threshold: options.threshold,
+        evaluationPeriods: options.evaluationPeriods,
+        datapointsToAlarm: options.evaluationPeriods,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: options.treatMissingData,
+        alarmDescription: options.description,
+      });
+      created.addAlarmAction(action);
+      created.addOkAction(action);
+      this.alarms.push(created);
+      return created;
+    };
+
+    const oldestUnresolved = appMetric('OldestUnresolvedAgeSeconds', 'Maximum');
+    alarm('OldestUnresolvedAge', oldestUnresolved, {
+      threshold: props.oldestUnresolvedAlarmSeconds,
+      // 15 minutes: long enough to ride out one slow reconciler run, short against a deadline.
+      evaluationPeriods: 3,
+      treatMissingData: TreatMissingData.BREACHING,
+      description:
+        'The oldest unresolved intent (reserved/sending/retry_scheduled/unknown) is too old, or the reconciler ' +
+        'stopped publishing it. Runbook: docs/deploy.md "When an alarm fires".',
+    });
+    for (const { label, queue } of props.workQueues) {
+      alarm(`${label}QueueAge`, queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum' }), {
+        threshold: props.queueAgeAlarmSeconds,
+        evaluationPeriods: 3,
+        // SQS stops reporting an idle queue: silence is health here.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+        description: `${label} queue: messages wait too long (senders throttled, failing or capped).`,
+      });
+    }
+    for (const { label, queue } of props.deadLetterQueues) {
+      alarm(`${label}DeadLetters`, queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum' }), {
+        threshold: 0,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+        description: `${label} dead-letter queue holds messages: inspect and redrive.`,
+      });
+    }
+    alarm('Escalations', appMetric('Escalations', 'Sum'), {
+      threshold: 0,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      description:
+        'The reconciler escalated intents (deadline exceeded, attempts exhausted, unknown past grace).',
+    });
+    alarm('PoisonMessages', appMetric('PoisonMessages', 'Sum'), {
+      threshold: 0,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      description:
+        'A sender dropped a malformed queue message; the reconciler re-enqueues the intent if it is open.',
+    });
+    for (const [label, fn] of Object.entries(props.functions)) {
+      alarm(`${label}Errors`, fn.metricErrors({ statistic: 'Sum', period: Duration.minutes(5) }), {
+        threshold: 0,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+        description: `${label} function failed invocations (unhandled errors, timeouts).`,
+      });
+    }
+
+    const minute = Duration.minutes(1);
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      defaultInterval: Duration.hours(3),
+    });
+    this.dashboard.addWidgets(
+      new TextWidget({
+        markdown:
+          '# notice-ledger\nOpen intents and their age come from the reconciler (every minute); outcomes from ' +
+          'the senders. A growing `unknown` count means provider answers are missing: see the runbook.',
+        width: 24,
+        height: 2,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Open intents by state',
+        left: UNRESOLVED_STATES.map((s) => appMetric(`Open_${s}`, 'Maximum', minute).with({ label: s })),
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Oldest unresolved intent age (s)',
+        left: [oldestUnresolved.with({ period: minute, label: 'oldest unresolved' })],
+        leftAnnotations: [{ value: props.oldestUnresolvedAlarmSeconds, label: 'alarm' }],
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Queue age of oldest message (s)',
+        left: props.workQueues.map(({ label, queue }) =>
+          queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: minute, label }),
+        ),
+        leftAnnotations: [{ value: props.queueAgeAlarmSeconds, label: 'alarm' }],
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Queue depth (visible) and dead letters',
+        left: props.workQueues.map(({ label, queue }) =>
+          queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: minute, label }),
+        ),
+        right: props.deadLetterQueues.map(({ label, queue }) =>
+          queue.metricApproximateNumberOfMessagesVisible({
+            statistic: 'Maximum',
+            period: minute,
+            label: `${label} DLQ`,
+          }),
+        ),
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Delivery outcomes',
+        left: OUTCOME_STATES.map((s) => appMetric(`Outcome_${s}`, 'Sum', minute).with({ label: s })),
+        stacked: true,
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Throttling: retries scheduled, sender throttles',
+        left: [appMetric('Outcome_retry_scheduled', 'Sum', minute).with({ label: 'retry_scheduled' })],
+        right: props.senders.flatMap((label) => {
+          const fn = props.functions[label];
+          return fn
+            ? [fn.metricThrottles({ statistic: 'Sum', period: minute, label: `${label} throttles` })]
+            : [];
+        }),
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new SingleValueWidget({
+        title: 'Escalations / poison messages (24 h)',
+        metrics: [
+          appMetric('Escalations', 'Sum', Duration.days(1)).with({ label: 'escalations' }),
+          appMetric('PoisonMessages', 'Sum', Duration.days(1)).with({ label: 'poison messages' }),
+        ],
+        width: 6,
+      }),
+      new GraphWidget({
+        title: 'Function errors',
+        left: Object.entries(props.functions).map(([label, fn]) =>
+          fn.metricErrors({ statistic: 'Sum', period: minute, label }),
+        ),
+        width: 9,
+      }),
+      new GraphWidget({
+        title: 'HTTP API',
+        left: [
+          props.api.metricCount({ period: minute, statistic: 'Sum', label: 'requests' }),
+          props.api.metricClientError({ period: minute, statistic: 'Sum', label: '4xx' }),
+          props.api.metricServerError({ period: minute, statistic: 'Sum', label: '5xx' }),
+        ],
+        width: 9,
+      }),
+    );
+  }
+}

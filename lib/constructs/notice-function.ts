@@ -1,0 +1,354 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { IEventBus } from 'aws-cdk-lib/aws-events';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { acknowledge } from '../nag.ts';
+import type { ChannelQueue } from './channel-queue.ts';
+import type { LedgerTable } from './ledger-table.ts';
+import { ManagedPolicyRole } from './managed-policy-role.ts';
+import type { RetryScheduler } from './retry-scheduler.ts';
+
+/** Repository root: the esbuild project root and the home of `lambdas/handlers`. */
+export const REPO_ROOT = join(import.meta.dirname, '..', '..');
+
+/** The encryption context every envelope data key is bound to (kms-data-key-source.ts). */
+export const ENVELOPE_ENCRYPTION_CONTEXT = { purpose: 'notice-ledger-envelope' } as const;
+
+/**
+ * The one documented way to get CommonJS dependencies working inside an ESM bundle: esbuild's
+ * `require` shim needs a real `require` in scope.
+ */
+const ESM_REQUIRE_BANNER =
+  "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+
+export type LedgerItemAction = 'GetItem' | 'BatchGetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query';
+
+export interface LedgerAccess {
+  /** Item-level actions on the table itself (not its indexes). */
+  readonly items: readonly LedgerItemAction[];
+  /**
+   * Query on the open-intent index (the reconciler's sweep).
+   * @default false
+   */
+  readonly openIndexQuery?: boolean;
+}
+
+export interface NoticeFunctionProps {
+  /** Handler file under `lambdas/handlers/` exporting `handler`, e.g. `send-email.ts`. */
+  readonly handlerFile: string;
+  readonly description: string;
+  readonly timeout: Duration;
+  /**
+   * @default 512
+   */
+  readonly memorySize?: number;
+  readonly logRetention: RetentionDays;
+  /** Key of the function's log group (HIPAA: log groups encrypted with a customer key). */
+  readonly logEncryptionKey: IKey;
+  /** Settings shared by every function (DESIGN §6 names); bind* helpers add resource ones. */
+  readonly environment: Readonly<Record<string, string>>;
+  /**
+   * How the function is invoked. `sync` (API Gateway, SQS event source) has no use for a
+   * function DLQ: failures go back to the caller or to the queue's redrive DLQ.
+   */
+  readonly invocation: 'sync' | 'async';
+  /**
+   * DLQ for failed asynchronous invocations (events the function could not process after
+   * Lambda's retries).
+   * @default - none
+   */
+  readonly deadLetterQueue?: IQueue;
+  /**
+   * @default - unreserved (see CONTEXT_DEFAULTS.reservedConcurrency)
+   */
+  readonly reservedConcurrentExecutions?: number;
+}
+
+/**
+ * A `NodejsFunction` with the project's defaults, and `bind*` helpers that grant a permission and
+ * set the environment variable that goes with it in one call, so the environment of a function
+ * lists exactly what it was granted.
+ *
+ * Defaults: Node.js 24, ARM64, ESM bundle (SDK included: the SDK tested is the SDK shipped),
+ * source maps, an explicit log group (retention + customer key), and its own role whose
+ * permissions live in one customer-managed policy.
+ */
+export class NoticeFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: ManagedPolicyRole;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: NoticeFunctionProps) {
+    super(scope, id);
+    const entry = join(REPO_ROOT, 'lambdas', 'handlers', props.handlerFile);
+    if (!existsSync(entry)) throw new Error(`handler ${props.handlerFile} does not exist at ${entry}`);
+
+    this.role = new ManagedPolicyRole(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `notice-ledger ${props.handlerFile}`,
+    });
+    this.logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention,
+      encryptionKey: props.logEncryptionKey,
+      // Logs are evidence (what was attempted, when); they expire by retention, not by deploys.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    // Only its own log group: no logs:CreateLogGroup, no other group (replaces the AWS managed
+    // AWSLambdaBasicExecutionRole, which grants both on `*`).
+    this.logGroup.grantWrite(this.role);
+
+    this.function = new NodejsFunction(this, 'Function', {
+      entry,
+      handler: 'handler',
+      description: props.description,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout,
+      role: this.role,
+      logGroup: this.logGroup,
+      ...(props.deadLetterQueue ? { deadLetterQueue: props.deadLetterQueue } : {}),
+      ...(props.reservedConcurrentExecutions !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+        : {}),
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: 'notice-ledger',
+        POWERTOOLS_METRICS_NAMESPACE: 'NoticeLedger',
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        ...props.environment,
+      },
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+      bundling: {
+        format: OutputFormat.ESM,
+        mainFields: ['module', 'main'],
+        banner: ESM_REQUIRE_BANNER,
+        minify: true,
+        sourceMap: true,
+        // Line mappings are enough for stack traces; embedded sources would ship the code twice.
+        sourcesContent: false,
+        bundleAwsSDK: true,
+        externalModules: [],
+        forceDockerBundling: false,
+        logLevel: LogLevel.ERROR,
+      },
+    });
+
+    acknowledge(this.function, {
+      rule: 'HIPAA.Security-LambdaInsideVPC',
+      reason:
+        'The function reaches only AWS APIs (DynamoDB, SQS, KMS, Secrets Manager, Scheduler, SES, EventBridge) ' +
+        'over TLS with IAM auth, and Twilio over the internet; it holds no network-reachable resource a VPC ' +
+        'would protect, and a VPC would add NAT gateways (cost, an egress single point) for no isolation gain.',
+    });
+    if (props.reservedConcurrentExecutions === undefined) {
+      acknowledge(this.function, {
+        rule: 'HIPAA.Security-LambdaConcurrency',
+        reason:
+          'Concurrency is bounded where it is consumed: SQS event-source maximum concurrency per channel, API ' +
+          'stage throttling, one scheduled reconciler per minute. Reserved concurrency is opt-in through the ' +
+          'reservedConcurrency context because accounts below 110 concurrent executions cannot reserve any.',
+      });
+    }
+    if (props.invocation === 'sync') {
+      acknowledge(this.function, {
+        rule: 'HIPAA.Security-LambdaDLQ',
+        reason:
+          'Invoked synchronously only (API Gateway or the SQS event source); a function DLQ catches failed ' +
+          'asynchronous invocations and would never receive anything. SQS failures go to the redrive DLQ.',
+      });
+    }
+  }
+
+  private addEnvironment(name: string, value: string): void {
+    this.function.addEnvironment(name, value);
+  }
+
+  /**
+   * Ledger table access: item actions on the table, optionally Query on the open index, and the
+   * table key's use through DynamoDB only. Sets LEDGER_TABLE_NAME, OPEN_INDEX_SHARDS and
+   * RETENTION_DAYS (the table's layout and lifecycle travel with the grant).
+   */
+  bindTable(ledger: LedgerTable, access: LedgerAccess): void {
+    const stack = Stack.of(this);
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'LedgerItems',
+        actions: access.items.map((a) => `dynamodb:${a}`),
+        resources: [ledger.tableArn],
+      }),
+    );
+    if (access.openIndexQuery) {
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({
+          sid: 'LedgerOpenIndex',
+          actions: ['dynamodb:Query'],
+          resources: [ledger.openIndexArn],
+        }),
+      );
+    }
+    const writes = access.items.some((a) => a === 'PutItem' || a === 'UpdateItem' || a === 'DeleteItem');
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'LedgerTableKeyThroughDynamoDB',
+        actions: [
+          'kms:Decrypt',
+          'kms:DescribeKey',
+          ...(writes ? ['kms:Encrypt', 'kms:GenerateDataKey'] : []),
+        ],
+        resources: [ledger.encryptionKey.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${stack.region}.amazonaws.com` } },
+      }),
+    );
+    this.addEnvironment('LEDGER_TABLE_NAME', ledger.tableName);
+    this.addEnvironment('OPEN_INDEX_SHARDS', String(ledger.openIndexShards));
+    if (ledger.retentionDays !== undefined)
+      this.addEnvironment('RETENTION_DAYS', String(ledger.retentionDays));
+  }
+
+  /** `sqs:SendMessage` (and SendMessageBatch) on a channel queue; sets <CHANNEL>_QUEUE_URL/_ARN. */
+  bindChannelQueue(channelQueue: ChannelQueue): void {
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: `Enqueue${channelQueue.channel === 'email' ? 'Email' : 'Sms'}`,
+        actions: ['sqs:SendMessage'],
+        resources: [channelQueue.queue.queueArn],
+      }),
+    );
+    const prefix = channelQueue.channel.toUpperCase();
+    this.addEnvironment(`${prefix}_QUEUE_URL`, channelQueue.queue.queueUrl);
+    this.addEnvironment(`${prefix}_QUEUE_ARN`, channelQueue.queue.queueArn);
+  }
+
+  /**
+   * Makes the function the consumer of a channel queue: partial batch responses (a failed
+   * record is retried alone) and a maximum concurrency that caps in-flight provider calls.
+   */
+  consumeChannelQueue(
+    channelQueue: ChannelQueue,
+    options: { batchSize: number; maxConcurrency: number },
+  ): void {
+    this.function.addEventSource(
+      new SqsEventSource(channelQueue.queue, {
+        batchSize: options.batchSize,
+        maxConcurrency: options.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+  }
+
+  /**
+   * The envelope key (ENVELOPE_KMS_KEY_ID). `seal`: GenerateDataKey only (intake); `open`:
+   * Decrypt only (senders, reconciler); `none`: the variable alone, which the runtime requires
+   * at start-up even where it never opens an envelope. Both grants are bound to the envelope
+   * encryption context, so these roles cannot use the key for anything else.
+   */
+  bindEnvelopeKey(key: IKey, use: 'seal' | 'open' | 'none'): void {
+    this.addEnvironment('ENVELOPE_KMS_KEY_ID', key.keyArn);
+    if (use === 'none') return;
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: use === 'seal' ? 'SealEnvelopes' : 'OpenEnvelopes',
+        actions: [use === 'seal' ? 'kms:GenerateDataKey' : 'kms:Decrypt'],
+        resources: [key.keyArn],
+        conditions: {
+          StringEquals: { 'kms:EncryptionContext:purpose': ENVELOPE_ENCRYPTION_CONTEXT.purpose },
+        },
+      }),
+    );
+  }
+
+  /**
+   * Read access to a secret and, when it has a customer key, Decrypt on that key through Secrets
+   * Manager only; sets the named variable. Written out instead of `secret.grantRead`, whose key
+   * grant goes through a principal wrapper and lands in the key policy of the stateful stack,
+   * naming this role there (a reference back from the stateful stack: a dependency cycle).
+   */
+  bindSecret(secret: ISecret, variable: 'FINGERPRINT_KEY_SECRET_ARN' | 'TWILIO_SECRET_ARN'): void {
+    const sid = variable === 'TWILIO_SECRET_ARN' ? 'Twilio' : 'FingerprintKey';
+    const arn = secret.secretFullArn ?? secret.secretArn;
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: `Read${sid}Secret`,
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [arn],
+      }),
+    );
+    if (secret.encryptionKey) {
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({
+          sid: `Decrypt${sid}Secret`,
+          actions: ['kms:Decrypt'],
+          resources: [secret.encryptionKey.keyArn],
+          conditions: {
+            StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(this).region}.amazonaws.com` },
+          },
+        }),
+      );
+    }
+    this.addEnvironment(variable, arn);
+  }
+
+  /** Create retry schedules and pass the scheduler role; sets SCHEDULE_GROUP_NAME/SCHEDULER_ROLE_ARN. */
+  bindRetryScheduler(scheduler: RetryScheduler): void {
+    scheduler.grantCreateSchedules(this.role);
+    this.addEnvironment('SCHEDULE_GROUP_NAME', scheduler.groupName);
+    this.addEnvironment('SCHEDULER_ROLE_ARN', scheduler.role.roleArn);
+    acknowledge(this.role, {
+      rule: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${scheduler.groupName}/*]`,
+      reason:
+        'Retry schedules are named per (notice, channel, attempt) at run time, so CreateSchedule needs the ' +
+        'group wildcard; the group holds only these one-time retries and the role cannot update or delete.',
+    });
+  }
+
+  /** `events:PutEvents` on the escalation bus only; sets ESCALATION_EVENT_BUS. */
+  bindEscalations(bus: IEventBus): void {
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'PublishEscalations',
+        actions: ['events:PutEvents'],
+        resources: [bus.eventBusArn],
+      }),
+    );
+    this.addEnvironment('ESCALATION_EVENT_BUS', bus.eventBusName);
+  }
+
+  /**
+   * `ses:SendEmail` from the configured sender only, through the configuration set only (SES
+   * authorises both the identity and the configuration set). Sets SES_FROM_ADDRESS and
+   * SES_CONFIGURATION_SET.
+   */
+  bindSesSender(sender: {
+    fromAddress: string;
+    identityArns: readonly string[];
+    configurationSetName: string;
+    configurationSetArn: string;
+  }): void {
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'SendEmailAsTheNoticeSender',
+        actions: ['ses:SendEmail'],
+        resources: [...sender.identityArns, sender.configurationSetArn],
+        conditions: { StringEquals: { 'ses:FromAddress': sender.fromAddress } },
+      }),
+    );
+    this.addEnvironment('SES_FROM_ADDRESS', sender.fromAddress);
+    this.addEnvironment('SES_CONFIGURATION_SET', sender.configurationSetName);
+  }
+
+  /** The origin providers call back (Twilio StatusCallback, signature checks): PUBLIC_BASE_URL. */
+  bindPublicBaseUrl(url: string): void {
+    this.addEnvironment('PUBLIC_BASE_URL', url);
+  }
+}

@@ -1,0 +1,89 @@
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import type { NoticeLedgerConfig } from '../config.ts';
+import { ChannelQueue } from '../constructs/channel-queue.ts';
+import { NoticeKeys } from '../constructs/keys.ts';
+import { LedgerTable } from '../constructs/ledger-table.ts';
+import { RetryScheduler } from '../constructs/retry-scheduler.ts';
+import { NoticeSecrets } from '../constructs/secrets.ts';
+import { acknowledge } from '../nag.ts';
+
+export interface StatefulStackProps extends StackProps {
+  readonly config: NoticeLedgerConfig;
+}
+
+/**
+ * Everything that holds data or identity and must outlive compute redeploys: keys, the ledger
+ * table, the channel queues and their DLQs, the retry schedule group and its role, the secrets.
+ * Retained on deletion and termination-protected; the delivery stack can be destroyed and
+ * recreated freely around it.
+ */
+export class StatefulStack extends Stack {
+  readonly keys: NoticeKeys;
+  readonly ledger: LedgerTable;
+  readonly queues: { readonly email: ChannelQueue; readonly sms: ChannelQueue };
+  readonly retryScheduler: RetryScheduler;
+  readonly secrets: NoticeSecrets;
+
+  constructor(scope: Construct, id: string, props: StatefulStackProps) {
+    super(scope, id, { terminationProtection: true, ...props });
+    const { config } = props;
+
+    this.keys = new NoticeKeys(this, 'Keys', { aliasPrefix: config.resourcePrefix });
+    this.ledger = new LedgerTable(this, 'Ledger', {
+      encryptionKey: this.keys.data,
+      openIndexShards: config.openIndexShards,
+      ...(config.ledgerRetentionDays ? { retentionDays: config.ledgerRetentionDays } : {}),
+    });
+    acknowledge(this.ledger.table, {
+      rule: 'HIPAA.Security-DynamoDBInBackupPlan',
+      reason:
+        'Recovery is point-in-time recovery (35 days, continuous) plus deletion protection and RETAIN; ' +
+        'long-term AWS Backup plans are set by organisation backup policy, not by this application stack.',
+    });
+
+    const consumerTimeout = Duration.seconds(config.senderTimeoutSeconds);
+    this.queues = {
+      email: new ChannelQueue(this, 'EmailQueue', { channel: 'email', consumerTimeout }),
+      sms: new ChannelQueue(this, 'SmsQueue', { channel: 'sms', consumerTimeout }),
+    };
+
+    this.retryScheduler = new RetryScheduler(this, 'RetryScheduler', {
+      groupName: `${config.resourcePrefix}-retries`,
+      targetQueues: [this.queues.email.queue, this.queues.sms.queue],
+    });
+
+    this.secrets = new NoticeSecrets(this, 'Secrets', {
+      encryptionKey: this.keys.data,
+      namePrefix: config.resourcePrefix,
+      ...(config.twilioSecretArn ? { twilioSecretArn: config.twilioSecretArn } : {}),
+    });
+    const noRotation = (reason: string) => [
+      { rule: 'AwsSolutions-SMG4', reason },
+      { rule: 'HIPAA.Security-SecretsManagerRotationEnabled', reason },
+    ];
+    acknowledge(
+      this.secrets.fingerprintKey,
+      ...noRotation(
+        'The fingerprint HMAC key must stay constant: suppression entries and ledger rows are keyed by ' +
+          'fingerprints made with it, so a rotation would silently un-suppress every destination.',
+      ),
+    );
+    if (this.secrets.twilioCreated) {
+      acknowledge(
+        this.secrets.twilio,
+        ...noRotation(
+          'Twilio auth tokens are issued and rotated in the Twilio console (primary/secondary token), ' +
+            'then written here with put-secret-value (docs/deploy.md); Secrets Manager cannot rotate them.',
+        ),
+      );
+    }
+
+    new CfnOutput(this, 'LedgerTableName', { value: this.ledger.tableName });
+    new CfnOutput(this, 'TwilioSecretArn', {
+      value: this.secrets.twilio.secretArn,
+      description: 'Fill with { accountSid, authToken, from } (docs/deploy.md)',
+    });
+    new CfnOutput(this, 'FingerprintKeySecretArn', { value: this.secrets.fingerprintKey.secretArn });
+  }
+}

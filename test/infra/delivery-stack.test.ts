@@ -1,0 +1,562 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  ESCALATION_DETAIL_TYPE as RUNTIME_ESCALATION_DETAIL_TYPE,
+  ESCALATION_SOURCE as RUNTIME_ESCALATION_SOURCE,
+} from '../../lambdas/adapters/eventbridge/escalation-publishers.ts';
+import { UNRESOLVED_STATES as DOMAIN_UNRESOLVED_STATES } from '../../lambdas/domain/state-machine.ts';
+import { ConfigSchema, readConfig as readRuntimeConfig } from '../../lambdas/edge/config.ts';
+import { ESCALATION_DETAIL_TYPE, ESCALATION_SOURCE } from '../../lib/constructs/escalations.ts';
+import { UNRESOLVED_STATES } from '../../lib/constructs/monitoring.ts';
+import { ENVELOPE_ENCRYPTION_CONTEXT, type NoticeFunction } from '../../lib/constructs/notice-function.ts';
+import {
+  grantsOf,
+  identityStatements,
+  logicalId,
+  ROOT,
+  roleStatements,
+  type Synthesized,
+  synthesize,
+} from './synth.ts';
+
+let synth: Synthesized;
+let template: Template;
+let synthMs = 0;
+
+type FunctionKey = keyof Synthesized['delivery']['functions'];
+const FUNCTIONS: readonly FunctionKey[] = ['http', 'sendEmail', 'sendSms', 'reconciler', 'sesEvents'];
+
+beforeAll(() => {
+  const started = performance.now();
+  // Bundles the five handlers with the local esbuild, as `cdk synth` does.
+  synth = synthesize();
+  template = synth.deliveryTemplate;
+  synthMs = performance.now() - started;
+});
+
+const fn = (key: FunctionKey): NoticeFunction => synth.delivery.functions[key];
+
+interface FunctionProperties {
+  readonly Runtime?: string;
+  readonly Architectures?: string[];
+  readonly Handler?: string;
+  readonly Timeout?: number;
+  readonly LoggingConfig?: { readonly LogGroup?: unknown };
+  readonly DeadLetterConfig?: unknown;
+  readonly Environment?: { readonly Variables?: Record<string, unknown> };
+}
+
+function functionProps(key: FunctionKey): FunctionProperties | undefined {
+  return template.findResources('AWS::Lambda::Function')[logicalId(fn(key).function)]?.Properties;
+}
+
+function environmentOf(key: FunctionKey): Record<string, unknown> {
+  return functionProps(key)?.Environment?.Variables ?? {};
+}
+
+function grants(key: FunctionKey): Map<string, string[]> {
+  return grantsOf(roleStatements(template, logicalId(fn(key).role)));
+}
+
+describe('delivery stack: functions', () => {
+  it('synthesizes with bundling in reasonable time', () => {
+    // Informational: printed so the report can quote it; generous bound against pathologies.
+    console.info(`delivery app synth incl. bundling of 5 functions: ${Math.round(synthMs)} ms`);
+    expect(synthMs).toBeLessThan(120_000);
+  });
+
+  it('runs every function on Node.js 24, ARM64, ESM bundles with source maps', () => {
+    for (const key of FUNCTIONS) {
+      const props = functionProps(key);
+      expect(props?.Runtime, key).toMatch(/^nodejs2[24]\.x$/);
+      expect(props?.Architectures, key).toEqual(['arm64']);
+      expect(props?.Handler, key).toBe('index.handler');
+      expect(environmentOf(key).NODE_OPTIONS, key).toBe('--enable-source-maps');
+      expect(props?.LoggingConfig?.LogGroup, key).toEqual({ Ref: logicalId(fn(key).logGroup) });
+    }
+  });
+
+  it('gives each function its own log group with retention and the observability key', () => {
+    for (const key of FUNCTIONS) {
+      template.hasResourceProperties('AWS::Logs::LogGroup', {
+        RetentionInDays: 90,
+        KmsKeyId: Match.anyValue(),
+      });
+      expect(template.findResources('AWS::Logs::LogGroup')[logicalId(fn(key).logGroup)], key).toBeDefined();
+    }
+  });
+
+  it('gives the senders a timeout comfortably above the provider timeout and below the send lease', () => {
+    const { providerTimeoutMs, sendLeaseMs } = synth.config.runtime;
+    for (const key of ['sendEmail', 'sendSms'] as const) {
+      const timeout = functionProps(key)?.Timeout as number;
+      expect(timeout * 1000).toBeGreaterThanOrEqual(2 * providerTimeoutMs);
+      expect(timeout * 1000).toBeLessThan(sendLeaseMs);
+    }
+  });
+});
+
+describe('delivery stack: environment (DESIGN §6 names)', () => {
+  const runtimeKeys = new Set(Object.keys(ConfigSchema.shape));
+  const platformKeys = /^(NODE_OPTIONS|POWERTOOLS_[A-Z_]+|AWS_[A-Z_]+)$/;
+  const everyFunction = [
+    'LEDGER_TABLE_NAME',
+    'OPEN_INDEX_SHARDS',
+    'RETENTION_DAYS',
+    'ENVELOPE_KMS_KEY_ID',
+    'FINGERPRINT_KEY_SECRET_ARN',
+    'PROVIDER_TIMEOUT_MS',
+    'SEND_LEASE_MS',
+    'RECONCILE_INTERVAL_MS',
+    'UNKNOWN_GRACE_MS',
+    'RETRY_BASE_MS',
+    'RETRY_CAP_MS',
+    'MAX_ATTEMPTS',
+    'NOTICE_DEFAULT_DEADLINE_MS',
+  ];
+  const scheduling = ['SCHEDULE_GROUP_NAME', 'SCHEDULER_ROLE_ARN', 'ESCALATION_EVENT_BUS'];
+  const required: Record<FunctionKey, string[]> = {
+    http: ['EMAIL_QUEUE_URL', 'SMS_QUEUE_URL', 'TWILIO_SECRET_ARN', 'PUBLIC_BASE_URL'],
+    sendEmail: [
+      'EMAIL_QUEUE_URL',
+      'EMAIL_QUEUE_ARN',
+      'SES_FROM_ADDRESS',
+      'SES_CONFIGURATION_SET',
+      ...scheduling,
+    ],
+    sendSms: ['SMS_QUEUE_URL', 'SMS_QUEUE_ARN', 'TWILIO_SECRET_ARN', 'PUBLIC_BASE_URL', ...scheduling],
+    reconciler: [
+      'EMAIL_QUEUE_URL',
+      'EMAIL_QUEUE_ARN',
+      'SMS_QUEUE_URL',
+      'SMS_QUEUE_ARN',
+      'TWILIO_SECRET_ARN',
+      ...scheduling,
+    ],
+    sesEvents: [],
+  };
+
+  it('sets only variables the runtime reads (no typos, no strays)', () => {
+    for (const key of FUNCTIONS) {
+      const strays = Object.keys(environmentOf(key)).filter(
+        (v) => !runtimeKeys.has(v) && !platformKeys.test(v),
+      );
+      expect(strays, key).toEqual([]);
+    }
+  });
+
+  it('sets what each function needs', () => {
+    for (const key of FUNCTIONS) {
+      expect(Object.keys(environmentOf(key)), key).toEqual(
+        expect.arrayContaining([...everyFunction, ...required[key]]),
+      );
+    }
+  });
+
+  it('passes the runtime’s own configuration parser (tokens stand in as strings)', () => {
+    for (const key of FUNCTIONS) {
+      const env = Object.fromEntries(
+        Object.entries(environmentOf(key)).map(([name, value]) => [
+          name,
+          typeof value === 'string' ? value : `token-${name}`,
+        ]),
+      );
+      const config = readRuntimeConfig(env);
+      expect(config.PROVIDER_TIMEOUT_MS, key).toBe(synth.config.runtime.providerTimeoutMs);
+      expect(config.RECONCILE_INTERVAL_MS, key).toBe(60_000);
+      expect(config.OPEN_INDEX_SHARDS, key).toBe(4);
+    }
+  });
+
+  it('does not tell the e-mail sender or the SES events handler about Twilio', () => {
+    expect(environmentOf('sendEmail').TWILIO_SECRET_ARN).toBeUndefined();
+    expect(environmentOf('sesEvents').TWILIO_SECRET_ARN).toBeUndefined();
+  });
+
+  it('points PUBLIC_BASE_URL at the API’s own endpoint', () => {
+    const expected = { 'Fn::GetAtt': [logicalId(synth.delivery.api.api), 'ApiEndpoint'] };
+    expect(environmentOf('http').PUBLIC_BASE_URL).toEqual(expected);
+    expect(environmentOf('sendSms').PUBLIC_BASE_URL).toEqual(expected);
+  });
+});
+
+describe('delivery stack: least privilege', () => {
+  const table = (action: string) => `dynamodb:${action}`;
+
+  it('grants no data action on Resource "*"', () => {
+    for (const statement of identityStatements(template)) {
+      const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+      expect(resources, JSON.stringify(statement.Action)).not.toContain('*');
+    }
+  });
+
+  it('keeps every permission in one customer-managed policy per role (no inline policies)', () => {
+    template.resourceCountIs('AWS::IAM::Policy', 0);
+    for (const role of Object.values(template.findResources('AWS::IAM::Role'))) {
+      expect(role.Properties.Policies).toBeUndefined();
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+  });
+
+  it('http: table item CRUD + Query, enqueue both channels, seal only, read both secrets', () => {
+    const g = grants('http');
+    expect([...g.keys()].filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(
+      ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'].map(table),
+    );
+    expect(g.get('sqs:SendMessage')).toHaveLength(2);
+    expect(g.has('kms:GenerateDataKey')).toBe(true);
+    expect(g.get('secretsmanager:GetSecretValue')).toHaveLength(2);
+    for (const absent of ['scheduler:CreateSchedule', 'iam:PassRole', 'events:PutEvents', 'ses:SendEmail']) {
+      expect(g.has(absent), absent).toBe(false);
+    }
+    // Intake seals envelopes; it never opens one.
+    const envelope = roleStatements(template, logicalId(fn('http').role)).find(
+      (s) => s.Sid === 'SealEnvelopes',
+    );
+    expect(envelope?.Action).toBe('kms:GenerateDataKey');
+    expect(envelope?.Condition).toEqual({
+      StringEquals: { 'kms:EncryptionContext:purpose': ENVELOPE_ENCRYPTION_CONTEXT.purpose },
+    });
+  });
+
+  it('senders: Get/Update item, own queue only, open envelopes, scheduler + PassRole, escalations', () => {
+    for (const key of ['sendEmail', 'sendSms'] as const) {
+      const g = grants(key);
+      const statements = roleStatements(template, logicalId(fn(key).role));
+      expect([...g.keys()].filter((a) => a.startsWith('dynamodb:')).sort(), key).toEqual(
+        ['GetItem', 'UpdateItem'].map(table),
+      );
+      expect(g.get('sqs:SendMessage'), key).toHaveLength(1);
+      expect(g.has('sqs:ReceiveMessage'), key).toBe(true);
+      expect(statements.find((s) => s.Sid === 'OpenEnvelopes')?.Action, key).toBe('kms:Decrypt');
+      expect(
+        statements.some((s) => s.Sid === 'SealEnvelopes'),
+        key,
+      ).toBe(false);
+      const create = statements.find((s) => s.Sid === 'CreateRetrySchedules');
+      expect(create?.Action, key).toBe('scheduler:CreateSchedule');
+      expect(JSON.stringify(create?.Resource), key).toMatch(/:schedule\/notice-ledger-retries\/\*"\]\]\}$/);
+      expect(
+        statements.find((s) => s.Sid === 'PassSchedulerRole'),
+        key,
+      ).toMatchObject({
+        Action: 'iam:PassRole',
+        Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      });
+      expect(g.get('events:PutEvents'), key).toEqual([
+        JSON.stringify({ 'Fn::GetAtt': [logicalId(synth.delivery.escalations.bus), 'Arn'] }),
+      ]);
+    }
+    expect(grants('sendEmail').has('ses:SendEmail')).toBe(true);
+    expect(grants('sendSms').has('ses:SendEmail')).toBe(false);
+    expect(grants('sendEmail').get('secretsmanager:GetSecretValue')).toHaveLength(1);
+    expect(grants('sendSms').get('secretsmanager:GetSecretValue')).toHaveLength(2);
+  });
+
+  it('e-mail sender: ses:SendEmail only as the configured sender, on its identity and configuration set', () => {
+    const statement = roleStatements(template, logicalId(fn('sendEmail').role)).find(
+      (s) => s.Sid === 'SendEmailAsTheNoticeSender',
+    );
+    expect(statement?.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'notices@example.com' } });
+    const resources = JSON.stringify(statement?.Resource);
+    expect(resources).toContain(':identity/example.com');
+    expect(resources).toContain(':configuration-set/notice-ledger');
+  });
+
+  it('reconciler: Query on the open index only, Get/BatchGet/Update items, both queues, open, secrets, scheduler', () => {
+    const statements = roleStatements(template, logicalId(fn('reconciler').role));
+    const g = grants('reconciler');
+    const index = statements.find((s) => s.Sid === 'LedgerOpenIndex');
+    expect(index?.Action).toBe('dynamodb:Query');
+    expect(JSON.stringify(index?.Resource)).toContain('/index/open-due');
+    const items = statements.find((s) => s.Sid === 'LedgerItems');
+    expect(items?.Action).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    expect(g.get('sqs:SendMessage')).toHaveLength(2);
+    expect(statements.find((s) => s.Sid === 'OpenEnvelopes')?.Action).toBe('kms:Decrypt');
+    expect(g.get('secretsmanager:GetSecretValue')).toHaveLength(2);
+    expect(g.has('scheduler:CreateSchedule') && g.has('iam:PassRole') && g.has('events:PutEvents')).toBe(
+      true,
+    );
+  });
+
+  it('SES events: Get/Update/Put item (suppressions), fingerprint secret, nothing else of note', () => {
+    const g = grants('sesEvents');
+    expect([...g.keys()].filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(
+      ['GetItem', 'PutItem', 'UpdateItem'].map(table),
+    );
+    expect(g.get('secretsmanager:GetSecretValue')).toHaveLength(1);
+    for (const absent of ['scheduler:CreateSchedule', 'events:PutEvents', 'iam:PassRole']) {
+      expect(g.has(absent), absent).toBe(false);
+    }
+    // It knows the envelope key id (the runtime requires it) but may not use it.
+    const sids = roleStatements(template, logicalId(fn('sesEvents').role)).map((s) => s.Sid);
+    expect(sids).not.toContain('SealEnvelopes');
+    expect(sids).not.toContain('OpenEnvelopes');
+    // Only its DLQ (failed async invocations) is writable.
+    expect(g.get('sqs:SendMessage')).toEqual([
+      JSON.stringify({ 'Fn::GetAtt': [logicalId(synth.delivery.sesEvents.deadLetterQueue), 'Arn'] }),
+    ]);
+  });
+
+  it('uses the table key only through DynamoDB and the data key only through Secrets Manager for secrets', () => {
+    for (const key of FUNCTIONS) {
+      const statements = roleStatements(template, logicalId(fn(key).role));
+      const viaDynamo = statements.find((s) => s.Sid === 'LedgerTableKeyThroughDynamoDB');
+      expect(JSON.stringify(viaDynamo?.Condition), key).toContain('dynamodb.');
+      for (const s of statements.filter((st) => st.Sid?.startsWith('Decrypt') && st.Sid.endsWith('Secret'))) {
+        expect(JSON.stringify(s.Condition), key).toContain('secretsmanager.');
+      }
+    }
+  });
+});
+
+describe('delivery stack: SQS event sources', () => {
+  it('reports batch item failures and caps concurrency per channel', () => {
+    const { email, sms } = synth.config.channels;
+    for (const [key, channel] of [
+      ['sendEmail', email],
+      ['sendSms', sms],
+    ] as const) {
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: logicalId(fn(key).function) },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        BatchSize: channel.batchSize,
+        ScalingConfig: { MaximumConcurrency: channel.maxConcurrency },
+      });
+      expect(channel.maxConcurrency).toBeGreaterThanOrEqual(2);
+    }
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+  });
+});
+
+describe('delivery stack: HTTP API', () => {
+  it('requires IAM on every route but the Twilio callback', () => {
+    const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')).map((r) => [
+      r.Properties.RouteKey as string,
+      r.Properties.AuthorizationType as string,
+    ]);
+    expect(Object.fromEntries(routes)).toEqual({
+      'POST /v1/notices': 'AWS_IAM',
+      'POST /v1/notices/batch': 'AWS_IAM',
+      'GET /v1/notices/{noticeId}': 'AWS_IAM',
+      'GET /v1/suppressions/{channel}/{destination}': 'AWS_IAM',
+      'PUT /v1/suppressions/{channel}/{destination}': 'AWS_IAM',
+      'DELETE /v1/suppressions/{channel}/{destination}': 'AWS_IAM',
+      'GET /v1/health': 'AWS_IAM',
+      'POST /v1/provider-events/twilio': 'NONE',
+    });
+  });
+
+  it('offers a submitter and an operator policy, each scoped to its routes on the $default stage', () => {
+    const policies = template.findResources('AWS::IAM::ManagedPolicy');
+    const resourcesOf = (policy: IConstruct) =>
+      JSON.stringify(policies[logicalId(policy)]?.Properties.PolicyDocument.Statement);
+    const submitter = resourcesOf(synth.delivery.api.submitterPolicy);
+    expect(submitter).toContain('execute-api:Invoke');
+    for (const route of [
+      '/$default/POST/v1/notices"',
+      '/$default/POST/v1/notices/batch"',
+      '/$default/GET/v1/notices/*"',
+    ]) {
+      expect(submitter, route).toContain(route);
+    }
+    expect(submitter).not.toContain('suppressions');
+    const operator = resourcesOf(synth.delivery.api.operatorPolicy);
+    for (const route of [
+      '/$default/PUT/v1/suppressions/*/*"',
+      '/$default/DELETE/v1/suppressions/*/*"',
+      '/$default/GET/v1/health"',
+    ]) {
+      expect(operator, route).toContain(route);
+    }
+    expect(operator).not.toContain('provider-events');
+  });
+
+  it('throttles the stage, and the open callback route harder', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
+      RouteSettings: {
+        'POST /v1/provider-events/twilio': { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+      },
+    });
+  });
+
+  it('writes JSON access logs with the route template and caller, never the raw path', () => {
+    const stage = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'))[0];
+    const format = JSON.parse(stage?.Properties.AccessLogSettings.Format as string) as Record<string, string>;
+    expect(format.routeKey).toBe('$context.routeKey');
+    expect(format.caller).toBe('$context.identity.userArn');
+    expect(Object.values(format).join(' ')).not.toMatch(/\$context\.path|\$context\.resourcePath/);
+    expect(stage?.Properties.AccessLogSettings.DestinationArn).toEqual({
+      'Fn::GetAtt': [logicalId(synth.delivery.api.accessLogs), 'Arn'],
+    });
+  });
+});
+
+describe('delivery stack: schedules and events', () => {
+  it('runs the reconciler every minute from the default group, without retries', () => {
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(1 minute)',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      Target: {
+        Arn: { 'Fn::GetAtt': [logicalId(fn('reconciler').function), 'Arn'] },
+        RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 },
+      },
+    });
+    const schedule = Object.values(template.findResources('AWS::Scheduler::Schedule'))[0];
+    expect(schedule?.Properties.GroupName).toBeUndefined();
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: logicalId(fn('reconciler').function) },
+      MaximumRetryAttempts: 0,
+    });
+  });
+
+  it('publishes SES events of its configuration set to the default bus and routes them to the handler', () => {
+    template.hasResourceProperties('AWS::SES::ConfigurationSet', {
+      Name: 'notice-ledger',
+      DeliveryOptions: { TlsPolicy: 'REQUIRE' },
+    });
+    template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
+      EventDestination: {
+        Enabled: true,
+        MatchingEventTypes: Match.arrayEquals(
+          ['send', 'delivery', 'bounce', 'complaint', 'reject', 'deliveryDelay', 'renderingFailure'].map(
+            (e) => Match.exact(e),
+          ),
+        ),
+        EventBridgeDestination: { EventBusArn: Match.anyValue() },
+      },
+    });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.ses'],
+        'detail-type': [
+          'Email Sent',
+          'Email Delivered',
+          'Email Bounced',
+          'Email Complaint Received',
+          'Email Rejected',
+          'Email Delivery Delayed',
+          'Email Rendering Failed',
+        ],
+        detail: { mail: { tags: { 'ses:configuration-set': ['notice-ledger'] } } },
+      },
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [logicalId(fn('sesEvents').function), 'Arn'] },
+          DeadLetterConfig: {
+            Arn: { 'Fn::GetAtt': [logicalId(synth.delivery.sesEvents.deadLetterQueue), 'Arn'] },
+          },
+          RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 },
+        }),
+      ],
+    });
+    expect(functionProps('sesEvents')?.DeadLetterConfig).toEqual({
+      TargetArn: { 'Fn::GetAtt': [logicalId(synth.delivery.sesEvents.deadLetterQueue), 'Arn'] },
+    });
+  });
+
+  it('forwards escalations from their own bus to the alarm topic, with the runtime’s source and detail-type', () => {
+    expect(ESCALATION_SOURCE).toBe(RUNTIME_ESCALATION_SOURCE);
+    expect(ESCALATION_DETAIL_TYPE).toBe(RUNTIME_ESCALATION_DETAIL_TYPE);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventBusName: { Ref: logicalId(synth.delivery.escalations.bus) },
+      EventPattern: { source: [ESCALATION_SOURCE], 'detail-type': [ESCALATION_DETAIL_TYPE] },
+      Targets: [Match.objectLike({ Arn: { Ref: logicalId(synth.delivery.monitoring.topic) } })],
+    });
+  });
+
+  it('binds envelope grants to the encryption context the KMS adapter uses', () => {
+    const source = readFileSync(join(ROOT, 'lambdas/adapters/crypto/kms-data-key-source.ts'), 'utf8');
+    expect(source).toContain(`purpose: '${ENVELOPE_ENCRYPTION_CONTEXT.purpose}'`);
+  });
+});
+
+describe('delivery stack: alarms and dashboard', () => {
+  const topicRef = () => ({ Ref: logicalId(synth.delivery.monitoring.topic) });
+
+  it('encrypts the alarm topic with the observability key and requires TLS', () => {
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({
+            Sid: 'AlarmsOfThisAccount',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: 'sns:Publish',
+          }),
+          Match.objectLike({ Principal: { Service: 'events.amazonaws.com' }, Action: 'sns:Publish' }),
+        ]),
+      },
+    });
+  });
+
+  it('alarms on the oldest unresolved age (Maximum, missing data breaching) as the reconciler publishes it', () => {
+    expect([...UNRESOLVED_STATES]).toEqual([...DOMAIN_UNRESOLVED_STATES]);
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'NoticeLedger',
+      MetricName: 'OldestUnresolvedAgeSeconds',
+      Dimensions: [{ Name: 'service', Value: 'notice-ledger' }],
+      Statistic: 'Maximum',
+      Threshold: 3600,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'breaching',
+      AlarmActions: [topicRef()],
+    });
+  });
+
+  it('alarms on queue age, any dead letter, escalations, poison messages and each function’s errors', () => {
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
+    const count = (namespace: string, metric: string) =>
+      alarms.filter((a) => a.Namespace === namespace && a.MetricName === metric).length;
+    expect(count('AWS/SQS', 'ApproximateAgeOfOldestMessage')).toBe(2);
+    expect(count('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toBe(3);
+    expect(count('NoticeLedger', 'Escalations')).toBe(1);
+    expect(count('NoticeLedger', 'PoisonMessages')).toBe(1);
+    expect(count('AWS/Lambda', 'Errors')).toBe(5);
+    expect(alarms).toHaveLength(13);
+    for (const alarm of alarms) {
+      expect(alarm.AlarmActions).toEqual([topicRef()]);
+      if (alarm.MetricName !== 'OldestUnresolvedAgeSeconds')
+        expect(alarm.TreatMissingData).toBe('notBreaching');
+      if (alarm.Namespace === 'NoticeLedger') {
+        expect(alarm.Dimensions).toEqual([{ Name: 'service', Value: 'notice-ledger' }]);
+      }
+    }
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('has one dashboard with open rows per state, oldest age, queue ages, throttling and outcomes', () => {
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    const body = JSON.stringify(
+      Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]?.Properties.DashboardBody,
+    );
+    for (const needle of [
+      ...UNRESOLVED_STATES.map((s) => `Open_${s}`),
+      'OldestUnresolvedAgeSeconds',
+      'ApproximateAgeOfOldestMessage',
+      'Outcome_retry_scheduled',
+      'Outcome_accepted',
+      'Throttles',
+    ]) {
+      expect(body, needle).toContain(needle);
+    }
+  });
+
+  it('reports no warnings or errors while synthesizing', () => {
+    for (const stack of [synth.stateful, synth.delivery]) {
+      expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([]);
+      expect(Annotations.fromStack(stack).findError('*', Match.anyValue())).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, type CfnElement, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { buildNoticeLedger, type NoticeLedgerStacks } from '../../lib/app.ts';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+
+/** The context `cdk synth` runs with: cdk.json's (defaults + feature flags). */
+export function cdkJsonContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as {
+    context: Record<string, unknown>;
+  };
+  return cdkJson.context;
+}
+
+export interface Synthesized extends NoticeLedgerStacks {
+  readonly app: App;
+  readonly statefulTemplate: Template;
+  readonly deliveryTemplate: Template;
+}
+
+/**
+ * Builds the whole app in-process, exactly as bin/app.ts does but without the validation plugins
+ * (tests run the packs themselves). `bundle: false` skips esbuild (context
+ * `aws:cdk:bundling-stacks: []`) for tests that do not look at code; a bundled build takes ~7 s
+ * on two cores for the five functions, so each test file builds once, in `beforeAll`.
+ */
+export function synthesize(
+  options: { context?: Record<string, unknown>; bundle?: boolean } = {},
+): Synthesized {
+  const app = new App({
+    context: {
+      ...cdkJsonContext(),
+      ...options.context,
+      ...(options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}),
+    },
+  });
+  const stacks = buildNoticeLedger(app, { compliance: false });
+  return {
+    app,
+    ...stacks,
+    statefulTemplate: Template.fromStack(stacks.stateful),
+    deliveryTemplate: Template.fromStack(stacks.delivery),
+  };
+}
+
+/** Logical id of an L2 construct's resource (or of an L1 itself). */
+export function logicalId(construct: IConstruct): string {
+  const element = (construct.node.defaultChild ?? construct) as CfnElement;
+  return Stack.of(construct).getLogicalId(element);
+}
+
+export interface Statement {
+  readonly Sid?: string;
+  readonly Effect: string;
+  readonly Action: string | string[];
+  readonly Resource: unknown;
+  readonly Condition?: Record<string, Record<string, unknown>>;
+}
+
+export function actionsOf(statement: Statement): string[] {
+  return Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+}
+
+/** Every statement of every identity policy (managed, inline, role inline) in a template. */
+export function identityStatements(template: Template): Statement[] {
+  const out: Statement[] = [];
+  for (const type of ['AWS::IAM::ManagedPolicy', 'AWS::IAM::Policy']) {
+    for (const resource of Object.values(template.findResources(type))) {
+      out.push(...(resource.Properties.PolicyDocument.Statement as Statement[]));
+    }
+  }
+  for (const role of Object.values(template.findResources('AWS::IAM::Role'))) {
+    for (const policy of (role.Properties.Policies ?? []) as {
+      PolicyDocument: { Statement: Statement[] };
+    }[]) {
+      out.push(...policy.PolicyDocument.Statement);
+    }
+  }
+  return out;
+}
+
+/** Statements of the managed policy attached to the role with this logical id. */
+export function roleStatements(template: Template, roleLogicalId: string): Statement[] {
+  const policies = Object.values(template.findResources('AWS::IAM::ManagedPolicy')).filter((p) =>
+    ((p.Properties.Roles ?? []) as { Ref: string }[]).some((r) => r.Ref === roleLogicalId),
+  );
+  return policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+/** `{ action → resources }` of a role, resources as JSON so tokens compare by shape. */
+export function grantsOf(statements: readonly Statement[]): Map<string, string[]> {
+  const grants = new Map<string, string[]>();
+  for (const st of statements) {
+    const resources = (Array.isArray(st.Resource) ? st.Resource : [st.Resource]).map((r) =>
+      JSON.stringify(r),
+    );
+    for (const action of actionsOf(st)) grants.set(action, [...(grants.get(action) ?? []), ...resources]);
+  }
+  return grants;
+}
