@@ -365,21 +365,22 @@ export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: Outco
   }
 }
 
-export interface NewIntentInput {
-  readonly noticeId: string;
-  readonly channel: Channel;
-  readonly eventId: string;
-  readonly eventType: string;
-  readonly recipientId: string;
-  readonly templateId: string;
-  readonly templateVersion: string;
-  readonly contentDigest: string;
-  readonly destination: Destination;
-  readonly createdAt: number;
-  readonly deadline: number;
-  readonly sms?: SmsShape | undefined;
-  readonly envelope: string;
-}
+/** What intake knows about a new intent: every fixed field, plus the sealed envelope. */
+export type NewIntentInput = Pick<
+  Intent,
+  | 'noticeId'
+  | 'channel'
+  | 'eventId'
+  | 'eventType'
+  | 'recipientId'
+  | 'templateId'
+  | 'templateVersion'
+  | 'contentDigest'
+  | 'destination'
+  | 'createdAt'
+  | 'deadline'
+  | 'sms'
+> & { readonly envelope: string };
 
 /** The row as intake records it: `reserved`, version 1, one `intake` record. */
 export function createIntent(input: NewIntentInput, timing: LedgerTiming): Intent {

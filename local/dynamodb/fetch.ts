@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { isMainModule } from '../process-utils.ts';
 
 const run = promisify(execFile);
 
@@ -83,17 +84,7 @@ async function publish(extracted: string, staging: string): Promise<void> {
   }
 }
 
-function isMainModule(): boolean {
-  const entry = process.argv[1];
-  if (!entry) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isMainModule()) {
+if (isMainModule(import.meta.url)) {
   ensureDynamoDbLocal().then(
     (dir) => console.log(dir),
     (error: unknown) => {

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { freePort } from '../process-utils.ts';
 import { ensureDynamoDbLocal } from './fetch.ts';
 
 export interface DynamoDbLocalOptions {
@@ -96,7 +97,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   }
   // A picked port can be taken by someone else before the JVM binds it; just pick another.
   for (let attempt = 1; ; attempt++) {
-    const port = await pickFreePort();
+    const port = await freePort();
     try {
       return await launch(emulatorDir, port, storageArgs, deadline, readyTimeoutMs);
     } catch (error) {
@@ -262,21 +263,6 @@ async function terminate(child: ChildProcess): Promise<void> {
     await exited;
   }
   liveJvms.delete(child);
-}
-
-function pickFreePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolvePort(address.port);
-        else reject(new Error('could not determine a free port'));
-      });
-    });
-  });
 }
 
 /**

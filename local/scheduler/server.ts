@@ -48,13 +48,13 @@
  * defaults to AWS_ENDPOINT_URL_SQS) prints its endpoint and runs until SIGINT/SIGTERM.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { closeOnSignal, isMainModule } from '../process-utils.ts';
 
 /** The account local-aws-sqs puts in its queue ARNs by default; cosmetic here. */
 const ACCOUNT_ID = '123456789012';
@@ -827,22 +827,8 @@ function parseCliArgs(argv: readonly string[]): SchedulerStandInOptions {
   return { ...options, port, sqsEndpoint };
 }
 
-function isMain(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isMainModule(import.meta.url)) {
   const standIn = await startSchedulerStandIn(parseCliArgs(process.argv.slice(2)));
   process.stdout.write(`${standIn.endpoint}\n`);
-  const stop = () => {
-    void standIn.close().then(() => process.exit(0));
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  closeOnSignal(() => standIn.close());
 }

@@ -28,12 +28,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { realpathSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pathToFileURL } from 'node:url';
 import { computeTwilioSignature } from '../../lambdas/adapters/twilio/twilio-signature.ts';
+import { closeOnSignal, isMainModule } from '../process-utils.ts';
 
 export const DEFAULT_ACCOUNT_SID = 'AC00000000000000000000000000000001';
 export const DEFAULT_AUTH_TOKEN = '0123456789abcdef0123456789abcdef';
@@ -1075,22 +1074,8 @@ function parseCliArgs(argv: readonly string[]): SmsSimulatorOptions {
   return options;
 }
 
-function isMain(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isMainModule(import.meta.url)) {
   const simulator = await startSmsSimulator(parseCliArgs(process.argv.slice(2)));
   process.stdout.write(`${simulator.baseUrl}\n`);
-  const stop = () => {
-    void simulator.close().then(() => process.exit(0));
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  closeOnSignal(() => simulator.close());
 }

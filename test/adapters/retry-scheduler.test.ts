@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import {
   ConflictException,
   CreateScheduleCommand,
@@ -9,13 +8,10 @@ import {
 } from '@aws-sdk/client-scheduler';
 import {
   CreateQueueCommand,
-  DeleteMessageCommand,
   GetQueueAttributesCommand,
-  type Message,
   ReceiveMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { createSqsServer } from 'local-aws-sqs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   atExpression,
@@ -26,39 +22,11 @@ import {
 import { intentMessageBody, SqsIntentQueue } from '../../lambdas/adapters/sqs/sqs-intent-queue.ts';
 import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
 import { type SchedulerStandIn, startSchedulerStandIn } from '../../local/scheduler/server.ts';
+import { drain, LOCAL_CREDENTIALS, startSqs } from '../helpers/sqs.ts';
 
-const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+const CREDENTIALS = LOCAL_CREDENTIALS;
 const GROUP = 'notice-retries';
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/scheduler-to-sqs';
-
-async function startSqs(): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const server = await createSqsServer({ port: 0, hostname: '127.0.0.1' });
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
-
-/** Receives (and deletes) for `ms`, or until `count` messages arrived. */
-async function drain(sqs: SQSClient, queueUrl: string, ms: number, count = Number.POSITIVE_INFINITY) {
-  const received: Message[] = [];
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline && received.length < count) {
-    const out = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
-    );
-    for (const message of out.Messages ?? []) {
-      received.push(message);
-      await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
-    }
-  }
-  return received;
-}
 
 /** The epoch ms an `at(yyyy-mm-ddThh:mm:ss)` expression names, read as UTC. */
 function atMillis(expression: string | undefined): number {

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -14,20 +13,13 @@ import {
   SchedulerClient,
   ValidationException,
 } from '@aws-sdk/client-scheduler';
-import {
-  CreateQueueCommand,
-  DeleteMessageCommand,
-  GetQueueAttributesCommand,
-  type Message,
-  ReceiveMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
-import { createSqsServer } from 'local-aws-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSchedulerStandIn } from '../../local/scheduler/server.ts';
+import { drain, LOCAL_CREDENTIALS, startSqs } from '../helpers/sqs.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+const CREDENTIALS = LOCAL_CREDENTIALS;
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/scheduler-to-sqs';
 const GROUP = 'notice-retries';
 
@@ -35,35 +27,6 @@ const GROUP = 'notice-retries';
 function atIn(ms: number): { at: number; expression: string } {
   const at = Math.ceil((Date.now() + ms) / 1000) * 1000;
   return { at, expression: `at(${new Date(at).toISOString().slice(0, 19)})` };
-}
-
-async function startSqs(): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const server = await createSqsServer({ port: 0, hostname: '127.0.0.1' });
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
-
-/** Receives (and deletes) for `ms`, or until `count` messages arrived. */
-async function drain(sqs: SQSClient, queueUrl: string, ms: number, count = Number.POSITIVE_INFINITY) {
-  const received: Message[] = [];
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline && received.length < count) {
-    const out = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
-    );
-    for (const message of out.Messages ?? []) {
-      received.push(message);
-      await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
-    }
-  }
-  return received;
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {

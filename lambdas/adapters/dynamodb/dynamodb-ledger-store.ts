@@ -16,7 +16,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Channel } from '../../domain/channel.ts';
 import type { Intent, TransitionPlan, TransitionRecord } from '../../domain/intent.ts';
-import { isSameContent } from '../../domain/intent.ts';
+import { isSameContent, MUTABLE_INTENT_FIELDS } from '../../domain/intent.ts';
 import { type IntentState, isTerminal } from '../../domain/state-machine.ts';
 import type {
   LedgerStore,
@@ -271,19 +271,8 @@ export class DynamoDbLedgerStore implements LedgerStore {
    */
   async apply(plan: TransitionPlan): Promise<TransitionResult> {
     const next = this.itemFromIntent(plan.next);
-    const mutable = [
-      'state',
-      'version',
-      'attempts',
-      'provider',
-      'providerReceiptId',
-      'nextAttemptAt',
-      'leaseOwner',
-      'leaseExpiresAt',
-      'dueAt',
-      'openShard',
-      'envelope',
-    ] as const;
+    // The index keys follow `dueAt`: set with it, removed with it.
+    const mutable = [...MUTABLE_INTENT_FIELDS, 'openShard'] as const;
     const names: Record<string, string> = {
       '#transitions': 'transitions',
       '#state': 'state',

@@ -1,0 +1,40 @@
+import type { AddressInfo } from 'node:net';
+import {
+  DeleteMessageCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { createSqsServer } from 'local-aws-sqs';
+
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+/** local-aws-sqs in this process on a free 127.0.0.1 port. */
+export async function startSqs(): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const server = await createSqsServer({ port: 0, hostname: '127.0.0.1' });
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Receives (and deletes) for `ms`, or until `count` messages arrived. */
+export async function drain(sqs: SQSClient, queueUrl: string, ms: number, count = Number.POSITIVE_INFINITY) {
+  const received: Message[] = [];
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && received.length < count) {
+    const out = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
+    for (const message of out.Messages ?? []) {
+      received.push(message);
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
+    }
+  }
+  return received;
+}
