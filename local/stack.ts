@@ -29,6 +29,7 @@ import { ensureLedgerTable } from '../lambdas/adapters/dynamodb/ledger-table.ts'
 import type { Channel } from '../lambdas/domain/channel.ts';
 import { deriveNoticeId } from '../lambdas/domain/identity.ts';
 import { readConfig } from '../lambdas/edge/config.ts';
+import { describeCrashPoint, installCrashPoints, readCrashPoint } from './crash-points.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb/server.ts';
 import { type HttpApiHandler, startHttpGateway } from './http-gateway.ts';
 import { LOCAL_ACCOUNT_ID, lambdaContext } from './lambda-context.ts';
@@ -150,6 +151,8 @@ async function start(
   e.ENVELOPE_LOCAL_KEY ||= secrets.envelopeKey;
   // Validate the whole configuration before starting anything, with the runtime's own schema.
   let config = readConfig(e);
+  const crashPoint = readCrashPoint(e);
+  const sesEvents = readSesEventsMode(e.LOCAL_SES_EVENTS);
 
   // Bound first: the public URL (Twilio's callbacks) must be known before the runtime is built,
   // and a taken port should fail before a JVM is started.
@@ -314,6 +317,12 @@ async function start(
     email: (await import('../lambdas/handlers/send-email.ts')).handler,
     sms: (await import('../lambdas/handlers/send-sms.ts')).handler,
   };
+  if (crashPoint) {
+    // Before any handler runs: the ports are wrapped on the one runtime they all share.
+    const { getRuntime } = await import('../lambdas/wiring.ts');
+    installCrashPoints(await getRuntime(), crashPoint);
+    log(`CRASH_POINT armed: ${describeCrashPoint(crashPoint)} (this process will SIGKILL itself)`);
+  }
   const pollers: SqsEventSource[] = CHANNELS.map((channel) =>
     startSqsEventSource({
       client: sqs,
@@ -337,7 +346,8 @@ async function start(
   });
   cleanups.push(() => reconciler.stop(0));
 
-  const sesFeed = started.sesv2 ? await startSesFeed(endpoints.sesv2, region, log) : undefined;
+  const sesFeed =
+    started.sesv2 || sesEvents === 'store' ? await startSesFeed(endpoints.sesv2, region, log) : undefined;
   if (sesFeed) cleanups.push(async () => sesFeed.stop());
 
   gateway.open();
@@ -532,8 +542,10 @@ interface SesFeed {
 
 /**
  * aws-ses-v2-local publishes no events; the feeder (local/ses-event-feeder.ts) turns its store
- * into SES-shaped EventBridge events for the ses-events function. Only for an emulator this
- * stack started: another endpoint may not have a `/store` to read.
+ * into SES-shaped EventBridge events for the ses-events function. For an emulator this stack
+ * started, and for an external endpoint only when `LOCAL_SES_EVENTS=store` says it serves
+ * aws-ses-v2-local's `/store` (the emulator itself, or a proxy in front of it): an arbitrary
+ * endpoint may have no `/store` to read.
  */
 async function startSesFeed(
   endpoint: string,
@@ -695,6 +707,16 @@ async function runCleanups(cleanups: (() => Promise<unknown>)[], log: (line: str
       log(`shutdown step failed: ${errorText(error)}`);
     }
   }
+}
+
+/**
+ * `LOCAL_SES_EVENTS`: `store` feeds SES events from the `/store` of an external SES endpoint
+ * (tests that keep the emulator outside a stack they kill); unset: only for the stack's own.
+ */
+function readSesEventsMode(value: string | undefined): 'store' | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (value.trim() === 'store') return 'store';
+  throw new Error(`LOCAL_SES_EVENTS must be "store" or unset, got "${value}"`);
 }
 
 function parsePort(value: string | undefined): number {

@@ -87,6 +87,10 @@ function planReport(
   deps: Dependencies,
 ): TransitionPlan[] | 'final' | 'not_accepted' {
   if (isTerminal(row.state)) return 'final';
+  // The provider's clock says when it acted, which can precede what the ledger already wrote
+  // (SES stamps a Send event with its acceptance time, before our timeout recorded `unknown`).
+  // Records are appended in order, so their times must not go backwards: never before the last.
+  const at = Math.max(report.at, row.transitions[row.transitions.length - 1]?.at ?? row.createdAt);
   const plans: TransitionPlan[] = [];
   let current = row;
   if (current.state === 'retry_scheduled') {
@@ -98,10 +102,10 @@ function planReport(
       {
         to: 'sending',
         reason: Reason.claimed,
-        at: report.at,
+        at,
         attempt: current.attempts,
         detail: `settling a ${report.provider} report; no send`,
-        set: { leaseOwner: `report:${report.provider}`, leaseExpiresAt: report.at + deps.timing.leaseMs },
+        set: { leaseOwner: `report:${report.provider}`, leaseExpiresAt: at + deps.timing.leaseMs },
       },
       deps.timing,
     );
@@ -117,7 +121,7 @@ function planReport(
           current.state === 'sending' && plans.length === 0
             ? Reason.providerAccepted
             : Reason.reconciledAccepted,
-        at: report.at,
+        at,
         attempt: current.attempts,
         detail: `reported by ${report.provider}`,
         set: { provider: report.provider, providerReceiptId: report.receiptId },
@@ -132,7 +136,7 @@ function planReport(
     plans.push(
       planTransition(
         current,
-        { to: 'delivered', reason: Reason.deliveryReported, at: report.at, detail: report.code },
+        { to: 'delivered', reason: Reason.deliveryReported, at, detail: report.code },
         deps.timing,
       ),
     );
@@ -143,9 +147,7 @@ function planReport(
         : report.failure === 'complaint'
           ? Reason.complaint
           : Reason.deliveryFailed;
-    plans.push(
-      planTransition(current, { to: 'failed', reason, at: report.at, detail: report.code }, deps.timing),
-    );
+    plans.push(planTransition(current, { to: 'failed', reason, at, detail: report.code }, deps.timing));
   }
   return plans;
 }

@@ -1,0 +1,144 @@
+/**
+ * Crash points for the runbook of DESIGN §7: "kill the worker immediately before the send,
+ * immediately after the provider accepted, and immediately before the final commit".
+ *
+ * A kill -9 from outside cannot land between two lines of the sender; this can. When
+ * `CRASH_POINT` is set, the local stack wraps the ports of its process-wide runtime (the
+ * transports and the ledger store) so that the process SIGKILLs itself at that point for the
+ * targeted intent. The use case (lambdas/use-cases/deliver-intent.ts) is untouched: each point
+ * is a port call it already makes.
+ *
+ *   before_send    at the transport's `send` entry, before any byte reaches the provider
+ *   after_accept   after the transport returned `accepted`, before the outcome is written
+ *   before_commit  at the store's `apply` of the plan that takes the row out of `sending`
+ *                  (the attempt's outcome), before the write
+ *
+ * `CRASH_POINT_NOTICE` (a noticeId) and `CRASH_POINT_CHANNEL` (`email`|`sms`) narrow the target;
+ * without them the first intent to reach the point brings the process down. Local stack only:
+ * nothing in lambdas/ reads these variables.
+ */
+import { writeSync } from 'node:fs';
+import type { Channel } from '../lambdas/domain/channel.ts';
+import type { TransitionPlan } from '../lambdas/domain/intent.ts';
+import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
+import type { LedgerStore } from '../lambdas/ports/ledger-store.port.ts';
+import type { Transport } from '../lambdas/ports/transport.port.ts';
+import { parseCorrelationId } from '../lambdas/use-cases/deliver-intent.ts';
+import type { Runtime } from '../lambdas/wiring.ts';
+
+export const CRASH_POINTS = ['before_send', 'after_accept', 'before_commit'] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+export interface CrashPointSpec {
+  readonly point: CrashPoint;
+  readonly noticeId?: string | undefined;
+  readonly channel?: Channel | undefined;
+}
+
+/** Ends the process the way `kill -9` does: no handler, no flush, no graceful stop. */
+export type Crash = (line: string) => never;
+
+/**
+ * The spec from the environment, or undefined when `CRASH_POINT` is unset. A value that names
+ * no point is an error, so a typo cannot quietly run a test without its crash.
+ */
+export function readCrashPoint(
+  env: Readonly<Record<string, string | undefined>>,
+): CrashPointSpec | undefined {
+  const point = env.CRASH_POINT?.trim();
+  if (!point) return undefined;
+  if (!(CRASH_POINTS as readonly string[]).includes(point)) {
+    throw new Error(`CRASH_POINT must be one of ${CRASH_POINTS.join(', ')}; got "${point}"`);
+  }
+  const channel = env.CRASH_POINT_CHANNEL?.trim() || undefined;
+  if (channel !== undefined && channel !== 'email' && channel !== 'sms') {
+    throw new Error(`CRASH_POINT_CHANNEL must be email or sms; got "${channel}"`);
+  }
+  return {
+    point: point as CrashPoint,
+    noticeId: env.CRASH_POINT_NOTICE?.trim() || undefined,
+    channel,
+  };
+}
+
+export function describeCrashPoint(spec: CrashPointSpec): string {
+  return `${spec.point} for ${spec.noticeId ?? 'any notice'}${spec.channel ? ` (${spec.channel})` : ''}`;
+}
+
+/**
+ * SIGKILL to this process. The line goes out first with a synchronous write, because nothing
+ * written asynchronously survives the signal; tests read it to know the crash happened where
+ * they aimed it and not somewhere else.
+ */
+export const sigkillSelf: Crash = (line) => {
+  writeSync(2, `[local] ${line}\n`);
+  process.kill(process.pid, 'SIGKILL');
+  // A signal a process sends itself is delivered before kill() returns; this is only for the
+  // type checker and a platform that would not honour that.
+  process.abort();
+};
+
+/**
+ * Wraps, in place, the ports of the runtime the handlers share (lambdas/wiring.ts builds one per
+ * process; the reconciler's dependencies hold the same store and transport objects), so that
+ * every caller goes through the crash point.
+ */
+export function installCrashPoints(
+  runtime: Pick<Runtime, 'deps'>,
+  spec: CrashPointSpec,
+  crash: Crash = sigkillSelf,
+): void {
+  const targets = (noticeId: string, channel: Channel) =>
+    (spec.noticeId === undefined || spec.noticeId === noticeId) &&
+    (spec.channel === undefined || spec.channel === channel);
+  const die = (noticeId: string, channel: Channel): never =>
+    crash(`crash point ${spec.point} reached for ${noticeId}-${channel}: SIGKILL`);
+
+  if (spec.point === 'before_commit') {
+    wrapStore(runtime.deps.store, (plan) => {
+      if (isAttemptOutcome(plan) && targets(plan.next.noticeId, plan.next.channel)) {
+        die(plan.next.noticeId, plan.next.channel);
+      }
+    });
+    return;
+  }
+  const point = spec.point;
+  const check = (correlationId: string, outcome: ProviderOutcome | undefined) => {
+    const ref = parseCorrelationId(correlationId);
+    if (ref === undefined || !targets(ref.noticeId, ref.channel)) return;
+    if (point === 'before_send' || outcome?.kind === 'accepted') die(ref.noticeId, ref.channel);
+  };
+  const { email, sms } = runtime.deps.transports;
+  if (email) wrapTransport(email, point, check);
+  if (sms) wrapTransport(sms, point, check);
+}
+
+/**
+ * The write that records what the attempt's provider call returned: it leaves `sending`. The
+ * reconciler's lease expiry leaves `sending` too, but it is no worker's commit.
+ */
+function isAttemptOutcome(plan: TransitionPlan): boolean {
+  return plan.expected.state === 'sending' && plan.record.reason !== 'lease_expired';
+}
+
+function wrapStore(store: LedgerStore, before: (plan: TransitionPlan) => void): void {
+  const apply = store.apply.bind(store);
+  store.apply = async (plan) => {
+    before(plan);
+    return apply(plan);
+  };
+}
+
+function wrapTransport<M extends { readonly correlationId: string }>(
+  transport: Transport<M>,
+  point: 'before_send' | 'after_accept',
+  check: (correlationId: string, outcome: ProviderOutcome | undefined) => void,
+): void {
+  const send = transport.send.bind(transport);
+  transport.send = async (message) => {
+    if (point === 'before_send') check(message.correlationId, undefined);
+    const outcome = await send(message);
+    if (point === 'after_accept') check(message.correlationId, outcome);
+    return outcome;
+  };
+}

@@ -1,0 +1,298 @@
+/**
+ * Randomized faults on both providers while the stack is killed with SIGKILL several times and
+ * restarted on the same data (DESIGN §9, "kill -9 anywhere, any number of times: no notice lost,
+ * no duplicate send beyond a recorded and reconciled `unknown`").
+ *
+ * Faults, drawn per provider call:
+ * - SMS (the simulator's seeded probabilities): the message stored but the 201 held past the
+ *   timeout, nothing stored and the answer held past the timeout, 500 (ambiguous for Twilio),
+ *   429 with Retry-After 1 s;
+ * - SES (fault proxy in front of aws-ses-v2-local, seeded draw): forwarded and answer held past
+ *   the timeout, held and dropped unforwarded, 429, 500 (ambiguous for SES), 503 (retryable).
+ * Meanwhile `KILLS` SIGKILLs land while notices are still being posted and sent.
+ *
+ * Afterwards, provider-side truth against the ledger: every channel of every accepted POST is
+ * in the ledger; no (notice, channel) has more than one message at its provider; every row is
+ * resolved, `failed` only with an escalation reason; every `accepted`/`delivered` row names the
+ * provider's own id for the one message the provider holds.
+ *
+ * Configuration: `UNKNOWN_POLICY=escalate` (the default). SES has no lookup, so an email whose
+ * outcome stays unknown past UNKNOWN_GRACE_MS (no Send event) is failed for a person to decide:
+ * after a restart the event feed replays the whole store, and a resend policy could then resend
+ * a mail whose Send event was merely late. `MAX_ATTEMPTS=12`: with ~20% of provider calls faulted
+ * and each kill costing the rows it catches one attempt, 8 attempts would leave a real (if small)
+ * chance of `attempts_exhausted` from random draws alone; 12 makes that negligible (~0.2^12), so
+ * an exhausted row here would point at a defect rather than at bad luck.
+ *
+ * Sizes and seed: FAULT_NOTICES (default 200), FAULT_KILLS (default 3), FAULT_SEED (default
+ * random; printed, so a failing run can be replayed with the same provider draws).
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, expect, it } from 'vitest';
+import type { ProxyFault } from '../../local/fault-proxy.ts';
+import { uniqueTableName } from '../helpers/dynamodb.ts';
+import {
+  freePort,
+  makeDataDir,
+  type StackProcess,
+  startStackProcess,
+  stopAllStacks,
+} from '../helpers/local-stack.ts';
+import {
+  allResolved,
+  channelOf,
+  ESCALATION_REASONS,
+  emailsFor,
+  eventId,
+  HOLD_PAST_TIMEOUT_MS,
+  noticeRequest,
+  path,
+  phoneBook,
+  providerSide,
+  RESOLVED,
+  SENT,
+  SHORT_TIMINGS,
+  startProviders,
+  textsFor,
+  waitForTimelines,
+} from './runbook-support.ts';
+import { assertWellFormed, postNotice, type Timeline } from './support.ts';
+
+const NOTICES = positiveInt(process.env.FAULT_NOTICES, 200);
+const KILLS = positiveInt(process.env.FAULT_KILLS, 3);
+const SEED = positiveInt(process.env.FAULT_SEED, randomBytes(3).readUIntBE(0, 3) + 1);
+/** Notices are posted over this window, so the kills land while work is in flight. */
+const POST_WINDOW_MS = 24_000;
+const PRODUCERS = 4;
+/** Per notice: how long a client keeps retrying its POST (through kills and restarts). */
+const POST_PATIENCE_MS = 45_000;
+const SETTLE_TIMEOUT_MS = 90_000;
+/**
+ * Longer than the runbook's 4 s: the grace must outlast the slowest way a provider's answer can
+ * reach the ledger, and here that is the SES event feed after a restart, which replays the
+ * emulator's whole store in order (tens of ms per event, hundreds of events) before it reaches
+ * the mails sent just before the kill. A shorter grace escalates mails SES did accept.
+ */
+const UNKNOWN_GRACE_MS = 12_000;
+/** The whole file must stay under four minutes on two cores. */
+const TEST_TIMEOUT_MS = 230_000;
+
+const closers: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  await stopAllStacks();
+  for (const close of closers.reverse()) await close().catch(() => undefined);
+});
+
+function positiveInt(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return value !== undefined && Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+/** mulberry32, as the SMS simulator uses: the SES draws replay with the same seed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+it(`${NOTICES} notices, faults on both providers, ${KILLS} × SIGKILL: nothing lost, nothing sent twice, every row resolved or escalated`, {
+  timeout: TEST_TIMEOUT_MS,
+}, async () => {
+  const startedAt = Date.now();
+  // Prepare: providers in this process (they outlive every kill), faults on both.
+  const providers = await startProviders({ seed: SEED });
+  closers.push(() => providers.close());
+  const { sms, sesProxy } = providers;
+  sms.faults.set({
+    probabilities: { timeoutAfterAccept: 0.05, timeoutBeforeAccept: 0.05, status500: 0.05, status429: 0.03 },
+    randomTimeoutMs: HOLD_PAST_TIMEOUT_MS,
+  });
+  const sesDraw = prng(SEED ^ 0x5e5);
+  const sesFaults: Record<string, number> = {};
+  let sesCalls = 0;
+  sesProxy.random = (): ProxyFault => {
+    sesCalls += 1;
+    const r = sesDraw();
+    const fault: ProxyFault =
+      r < 0.05
+        ? { kind: 'timeout_after_accept', delayMs: HOLD_PAST_TIMEOUT_MS }
+        : r < 0.1
+          ? { kind: 'timeout_before_accept', delayMs: HOLD_PAST_TIMEOUT_MS }
+          : r < 0.13
+            ? { kind: 'status', status: 429 }
+            : r < 0.16
+              ? { kind: 'status', status: 500 }
+              : r < 0.19
+                ? { kind: 'status', status: 503 }
+                : { kind: 'pass' };
+    const name = fault.kind === 'status' ? `status_${fault.status}` : fault.kind;
+    sesFaults[name] = (sesFaults[name] ?? 0) + 1;
+    return fault;
+  };
+  const options = {
+    dynamodb: 'shared' as const,
+    dataDir: await makeDataDir('notice-ledger-fault-random-'),
+    port: await freePort(),
+    tableName: uniqueTableName('fault-random'),
+    env: {
+      ...providers.env,
+      ...SHORT_TIMINGS,
+      MAX_ATTEMPTS: '12',
+      UNKNOWN_POLICY: 'escalate',
+      UNKNOWN_GRACE_MS: String(UNKNOWN_GRACE_MS),
+    },
+  };
+  let stack: StackProcess = await startStackProcess(options);
+  const apiUrl = stack.apiUrl;
+  const phone = phoneBook();
+  const notices = Array.from({ length: NOTICES }, (_, i) => {
+    const destination = phone();
+    return {
+      phone: destination,
+      ...noticeRequest({
+        eventId: eventId(`rnd${i}`),
+        email: `success+${randomBytes(4).toString('hex')}@simulator.amazonses.com`,
+        phone: destination,
+      }),
+    };
+  });
+
+  // Act: producers post on a schedule, retrying through the kills as any client would;
+  // meanwhile the stack is SIGKILLed and restarted on the same data dir, port and table.
+  const posted: { status: number; tries: number }[] = new Array(NOTICES);
+  const postStart = Date.now();
+  let nextIndex = 0;
+  const producers = Array.from({ length: PRODUCERS }, async () => {
+    while (nextIndex < NOTICES) {
+      const i = nextIndex++;
+      const notice = notices[i] as (typeof notices)[number];
+      const slot = postStart + Math.floor((i * POST_WINDOW_MS) / NOTICES);
+      if (slot > Date.now()) await sleep(slot - Date.now());
+      const giveUpAt = Date.now() + POST_PATIENCE_MS;
+      let tries = 0;
+      let status = 0;
+      while (Date.now() < giveUpAt && tries < 200) {
+        tries += 1;
+        try {
+          status = (await postNotice(apiUrl, notice.body)).status;
+          // 5xx: the stack is going down or coming up; the request is safe to repeat.
+          if (status < 500) break;
+        } catch {
+          status = 0;
+        }
+        await sleep(200);
+      }
+      posted[i] = { status, tries };
+    }
+  });
+  const kills: { atMs: number; signal: string | null; downMs: number }[] = [];
+  const killer = (async () => {
+    for (let k = 0; k < KILLS; k++) {
+      const at = postStart + ((k + 1) * POST_WINDOW_MS) / (KILLS + 1) + (Math.random() - 0.5) * 2000;
+      if (at > Date.now()) await sleep(at - Date.now());
+      const killedAt = Date.now();
+      await stack.kill9();
+      const { signal } = await stack.exited;
+      stack = await startStackProcess(options);
+      kills.push({ atMs: killedAt - postStart, signal, downMs: Date.now() - killedAt });
+    }
+  })();
+  await Promise.all([...producers, killer]);
+  const postedMs = Date.now() - postStart;
+  const timelines = await waitForTimelines(
+    apiUrl,
+    notices.map((n) => n.noticeId),
+    allResolved,
+    { timeoutMs: SETTLE_TIMEOUT_MS, intervalMs: 1000, what: 'every channel of every notice to resolve' },
+  );
+  const settledMs = Date.now() - postStart;
+
+  // Assess
+  const side = await providerSide(providers);
+  const rows = timelines.flatMap((timeline: Timeline, i) => {
+    const notice = notices[i] as (typeof notices)[number];
+    return (['email', 'sms'] as const).map((channel) => {
+      const c = channelOf(timeline, channel);
+      const ids = channel === 'email' ? emailsFor(side, notice.noticeId) : textsFor(side, notice.phone);
+      return { i, channel, c, ids };
+    });
+  });
+  const count = (pred: (row: (typeof rows)[number]) => boolean) => rows.filter(pred).length;
+  const reasonCount = (reason: string) =>
+    rows.reduce((sum, r) => sum + r.c.transitions.filter((t) => t.reason === reason).length, 0);
+  const byState: Record<string, number> = {};
+  for (const r of rows) byState[r.c.state] = (byState[r.c.state] ?? 0) + 1;
+  const escalated = rows.filter((r) => r.c.state === 'failed');
+  const escalationReasons: Record<string, number> = {};
+  for (const r of escalated) {
+    const reason = r.c.transitions.at(-1)?.reason ?? '?';
+    escalationReasons[reason] = (escalationReasons[reason] ?? 0) + 1;
+  }
+  const ourEmails = notices.reduce((sum, n) => sum + emailsFor(side, n.noticeId).length, 0);
+  const ourTexts = notices.reduce((sum, n) => sum + textsFor(side, n.phone).length, 0);
+  const figures = {
+    seed: SEED,
+    notices: NOTICES,
+    acceptedPosts: posted.filter((p) => p?.status === 202 || p?.status === 200).length,
+    postsThatNeededRetries: posted.filter((p) => (p?.tries ?? 0) > 1).length,
+    postsAnsweredAsReplay: posted.filter((p) => p?.status === 200).length,
+    intents: rows.length,
+    byState,
+    unknownRowsSeen: count((r) => r.c.transitions.some((t) => t.to === 'unknown')),
+    leaseExpired: reasonCount('lease_expired'),
+    reconciledAccepted: reasonCount('reconciled_accepted'),
+    reconciledNotSent: reasonCount('reconciled_not_sent'),
+    escalations: escalated.length,
+    escalationReasons,
+    escalatedButAtProvider: count((r) => r.c.state === 'failed' && r.ids.length > 0),
+    retriesScheduled: count((r) => r.c.transitions.some((t) => t.to === 'retry_scheduled')),
+    maxAttempts: Math.max(...rows.map((r) => r.c.attempts)),
+    sms: {
+      providerCalls: sms.faults.counters.createCalls,
+      acceptedMessages: ourTexts,
+      faultsInjected: sms.faults.counters.faultsInjected,
+      rateLimited: sms.faults.counters.rateLimited,
+    },
+    email: { providerCalls: sesCalls, acceptedMessages: ourEmails, faults: sesFaults },
+    kills,
+    postedInMs: postedMs,
+    resolvedAfterMs: settledMs,
+    wallMs: Date.now() - startedAt,
+  };
+  console.info(`fault-random figures:\n${JSON.stringify(figures, null, 2)}`);
+  // Every accepted POST: both channels in the ledger.
+  expect(figures.acceptedPosts).toBe(NOTICES);
+  for (const timeline of timelines) {
+    expect(timeline.channels.map((c) => c.channel).sort()).toEqual(['email', 'sms']);
+  }
+  // The kills happened, as SIGKILLs, while work was in flight.
+  expect(kills).toHaveLength(KILLS);
+  for (const kill of kills) expect(kill.signal).toBe('SIGKILL');
+  // The faults happened, on both providers.
+  expect(figures.sms.faultsInjected).toBeGreaterThan(0);
+  expect(Object.keys(sesFaults).filter((k) => k !== 'pass').length).toBeGreaterThanOrEqual(4);
+  expect(figures.unknownRowsSeen).toBeGreaterThan(0);
+  const problems: string[] = [];
+  for (const { i, channel, c, ids } of rows) {
+    const where = `notice ${i} ${channel} (${c.state}, provider-side ${ids.length}): ${path(c)}`;
+    // No duplicate send.
+    if (ids.length > 1) problems.push(`duplicate: ${where}`);
+    // Resolved, and failed only as an escalation (no permanent rejection was injected).
+    if (!RESOLVED.has(c.state)) problems.push(`unresolved: ${where}`);
+    if (c.state === 'failed' && !ESCALATION_REASONS.has(c.transitions.at(-1)?.reason ?? ''))
+      problems.push(`failed without an escalation reason: ${where}`);
+    // What the ledger calls sent is what the provider holds, under the provider's own id.
+    if (SENT.has(c.state) && (ids.length !== 1 || c.providerReceiptId !== ids[0]))
+      problems.push(`ledger and provider disagree: ${where}`);
+    for (const problem of assertWellFormed(c.transitions)) problems.push(`${problem}: ${where}`);
+  }
+  expect(problems).toEqual([]);
+  expect(Date.now() - startedAt).toBeLessThan(TEST_TIMEOUT_MS);
+  expect((await stack.stop()).code).toBe(0);
+});
