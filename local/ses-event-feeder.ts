@@ -88,6 +88,8 @@ export function sesEventsFor(email: SesStoredEmail, now = Date.now()): EventBrid
   return events;
 }
 
+const FEED_CONCURRENCY = 8;
+
 export interface SesEventFeeder {
   /** One pass over the store; resolves when every new email's events were handled. */
   poll(): Promise<number>;
@@ -110,14 +112,24 @@ export function startSesEventFeeder(options: {
   let stopped = false;
 
   async function pass(): Promise<number> {
-    const emails = await readSesStore(options.endpoint, since);
+    const emails = (await readSesStore(options.endpoint, since)).filter(
+      (email) => !done.has(email.messageId),
+    );
+    // Different mails are independent: deliver them side by side (a few at a time), each
+    // mail's events in order. One at a time, a restart replaying the store made the newest
+    // mails' Send events seconds late, long enough to look like "SES never took it".
+    let next = 0;
     let handled = 0;
-    for (const email of emails) {
-      if (done.has(email.messageId)) continue;
-      for (const event of sesEventsFor(email)) await options.deliver(event);
-      done.add(email.messageId);
-      handled += 1;
-    }
+    await Promise.all(
+      Array.from({ length: Math.min(FEED_CONCURRENCY, emails.length) }, async () => {
+        while (next < emails.length) {
+          const email = emails[next++] as SesStoredEmail;
+          for (const event of sesEventsFor(email)) await options.deliver(event);
+          done.add(email.messageId);
+          handled += 1;
+        }
+      }),
+    );
     // Re-read the last second next time: the store's filter has one-second resolution.
     if (emails.length > 0) since = Math.max(since, ...emails.map((e) => e.at));
     return handled;

@@ -386,3 +386,28 @@ describe('intake edge cases', () => {
     ]);
   });
 });
+
+describe('provider report times', () => {
+  it('a report stamped earlier than the last record (provider clock) is recorded no earlier than it', async () => {
+    const world = fakeWorld();
+    const submitted = await submitNotice(EXAMPLE_REQUEST, world.deps);
+    if (submitted.kind !== 'recorded') throw new Error('not recorded');
+    world.email.script.push({ kind: 'ambiguous', code: 'timeout' });
+    world.clock.advance(5_000);
+    await deliverIntent({ noticeId: submitted.noticeId, channel: 'email' }, world.deps);
+    const unknownAt = (await world.store.get(submitted.noticeId, 'email'))?.transitions.at(-1)?.at as number;
+    await applyDeliveryReport(
+      {
+        ref: { noticeId: submitted.noticeId, channel: 'email' },
+        provider: 'ses',
+        receiptId: 'ses-1',
+        kind: 'accepted',
+        at: unknownAt - 4_000,
+      },
+      world.deps,
+    );
+    const times = (await world.store.get(submitted.noticeId, 'email'))?.transitions.map((t) => t.at) ?? [];
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(times.at(-1)).toBe(unknownAt);
+  });
+});
