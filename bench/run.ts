@@ -1,0 +1,453 @@
+/**
+ * `npm run bench [-- --quick]`: queue age under provider throttling and cost per delivered
+ * notice, for our dispatcher and a naive baseline, on the local stack.
+ *
+ *   quick: N = 600 SMS notices, provider capped at R = 20/s   (about 2 minutes on 2 cores)
+ *   full:  N = 3000, R = 25/s                                  (about 6 minutes)
+ *   --notices N --rate R        override either
+ *   --pace-factor F             our senders pace at F × R (default 1: the provider's own rate)
+ *   --in-process                run the stack in this process instead of a child process
+ *   --skip-cost / --skip-baseline
+ *
+ * Order: cost phases A and B (happy path, delivery reports) → throttle run against our stack →
+ * cost phase C (forced retries; its 2-minute schedule must not fire inside another measurement)
+ * → stop the stack → the same burst through the naive baseline against a fresh simulator with
+ * the same cap. Results: bench/results/latest.json and <mode>-latest.json, one summary line
+ * appended to bench/results/history.jsonl, <mode>-queue-age.svg, and a table on stdout, with the
+ * agreement against the previous run of the same mode.
+ * Everything listens on 127.0.0.1 and is stopped at the end, or on SIGINT/SIGTERM.
+ */
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { type SmsSimulator, startSmsSimulator } from '../local/sms-simulator/server.ts';
+import { type BaselineResult, runBaseline } from './baseline/naive-dispatcher.ts';
+import { type CostResult, type HappyPathCost, runCostPhases, runRetryPhase } from './cost-run.ts';
+import type { ThrottleFigures } from './lib/figures.ts';
+import { type BenchServices, REGION, startBenchServices } from './lib/services.ts';
+import { type StackHandle, startStackChild, startStackInProcess } from './lib/stack-process.ts';
+import { relativeDifference, round } from './lib/stats.ts';
+import { linePlot } from './lib/svg.ts';
+import { type OurThrottleResult, runOurThrottle } from './throttle-run.ts';
+
+const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
+const TWILIO_FROM = '+15005550006';
+/** The stack's pollers: batches in flight per queue (LOCAL_SQS_CONCURRENCY's default). */
+const POLLER_CONCURRENCY = 2;
+
+interface Args {
+  readonly mode: 'quick' | 'full';
+  readonly notices: number;
+  readonly rate: number;
+  readonly paceFactor: number;
+  readonly skipCost: boolean;
+  readonly skipBaseline: boolean;
+  readonly inProcess: boolean;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const quick = argv.includes('--quick');
+  const value = (name: string) => {
+    const i = argv.indexOf(name);
+    if (i === -1) return undefined;
+    const v = Number(argv[i + 1]);
+    if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} needs a positive number`);
+    return v;
+  };
+  const known = new Set([
+    '--quick',
+    '--skip-cost',
+    '--skip-baseline',
+    '--notices',
+    '--rate',
+    '--pace-factor',
+  ]);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (!known.has(arg)) throw new Error(`unknown argument: ${arg}`);
+    if (['--notices', '--rate', '--pace-factor'].includes(arg)) i++;
+  }
+  return {
+    mode: quick ? 'quick' : 'full',
+    notices: Math.round(value('--notices') ?? (quick ? 600 : 3000)),
+    rate: value('--rate') ?? (quick ? 20 : 25),
+    paceFactor: value('--pace-factor') ?? 1,
+    skipCost: argv.includes('--skip-cost'),
+    skipBaseline: argv.includes('--skip-baseline'),
+    inProcess: argv.includes('--in-process'),
+  };
+}
+
+// --- output: the stack's JSON logs are counted (CloudWatch Logs bytes) and dropped -------------
+const writeOut = process.stdout.write.bind(process.stdout);
+let stdoutBytes = 0;
+process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+  stdoutBytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+  const callback = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+  callback?.();
+  return true;
+}) as typeof process.stdout.write;
+const print = (line = '') => writeOut(`${line}\n`);
+// Powertools warns on stderr for every invocation that recorded no metric (a batch of deferrals);
+// that is the stack's business, not the bench's output.
+const writeErr = process.stderr.write.bind(process.stderr);
+process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+  const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+  if (text.includes('No application metrics to publish')) {
+    (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
+    return true;
+  }
+  return writeErr(chunk as string, ...(rest as []));
+}) as typeof process.stderr.write;
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+export interface BenchResults {
+  readonly mode: 'quick' | 'full';
+  readonly startedAt: string;
+  readonly durationSeconds: number;
+  readonly machine: { readonly cpus: number; readonly node: string };
+  readonly setup: Record<string, unknown>;
+  readonly throttle: ThrottleFigures & { readonly detail: OurThrottleResult['detail'] };
+  readonly baseline?: ThrottleFigures & { readonly detail: BaselineResult['detail'] };
+  readonly cost?: {
+    readonly dynamoWritesPerChannel: number;
+    readonly dynamoReadsPerChannel: number;
+    readonly writeCapacityUnitsPerChannel: number;
+    readonly readCapacityUnitsPerChannel: number;
+    readonly sqsRequestsPerChannel: number;
+    readonly schedulerCallsPerRetry: number;
+    readonly detail: CostResult;
+  };
+  readonly series: {
+    readonly throttle: { t: number; unresolved: number; oldestAgeSeconds: number }[];
+    readonly baseline?: { t: number; unresolved: number; oldestAgeSeconds: number }[];
+    readonly throttleSamples: OurThrottleResult['samples'];
+  };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const tag = started.toString(36);
+  log(`mode ${args.mode}: N = ${args.notices}, R = ${args.rate}/s, pace factor ${args.paceFactor}`);
+
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const cleanup = async () => {
+    while (cleanups.length > 0) {
+      try {
+        await cleanups.pop()?.();
+      } catch (error) {
+        log(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  };
+  let interrupted = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) process.exit(1);
+    interrupted = true;
+    log(`${signal}: stopping`);
+    void cleanup().then(() => process.exit(130));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    const services: BenchServices = await startBenchServices(log);
+    cleanups.push(() => services.stop());
+    const ddb = new DynamoDBClient({
+      endpoint: services.dynamodb.endpoint,
+      region: REGION,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const sqs = new SQSClient({
+      endpoint: services.sqsEndpoint,
+      region: REGION,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    cleanups.push(async () => {
+      ddb.destroy();
+      sqs.destroy();
+    });
+    const simulator: SmsSimulator = await startSmsSimulator({ fromNumbers: [TWILIO_FROM] });
+    cleanups.push(() => simulator.close());
+    const dataDir = await mkdtemp(join(tmpdir(), 'notice-ledger-bench-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+
+    const env: Record<string, string> = {
+      PORT: '0',
+      LEDGER_DATA_DIR: dataDir,
+      LEDGER_TABLE_NAME: `bench-${tag}`,
+      AWS_ENDPOINT_URL_DYNAMODB: services.proxies.dynamodb.endpoint,
+      AWS_ENDPOINT_URL_SQS: services.proxies.sqs.endpoint,
+      AWS_ENDPOINT_URL_SESV2: services.ses.endpoint,
+      AWS_ENDPOINT_URL_SCHEDULER: services.proxies.scheduler.endpoint,
+      TWILIO_BASE_URL: simulator.baseUrl,
+      TWILIO_ACCOUNT_SID: simulator.accountSid,
+      TWILIO_AUTH_TOKEN: simulator.authToken,
+      TWILIO_FROM,
+      SMS_SEND_RATE_PER_SECOND: String(args.rate * args.paceFactor),
+      LOCAL_SQS_CONCURRENCY: String(POLLER_CONCURRENCY),
+    };
+    const stack: StackHandle = args.inProcess
+      ? await startStackInProcess(env, () => stdoutBytes)
+      : await startStackChild(env, log);
+    let stackStopped = false;
+    const stopStack = async () => {
+      if (stackStopped) return;
+      stackStopped = true;
+      await stack.stop();
+    };
+    cleanups.push(stopStack);
+    log(`local stack up at ${stack.apiUrl}`);
+
+    let happy: HappyPathCost | undefined;
+    if (!args.skipCost) {
+      happy = await runCostPhases({
+        stack,
+        services,
+        simulator,
+        ddb,
+        notices: 100,
+        tag,
+        log,
+      });
+      // Let the SMS pacing bucket refill and the last callbacks land before the burst.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
+
+    const ours = await runOurThrottle({
+      stack,
+      services,
+      simulator,
+      ddb,
+      sqs,
+      notices: args.notices,
+      rate: args.rate,
+      tag: `${tag}t`,
+      log,
+    });
+    let cost: CostResult | undefined;
+    if (happy) {
+      const retries = await runRetryPhase({ stack, services, simulator, ddb, tag, log });
+      cost = { ...happy, retries };
+    }
+    await stopStack();
+
+    let baseline: BaselineResult | undefined;
+    if (!args.skipBaseline) {
+      const fresh = await startSmsSimulator({ fromNumbers: [TWILIO_FROM] });
+      cleanups.push(() => fresh.close());
+      baseline = await runBaseline({
+        sqs,
+        simulator: fresh,
+        from: TWILIO_FROM,
+        notices: args.notices,
+        rate: args.rate,
+        tag,
+        concurrency: POLLER_CONCURRENCY,
+        log,
+      });
+    }
+
+    const results: BenchResults = {
+      mode: args.mode,
+      startedAt: new Date(started).toISOString(),
+      durationSeconds: round((Date.now() - started) / 1000, 1),
+      machine: { cpus: cpus().length, node: process.version },
+      setup: {
+        notices: args.notices,
+        providerRatePerSecond: args.rate,
+        ourPaceRatePerSecond: args.rate * args.paceFactor,
+        providerBucket: `${args.rate} tokens, refilled at ${args.rate}/s; 429 Retry-After = whole seconds to the next token (≥ 1)`,
+        channel: 'sms',
+        pollers: `${POLLER_CONCURRENCY} batches × 10 records in flight (ours and the baseline)`,
+        stack: args.inProcess ? 'in the bench process' : 'child process (node --import tsx local/start.ts)',
+        statusCallbacks: 'off during the throttle runs',
+        burst:
+          'ours: POST /v1/notices/batch, 100 per request, 4 requests in flight; baseline: SendMessageBatch, 10 per request, 4 in flight',
+        queueAge: 'oldest notice not yet accepted, from per-notice timestamps on a 250 ms grid',
+      },
+      throttle: { ...ours.figures, detail: ours.detail },
+      ...(baseline ? { baseline: { ...baseline.figures, detail: baseline.detail } } : {}),
+      ...(cost
+        ? {
+            cost: {
+              dynamoWritesPerChannel: cost.happyPath.all.dynamoWritesPerChannel,
+              dynamoReadsPerChannel: cost.happyPath.all.dynamoReadsPerChannel,
+              writeCapacityUnitsPerChannel: cost.happyPath.all.writeCapacityUnitsPerChannel,
+              readCapacityUnitsPerChannel: cost.happyPath.all.readCapacityUnitsPerChannel,
+              sqsRequestsPerChannel: cost.happyPath.all.sqsRequestsPerChannel,
+              schedulerCallsPerRetry: cost.retries.schedulerCallsPerLongRetry,
+              detail: cost,
+            },
+          }
+        : {}),
+      series: {
+        throttle: thin(ours.series),
+        ...(baseline ? { baseline: thin(baseline.series) } : {}),
+        throttleSamples: ours.samples,
+      },
+    };
+
+    await mkdir(RESULTS_DIR, { recursive: true });
+    const previous = await readFile(join(RESULTS_DIR, `${args.mode}-latest.json`), 'utf8')
+      .then((text) => JSON.parse(text) as BenchResults)
+      .catch(() => undefined);
+    const json = `${JSON.stringify(results, null, 2)}\n`;
+    await writeFile(join(RESULTS_DIR, 'latest.json'), json);
+    await writeFile(join(RESULTS_DIR, `${args.mode}-latest.json`), json);
+    await appendFile(join(RESULTS_DIR, 'history.jsonl'), `${JSON.stringify(summaryLine(results))}\n`);
+    await writeFile(join(RESULTS_DIR, `${args.mode}-queue-age.svg`), queueAgePlot(results));
+
+    printTable(results);
+    if (previous && previous.setup.notices === results.setup.notices) printAgreement(previous, results);
+  } finally {
+    await cleanup();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** Every 4th point (1 s) is enough for the JSON and the plot. */
+function thin<T>(points: readonly T[]): T[] {
+  return points.filter((_, i) => i % 4 === 0);
+}
+
+function summaryLine(r: BenchResults) {
+  const pick = (f: ThrottleFigures | undefined) =>
+    f && {
+      drainOverIdeal: f.drainOverIdeal,
+      providerCallsPerAccepted: f.providerCallsPerAccepted,
+      duplicates: f.duplicates,
+      lost: f.lost,
+      p99: f.p99TriggerToAcceptedSeconds,
+      maxQueueAgeSeconds: f.maxQueueAgeSeconds,
+    };
+  return {
+    startedAt: r.startedAt,
+    mode: r.mode,
+    notices: r.setup.notices,
+    rate: r.setup.providerRatePerSecond,
+    pace: r.setup.ourPaceRatePerSecond,
+    ours: pick(r.throttle),
+    baseline: pick(r.baseline),
+    writesPerChannel: r.cost?.dynamoWritesPerChannel,
+    wcuPerChannel: r.cost?.writeCapacityUnitsPerChannel,
+  };
+}
+
+function queueAgePlot(r: BenchResults): string {
+  const series = [
+    {
+      name: 'our dispatcher',
+      color: '#1f77b4',
+      points: r.series.throttle.map((p) => [p.t, p.oldestAgeSeconds] as const),
+    },
+    ...(r.series.baseline
+      ? [
+          {
+            name: 'naive baseline',
+            color: '#d62728',
+            points: r.series.baseline.map((p) => [p.t, p.oldestAgeSeconds] as const),
+          },
+        ]
+      : []),
+  ];
+  return linePlot({
+    title: `Oldest unresolved notice, local stack (${r.setup.notices} SMS, provider ${r.setup.providerRatePerSecond}/s)`,
+    xLabel: 'seconds since the burst',
+    yLabel: 'queue age (s)',
+    series,
+  });
+}
+
+const TARGETS: Record<string, (ours: ThrottleFigures) => boolean> = {
+  'drain ≤ 1.15 × N/R': (f) => f.drainOverIdeal <= 1.15,
+  'provider calls per accepted ≤ 1.10': (f) => f.providerCallsPerAccepted <= 1.1,
+  'no duplicates, none lost': (f) => f.duplicates === 0 && f.lost === 0,
+};
+
+function printTable(r: BenchResults): void {
+  const rows: [string, (f: ThrottleFigures) => string][] = [
+    ['notices', (f) => String(f.notices)],
+    ['provider rate (/s)', (f) => String(f.providerRatePerSecond)],
+    ['drain (s)', (f) => f.drainSeconds.toFixed(1)],
+    ['ideal N/R (s)', (f) => f.idealSeconds.toFixed(1)],
+    ['drain / ideal', (f) => f.drainOverIdeal.toFixed(3)],
+    ['provider calls / accepted', (f) => f.providerCallsPerAccepted.toFixed(3)],
+    ['429 answers', (f) => String(f.providerRateLimited)],
+    ['duplicates', (f) => String(f.duplicates)],
+    ['lost', (f) => String(f.lost)],
+    ['p50 trigger→accepted (s)', (f) => f.p50TriggerToAcceptedSeconds.toFixed(2)],
+    ['p99 trigger→accepted (s)', (f) => f.p99TriggerToAcceptedSeconds.toFixed(2)],
+    ['max queue age (s)', (f) => f.maxQueueAgeSeconds.toFixed(2)],
+  ];
+  print();
+  print(`notice-ledger bench (${r.mode}), ${r.startedAt}, ${r.durationSeconds} s, ${r.machine.cpus} CPUs`);
+  print();
+  print(`${'throttle run'.padEnd(28)}${'ours'.padStart(12)}${r.baseline ? 'baseline'.padStart(12) : ''}`);
+  for (const [label, fmt] of rows) {
+    print(
+      `${label.padEnd(28)}${fmt(r.throttle).padStart(12)}${r.baseline ? fmt(r.baseline).padStart(12) : ''}`,
+    );
+  }
+  if (r.cost) {
+    const c = r.cost;
+    print();
+    print('happy-path cost per channel (email + sms)');
+    print(`${'DynamoDB writes'.padEnd(28)}${String(c.dynamoWritesPerChannel).padStart(12)}`);
+    print(`${'DynamoDB reads'.padEnd(28)}${String(c.dynamoReadsPerChannel).padStart(12)}`);
+    print(`${'write capacity units'.padEnd(28)}${String(c.writeCapacityUnitsPerChannel).padStart(12)}`);
+    print(`${'read capacity units'.padEnd(28)}${String(c.readCapacityUnitsPerChannel).padStart(12)}`);
+    print(`${'SQS requests'.padEnd(28)}${String(c.sqsRequestsPerChannel).padStart(12)}`);
+    print(`${'Scheduler calls / retry≥60s'.padEnd(28)}${String(c.schedulerCallsPerRetry).padStart(12)}`);
+    print(
+      `${'SQS sends / retry<60s'.padEnd(28)}${String(c.detail.retries.sqsSendsPerShortRetry).padStart(12)}`,
+    );
+  }
+  print();
+  for (const [name, check] of Object.entries(TARGETS))
+    print(`${check(r.throttle) ? 'met ' : 'MISS'}  ${name}`);
+  if (r.cost) {
+    print(`${r.cost.dynamoWritesPerChannel <= 3 ? 'met ' : 'MISS'}  DynamoDB writes per channel ≤ 3`);
+  }
+  if (r.baseline) {
+    const worse =
+      r.baseline.maxQueueAgeSeconds > r.throttle.maxQueueAgeSeconds ||
+      r.baseline.providerCallsPerAccepted > r.throttle.providerCallsPerAccepted;
+    print(`${worse ? 'met ' : 'MISS'}  baseline worse on queue age or wasted calls`);
+  }
+}
+
+function printAgreement(previous: BenchResults, current: BenchResults): void {
+  const ratios: [string, (r: BenchResults) => number | undefined][] = [
+    ['ours drain/ideal', (r) => r.throttle.drainOverIdeal],
+    ['ours calls/accepted', (r) => r.throttle.providerCallsPerAccepted],
+    ['baseline drain/ideal', (r) => r.baseline?.drainOverIdeal],
+    ['baseline calls/accepted', (r) => r.baseline?.providerCallsPerAccepted],
+    ['writes/channel', (r) => r.cost?.dynamoWritesPerChannel],
+    ['WCU/channel', (r) => r.cost?.writeCapacityUnitsPerChannel],
+  ];
+  print();
+  print(`repeatability vs the previous ${current.mode} run (${previous.startedAt}):`);
+  for (const [name, get] of ratios) {
+    const a = get(previous);
+    const b = get(current);
+    if (a === undefined || b === undefined) continue;
+    const diff = relativeDifference(a, b);
+    print(
+      `  ${name.padEnd(26)}${String(a).padStart(8)} → ${String(b).padEnd(8)} ${(diff * 100).toFixed(1)} %${diff <= 0.1 ? '' : '  (> 10 %)'}`,
+    );
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  },
+);
