@@ -30,6 +30,8 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export class SharedSendGate implements SendGate {
   private readonly gateCache = new Map<Channel, { until: number; readAt: number }>();
   private readonly buckets = new Map<Channel, BucketState>();
+  /** Per channel: until when the current throttle episode lasts. */
+  private readonly episodes = new Map<Channel, number>();
   private readonly options: Required<Omit<SharedSendGateOptions, 'ratePerSecond'>> &
     Pick<SharedSendGateOptions, 'ratePerSecond'>;
 
@@ -46,8 +48,16 @@ export class SharedSendGate implements SendGate {
   }
 
   async admit(channel: Channel): Promise<Admission> {
-    const now = this.options.clock.now();
-    const until = await this.gateUntil(channel, now);
+    let now = this.options.clock.now();
+    let until = await this.gateUntil(channel, now);
+    if (until > now && until - now <= this.options.maxInlineWaitMs) {
+      // A short closure is cheaper to wait out here than to defer through the queue, whose
+      // delay rounds up to whole seconds; then look at the gate again.
+      await this.options.sleep(until - now);
+      now = this.options.clock.now();
+      this.gateCache.delete(channel);
+      until = await this.gateUntil(channel, now);
+    }
     if (until > now) return { kind: 'wait', untilMs: until };
     const rate = this.options.ratePerSecond?.[channel];
     if (!rate) return { kind: 'go' };
@@ -67,8 +77,12 @@ export class SharedSendGate implements SendGate {
     const now = this.options.clock.now();
     const cached = this.gateCache.get(channel);
     this.gateCache.set(channel, { until: Math.max(untilMs, cached?.until ?? 0), readAt: now });
+    // Slow down once per throttle episode: the 429s of sends already in flight when the first
+    // one arrived say nothing new, and halving for each would collapse the pace.
+    const episodeEnd = this.episodes.get(channel) ?? 0;
     const bucket = this.buckets.get(channel);
-    if (bucket) this.buckets.set(channel, onThrottled(bucket, now));
+    if (bucket && now >= episodeEnd) this.buckets.set(channel, onThrottled(bucket, now));
+    this.episodes.set(channel, Math.max(episodeEnd, untilMs));
     await this.options.store.closeGate(channel, untilMs, 'provider_throttled');
   }
 

@@ -411,3 +411,34 @@ describe('provider report times', () => {
     expect(times.at(-1)).toBe(unknownAt);
   });
 });
+
+describe('shared throttle gate: episodes and short closures', () => {
+  it('several 429s of one episode slow the pace once; a short closure is waited out inline', async () => {
+    const { SharedSendGate } = await import('../../lambdas/use-cases/shared-send-gate.ts');
+    const world = fakeWorld();
+    const sleeps: number[] = [];
+    const gate = new SharedSendGate({
+      store: world.store,
+      clock: world.clock,
+      gateCacheMs: 0,
+      ratePerSecond: { sms: 20 },
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        world.clock.advance(ms);
+      },
+    });
+    expect(await gate.admit('sms')).toEqual({ kind: 'go' });
+    const until = world.clock.now() + 1000;
+    await gate.throttled('sms', until);
+    await gate.throttled('sms', until);
+    await gate.throttled('sms', until);
+    // Closed for 1 s (≤ maxInlineWaitMs): admitted after waiting, not deferred.
+    expect(await gate.admit('sms')).toEqual({ kind: 'go' });
+    expect(sleeps[0]).toBe(1000);
+    // Halved once (20 → 10/s, 10 tokens after the 1 s wait): 15 sends wait 5 × 100 ms in all.
+    // Halved three times (2.5/s) they would wait several seconds.
+    sleeps.length = 0;
+    for (let i = 0; i < 15; i++) await gate.admit('sms');
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(600);
+  });
+});
