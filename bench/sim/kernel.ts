@@ -1,3 +1,5 @@
+import { seededRandom } from '../../local/seeded-random.ts';
+
 /**
  * A discrete-event kernel with simulated time. Processes are ordinary async functions that
  * await `sleep(ms)`; the kernel pops the earliest event, sets `now`, resolves it, and lets every
@@ -89,17 +91,7 @@ export class Simulation {
   }
 }
 
-/** mulberry32: small, seedable; the same seed gives the same run. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom };
 
 /** Exponentially distributed with the given mean. */
 export function exponential(random: () => number, mean: number): number {

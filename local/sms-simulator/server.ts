@@ -33,6 +33,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { computeTwilioSignature } from '../../lambdas/adapters/twilio/twilio-signature.ts';
 import { closeOnSignal, isMainModule } from '../process-utils.ts';
+import { seededRandom as prng } from '../seeded-random.ts';
 
 export const DEFAULT_ACCOUNT_SID = 'AC00000000000000000000000000000001';
 export const DEFAULT_AUTH_TOKEN = '0123456789abcdef0123456789abcdef';
@@ -184,18 +185,6 @@ function defaultSettings(options: SmsSimulatorOptions): FaultSettings {
     statusDelayMs: options.statusDelayMs ?? 50,
     autoAdvance: true,
     deliveryFailures: [{ toSuffix: '0000', status: 'undelivered', errorCode: 30003 }],
-  };
-}
-
-/** mulberry32: tiny, seedable, good enough to spread faults. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 

@@ -31,6 +31,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
 import type { ProxyFault } from '../../local/fault-proxy.ts';
+import { seededRandom as prng } from '../../local/seeded-random.ts';
 import { uniqueTableName } from '../helpers/dynamodb.ts';
 import {
   freePort,
@@ -87,18 +88,6 @@ afterAll(async () => {
 function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);
   return value !== undefined && Number.isInteger(n) && n > 0 ? n : fallback;
-}
-
-/** mulberry32, as the SMS simulator uses: the SES draws replay with the same seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 it(`${NOTICES} notices, faults on both providers, ${KILLS} × SIGKILL: nothing lost, nothing sent twice, every row resolved or escalated`, {
