@@ -53,14 +53,11 @@ export class MemoryLedgerStore implements LedgerStore {
   async retract(intent: Intent): Promise<boolean> {
     const k = key(intent.noticeId, intent.channel);
     const current = this.intents.get(k);
-    if (
-      !current ||
-      current.state !== 'reserved' ||
-      current.version !== 1 ||
-      current.contentDigest !== intent.contentDigest
-    )
-      return false;
-    return this.intents.delete(k);
+    const untouched =
+      current?.state === 'reserved' &&
+      current.version === 1 &&
+      current.contentDigest === intent.contentDigest;
+    return untouched ? this.intents.delete(k) : false;
   }
 
   async get(noticeId: string, channel: Channel): Promise<Intent | undefined> {
