@@ -96,7 +96,7 @@ export interface LedgerTiming {
  *   retry_scheduled  next attempt + lease (schedule lost? re-enqueue)
  *   unknown          now                (ask the provider)
  *
- * Always capped by the deadline, so an expiring row is found even if nothing else is due.
+ * Capped by the deadline (but for `unknown`), so an expiring row is found even if nothing else is due.
  */
 export function nextDueAt(
   state: IntentState,
@@ -129,8 +129,9 @@ export function nextDueAt(
       due = (fields.nextAttemptAt ?? fields.enteredAt) + timing.leaseMs;
       break;
     case 'unknown':
-      due = fields.enteredAt;
-      break;
+      // Not capped by the deadline: an unknown outcome is settled (or escalated) within the
+      // grace period; the deadline only stops resends.
+      return fields.enteredAt;
     default:
       return undefined;
   }
@@ -180,9 +181,12 @@ export function planTransition(
   if ((change.to === 'accepted' || change.to === 'delivered') && merged.providerReceiptId === undefined) {
     throw new IncompleteTransitionError(change.to, 'a provider receipt id');
   }
+  // A caller's clock reading may predate the last record (a long reconciler run, a provider's
+  // own timestamp); history is ordered by seq, so its times must not go backwards either.
+  const at = Math.max(change.at, intent.transitions[intent.transitions.length - 1]?.at ?? change.at);
   const record: TransitionRecord = {
     seq: intent.version + 1,
-    at: change.at,
+    at,
     from: intent.state,
     to: change.to,
     reason: change.reason,
@@ -203,7 +207,7 @@ export function planTransition(
     dueAt: nextDueAt(
       change.to,
       {
-        enteredAt: change.at,
+        enteredAt: at,
         deadline: intent.deadline,
         leaseExpiresAt,
         nextAttemptAt,

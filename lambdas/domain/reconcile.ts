@@ -117,7 +117,6 @@ export function decideAfterLookup(
   }
   const unknownSince = enteredAt(row);
   const graceOver = now - unknownSince >= ctx.unknownGraceMs;
-  const pastDeadline = now >= row.deadline;
   // A "not found" right after the call may only mean the provider has not indexed it yet.
   const provablyNotSent = verdict.kind === 'absent' && graceOver;
   if (provablyNotSent || (graceOver && ctx.unknownPolicy === 'resend')) {
@@ -160,7 +159,7 @@ export function decideAfterLookup(
       ),
     };
   }
-  if (graceOver || pastDeadline) {
+  if (graceOver) {
     return {
       kind: 'transition',
       escalate: true,
@@ -168,7 +167,7 @@ export function decideAfterLookup(
         row,
         {
           to: 'failed',
-          reason: pastDeadline && !graceOver ? Reason.deadlineExceeded : Reason.unknownUnresolved,
+          reason: Reason.unknownUnresolved,
           at: now,
           attempt: row.attempts,
           detail: `outcome still unknown${verdict.detail ? `: ${verdict.detail}` : ''}`,
@@ -177,8 +176,7 @@ export function decideAfterLookup(
       ),
     };
   }
-  return {
-    kind: 'recheck',
-    at: Math.min(now + ctx.recheckMs, unknownSince + ctx.unknownGraceMs, row.deadline),
-  };
+  // The deadline stops resends, not learning: a row past its deadline is still asked about until
+  // the grace period ends, so a late provider answer is recorded rather than contradicted.
+  return { kind: 'recheck', at: Math.min(now + ctx.recheckMs, unknownSince + ctx.unknownGraceMs) };
 }

@@ -52,11 +52,6 @@ export interface SuppressionEntry {
 export interface LedgerStore {
   /** Records a new intent unless one exists for (noticeId, channel); never overwrites. */
   reserve(intent: Intent): Promise<ReserveResult>;
-  /**
-   * Deletes a row this caller just created, only while it is untouched (`reserved`, version 1,
-   * same content digest). Used when a multi-channel request turns out to be a conflict.
-   */
-  retract(intent: Intent): Promise<boolean>;
   get(noticeId: string, channel: Channel): Promise<Intent | undefined>;
   /** Every channel of a notice, in channel order. */
   getNotice(noticeId: string): Promise<Intent[]>;

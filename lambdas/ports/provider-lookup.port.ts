@@ -9,6 +9,8 @@ export interface LookupQuery {
   readonly content: string;
   /** When the ambiguous attempt started (its claim), epoch ms. */
   readonly attemptStartedAt: number;
+  /** When the attempt's outcome became unknown (timeout, lease expiry), epoch ms. */
+  readonly attemptEndedAt: number;
   readonly receiptId?: string | undefined;
 }
 

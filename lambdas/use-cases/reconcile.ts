@@ -68,6 +68,7 @@ async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise
       destination: envelope.destination,
       content,
       attemptStartedAt: claimRecord?.at ?? row.createdAt,
+      attemptEndedAt: row.transitions[row.transitions.length - 1]?.at ?? row.createdAt,
       receiptId: row.providerReceiptId,
     });
   } catch (error) {

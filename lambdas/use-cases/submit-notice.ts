@@ -35,8 +35,7 @@ export interface Violation {
   readonly message: string;
 }
 
-/** `retracted`: created by this request, then taken back because another channel conflicted. */
-export type ChannelOutcome = 'created' | 'duplicate' | 'conflict' | 'retracted';
+export type ChannelOutcome = 'created' | 'duplicate' | 'conflict';
 
 export interface ChannelResult {
   readonly channel: Channel;
@@ -138,10 +137,11 @@ function resolveAll(request: NoticeRequest, deps: Dependencies) {
  *  2. per channel: render once (proves it renders, measures SMS segments), seal destination +
  *     variables, build the `reserved` intent;
  *  3. reserve every channel with a conditional put (created / duplicate / conflict);
- *  4. if any channel conflicts, take back the rows this call created (conditional delete of an
- *     untouched `reserved` row): a 409 leaves the ledger as it found it;
- *  5. enqueue a reference for each newly created channel.
- * A crash between 3 and 5 loses nothing: the reconciler re-enqueues reserved rows that no
+ *  4. enqueue a reference for each newly created channel; answer 409 if any channel conflicts.
+ * A channel this request added is recorded and sent even when another channel conflicts (the
+ * 409 lists per channel what happened): taking it back would race a concurrent replay that was
+ * already told the row exists.
+ * A crash between 3 and 4 loses nothing: the reconciler re-enqueues reserved rows that no
  * worker claimed within SEND_LEASE_MS.
  */
 export async function submitNotice(request: NoticeRequest, deps: Dependencies): Promise<SubmitResult> {
@@ -196,18 +196,6 @@ export async function submitNotice(request: NoticeRequest, deps: Dependencies): 
     return { channel, state: result.existing.state, outcome: result.kind };
   });
 
-  if (channels.some((c) => c.outcome === 'conflict')) {
-    const retracted = await Promise.all(
-      reservations.map((result) =>
-        result.kind === 'created' ? deps.store.retract(result.intent) : Promise.resolve(false),
-      ),
-    );
-    return {
-      kind: 'conflict',
-      noticeId,
-      channels: channels.map((c, i) => (retracted[i] ? { ...c, outcome: 'retracted' } : c)),
-    };
-  }
   const created = channels.filter((c) => c.outcome === 'created');
   if (created.length > 0) {
     try {
@@ -217,5 +205,6 @@ export async function submitNotice(request: NoticeRequest, deps: Dependencies): 
       // request here would make the caller retry into a duplicate for nothing.
     }
   }
+  if (channels.some((c) => c.outcome === 'conflict')) return { kind: 'conflict', noticeId, channels };
   return { kind: 'recorded', noticeId, created: created.length > 0, channels };
 }

@@ -273,20 +273,3 @@ describe('throttle gate item', () => {
     expect(await own.readGate('email')).toBeUndefined();
   });
 });
-
-describe('retract', () => {
-  it('deletes only an untouched reserved row with the same content', async () => {
-    const intent = newIntent();
-    await store.reserve(intent);
-    expect(
-      await store.retract(newIntent({ eventId: intent.eventId, variables: { firstName: 'Other' } })),
-    ).toBe(false);
-    const claimed = await store.apply(claimPlan(intent, 'w1'));
-    expect(claimed.kind).toBe('applied');
-    expect(await store.retract(intent)).toBe(false);
-    const fresh = newIntent();
-    await store.reserve(fresh);
-    expect(await store.retract(fresh)).toBe(true);
-    expect(await store.get(fresh.noticeId, fresh.channel)).toBeUndefined();
-  });
-});

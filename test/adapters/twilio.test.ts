@@ -501,3 +501,47 @@ describe('Twilio signatures', () => {
     expect(verifyTwilioSignature('12345', expected.replace('R', 'S'), url, params)).toBe(false);
   });
 });
+
+describe('TwilioProviderLookup (the reconciler asks: did this attempt reach Twilio?)', () => {
+  it('found for exactly one match in the attempt window; absent for none; undecidable for two identical texts', async () => {
+    const { TwilioProviderLookup } = await import('../../lambdas/adapters/twilio/twilio-provider-lookup.ts');
+    const sim = await startSmsSimulator({ statusDelayMs: 10 });
+    try {
+      const lookup = new TwilioProviderLookup({
+        baseUrl: sim.baseUrl,
+        accountSid: sim.accountSid,
+        authToken: sim.authToken,
+      });
+      const start = Date.now();
+      const query = (to: string) => ({
+        correlationId: 'ntc_x-sms',
+        destination: to,
+        content: BODY,
+        attemptStartedAt: start,
+        attemptEndedAt: start + 5_000,
+      });
+      expect((await lookup.lookup(query('+15557770001'))).kind).toBe('absent');
+      const sent = await transportFor(sim).send(sms({ to: '+15557770001' }));
+      expect(await lookup.lookup(query('+15557770001'))).toMatchObject({
+        kind: 'found',
+        receiptId: sent.kind === 'accepted' ? sent.receiptId : 'none',
+      });
+      // Outside the attempt's window it is not this attempt's message.
+      expect(
+        (
+          await lookup.lookup({
+            ...query('+15557770001'),
+            attemptStartedAt: start + 600_000,
+            attemptEndedAt: start + 601_000,
+          })
+        ).kind,
+      ).toBe('absent');
+      // Two notices with the same text to one number: the listing cannot tell them apart.
+      await transportFor(sim).send(sms({ to: '+15557770002' }));
+      await transportFor(sim).send(sms({ to: '+15557770002' }));
+      expect((await lookup.lookup(query('+15557770002'))).kind).toBe('undecidable');
+    } finally {
+      await sim.close();
+    }
+  });
+});

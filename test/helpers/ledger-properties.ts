@@ -67,7 +67,7 @@ export function assertRowInvariants(row: Intent): void {
   expect(row.nextAttemptAt !== undefined).toBe(row.state === 'retry_scheduled');
   expect(row.envelope !== undefined).toBe(isUnresolved(row.state));
   expect(row.dueAt !== undefined).toBe(isUnresolved(row.state));
-  if (row.dueAt !== undefined) expect(row.dueAt).toBeLessThanOrEqual(row.deadline);
+  if (row.dueAt !== undefined && row.state !== 'unknown') expect(row.dueAt).toBeLessThanOrEqual(row.deadline);
   if (row.state === 'accepted' || row.state === 'delivered') expect(row.providerReceiptId).toBeDefined();
 }
 

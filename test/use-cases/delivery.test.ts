@@ -326,20 +326,22 @@ describe('shared throttle gate', () => {
 });
 
 describe('intake edge cases', () => {
-  it('a conflict on one channel takes back the channel this request created: 409 leaves nothing behind', async () => {
+  it('a conflict on one channel leaves that row unchanged; a channel the request added is recorded and sent', async () => {
     const world = fakeWorld();
-    await submitNotice({ ...EXAMPLE_REQUEST, channels: ['email'] }, world.deps);
+    const first = await submitNotice({ ...EXAMPLE_REQUEST, channels: ['email'] }, world.deps);
+    if (first.kind !== 'recorded') throw new Error('not recorded');
+    const before = await world.store.get(first.noticeId, 'email');
     world.enqueued.length = 0;
     const result = await submitNotice({ ...EXAMPLE_REQUEST, variables: { firstName: 'Bob' } }, world.deps);
     expect(result).toMatchObject({
       kind: 'conflict',
       channels: [
         { channel: 'email', outcome: 'conflict' },
-        { channel: 'sms', outcome: 'retracted' },
+        { channel: 'sms', outcome: 'created' },
       ],
     });
-    expect(world.enqueued).toHaveLength(0);
-    expect(world.store.intents.size).toBe(1);
+    expect(world.enqueued.map((e) => e.ref.channel)).toEqual(['sms']);
+    expect(await world.store.get(first.noticeId, 'email')).toEqual(before);
   });
 
   it('refuses deadlines more than 30 days out', async () => {
@@ -440,5 +442,32 @@ describe('shared throttle gate: episodes and short closures', () => {
     sleeps.length = 0;
     for (let i = 0; i < 15; i++) await gate.admit('sms');
     expect(sleeps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(600);
+  });
+});
+
+describe('unknown past the deadline', () => {
+  it('is still asked about until the grace period ends, so a late answer is recorded, not contradicted', async () => {
+    const world = fakeWorld();
+    const submitted = await submitNotice(
+      { ...EXAMPLE_REQUEST, deadline: world.clock.now() + 120_000 },
+      world.deps,
+    );
+    if (submitted.kind !== 'recorded') throw new Error('not recorded');
+    const ref = { noticeId: submitted.noticeId, channel: 'email' as const };
+    world.email.script.push({ kind: 'ambiguous', code: 'timeout' });
+    await deliverIntent(ref, world.deps);
+    world.clock.advance(180_000); // past the deadline, inside the 600 s grace
+    await reconcile(world.deps);
+    expect((await world.store.get(ref.noticeId, 'email'))?.state).toBe('unknown');
+    world.lookupAnswers.push({ kind: 'found', receiptId: 'ses-late' });
+    world.clock.advance(60_000);
+    await reconcile(world.deps);
+    expect(await world.store.get(ref.noticeId, 'email')).toMatchObject({
+      state: 'accepted',
+      providerReceiptId: 'ses-late',
+    });
+    // Only the SMS channel (still reserved, never sent) failed at the deadline.
+    expect(world.escalations.map((e) => [e.channel, e.reason])).toEqual([['sms', 'deadline_exceeded']]);
+    expect(world.email.sent).toHaveLength(1);
   });
 });

@@ -215,26 +215,6 @@ export class DynamoDbLedgerStore implements LedgerStore {
     }
   }
 
-  async retract(intent: Intent): Promise<boolean> {
-    try {
-      const out = await this.doc.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { pk: intentPk(intent.noticeId), sk: channelSk(intent.channel) },
-          ConditionExpression: '#state = :reserved AND #version = :one AND contentDigest = :digest',
-          ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
-          ExpressionAttributeValues: { ':reserved': 'reserved', ':one': 1, ':digest': intent.contentDigest },
-          ...this.capacityOption,
-        }),
-      );
-      this.meter('retract', out.ConsumedCapacity);
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
-  }
-
   async get(noticeId: string, channel: Channel): Promise<Intent | undefined> {
     const out = await this.doc.send(
       new GetCommand({

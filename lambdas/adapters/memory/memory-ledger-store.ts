@@ -50,16 +50,6 @@ export class MemoryLedgerStore implements LedgerStore {
     return isSameContent(existing, intent) ? { kind: 'duplicate', existing } : { kind: 'conflict', existing };
   }
 
-  async retract(intent: Intent): Promise<boolean> {
-    const k = key(intent.noticeId, intent.channel);
-    const current = this.intents.get(k);
-    const untouched =
-      current?.state === 'reserved' &&
-      current.version === 1 &&
-      current.contentDigest === intent.contentDigest;
-    return untouched ? this.intents.delete(k) : false;
-  }
-
   async get(noticeId: string, channel: Channel): Promise<Intent | undefined> {
     return this.intents.get(key(noticeId, channel));
   }

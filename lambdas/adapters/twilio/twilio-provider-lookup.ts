@@ -2,10 +2,14 @@ import type { LookupVerdict } from '../../domain/reconcile.ts';
 import type { LookupQuery, ProviderLookup } from '../../ports/provider-lookup.port.ts';
 import { findMessages, type TwilioLookupConfig, TwilioLookupError } from './twilio-lookup.ts';
 
+/** Allowance between our clock and Twilio's (its timestamps have one-second resolution). */
+const CLOCK_SKEW_MS = 60_000;
+
 /**
- * Lists messages to the destination since the attempt started and matches the exact body.
- * Twilio's list filters by send date at day precision, so the window starts a minute before
- * the claim to absorb clock skew; a complete listing without a match is "absent".
+ * Lists messages to the destination since the attempt started and matches the exact body and
+ * the attempt's time window; a complete listing without a match is "absent". What it cannot
+ * prove: that a single match is ours and not another notice's identical text sent in the same
+ * minute (Twilio has no idempotency key or client reference to match on).
  */
 export class TwilioProviderLookup implements ProviderLookup {
   readonly provider = 'twilio';
@@ -15,17 +19,30 @@ export class TwilioProviderLookup implements ProviderLookup {
     try {
       const found = await findMessages(this.config, {
         to: query.destination,
-        sentAfter: query.attemptStartedAt - 60_000,
+        sentAfter: query.attemptStartedAt - CLOCK_SKEW_MS,
         bodyEquals: query.content,
       });
-      const live = found.filter((m) => m.status !== 'canceled');
-      if (live.length === 0) return { kind: 'absent', detail: 'no matching message in a complete listing' };
-      // Oldest first: if one attempt produced it, the earliest match is ours.
-      const first = [...live].sort((a, b) => a.dateCreated - b.dateCreated)[0];
+      // Only a message created during this attempt (± skew) can be its message; and if two such
+      // messages carry the same body to the same number (two notices with identical text), the
+      // listing cannot say which is ours: that is undecidable, never "found".
+      const inWindow = found.filter(
+        (m) =>
+          m.status !== 'canceled' &&
+          m.dateCreated >= query.attemptStartedAt - CLOCK_SKEW_MS &&
+          m.dateCreated <= query.attemptEndedAt + CLOCK_SKEW_MS,
+      );
+      if (inWindow.length === 0)
+        return { kind: 'absent', detail: 'no matching message in a complete listing' };
+      if (inWindow.length > 1) {
+        return {
+          kind: 'undecidable',
+          detail: `${inWindow.length} messages match destination, body and time`,
+        };
+      }
       return {
         kind: 'found',
-        receiptId: first?.sid as string,
-        detail: `matched ${live.length} by destination and body`,
+        receiptId: inWindow[0]?.sid as string,
+        detail: 'matched by destination, body and time',
       };
     } catch (error) {
       const reason = error instanceof TwilioLookupError ? error.reason : 'lookup_failed';
