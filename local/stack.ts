@@ -26,7 +26,7 @@ import {
 import type { Context, EventBridgeEvent } from 'aws-lambda';
 import { createSqsServer } from 'local-aws-sqs';
 import { ensureLedgerTable } from '../lambdas/adapters/dynamodb/ledger-table.ts';
-import type { Channel } from '../lambdas/domain/channel.ts';
+import { CHANNELS, type Channel } from '../lambdas/domain/channel.ts';
 import { deriveNoticeId } from '../lambdas/domain/identity.ts';
 import { readConfig } from '../lambdas/edge/config.ts';
 import { describeCrashPoint, installCrashPoints, readCrashPoint } from './crash-points.ts';
@@ -81,14 +81,11 @@ const JVM_PID_FILE = 'dynamodb-local.pid';
 const DEFAULT_PORT = 3000;
 const DEFAULT_DATA_DIR = '.local/data';
 const DEFAULT_REGION = 'us-east-1';
-const CHANNELS: readonly Channel[] = ['email', 'sms'];
 /** SQS's own ceiling for VisibilityTimeout. */
 const MAX_VISIBILITY_TIMEOUT_S = 43_200;
 /** The DLQ keeps what it catches as long as SQS allows: someone has to look at it. */
 const DLQ_RETENTION_S = 1_209_600;
 const MAX_RECEIVE_COUNT = 5;
-/** API Gateway's integration timeout: the http-api function is configured to it. */
-const _HTTP_FUNCTION_TIMEOUT_MS = 29_000;
 const RECONCILER_FIRST_RUN_MS = 1_000;
 const SES_FEED_INTERVAL_MS = 500;
 const HTTP_DRAIN_MS = 5_000;
@@ -178,7 +175,6 @@ async function start(
   };
   const dynamoDir = join(dataDir, 'dynamodb');
   let jvm: DynamoDbLocal | undefined;
-  let _sqsServer: Server | undefined;
   let smsSimulator: SmsSimulator | undefined;
   const launches: Promise<void>[] = [];
   if (started.dynamodb) {
@@ -207,7 +203,6 @@ async function start(
           region,
           accountId: LOCAL_ACCOUNT_ID,
         });
-        _sqsServer = server;
         cleanups.push(() => closeServer(server));
         e.AWS_ENDPOINT_URL_SQS = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       })(),

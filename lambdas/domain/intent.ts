@@ -265,45 +265,75 @@ export interface OutcomeContext {
   readonly timing: LedgerTiming;
 }
 
-function failOrRetry(
+export interface RetryChange {
+  readonly reason: Reason;
+  readonly at: number;
+  /** The provider's advice, when it gave one. */
+  readonly retryAfterMs?: number | undefined;
+  /** Detail of the `retry_scheduled` record, given the chosen delay. */
+  readonly retryDetail: (delayMs: number, basis: 'retry_after' | 'backoff') => string | undefined;
+  /** Detail of the `failed` record when attempts or time have run out. */
+  readonly giveUpDetail: string;
+  readonly set?: TransitionChange['set'];
+}
+
+/**
+ * The one place a row is put back on the retry path: `retry_scheduled` at the time
+ * `decideRetry` chooses, or `failed` (`attempts_exhausted` / `deadline_exceeded`) when it says
+ * stop. Used for retryable outcomes and for the reconciler's "not sent" conclusions alike.
+ */
+export function planRetryOrGiveUp(
   intent: Intent,
-  ctx: OutcomeContext,
-  reason: Reason,
-  code: string,
-  retryAfterMs: number | undefined,
+  change: RetryChange,
+  ctx: { readonly policy: RetryPolicy; readonly random: RandomSource; readonly timing: LedgerTiming },
 ): TransitionPlan {
   const decision = decideRetry({
     attempt: intent.attempts,
-    now: ctx.now,
+    now: change.at,
     deadline: intent.deadline,
-    retryAfterMs,
+    retryAfterMs: change.retryAfterMs,
     policy: ctx.policy,
     random: ctx.random,
   });
+  const common = { at: change.at, attempt: intent.attempts };
   if (decision.kind === 'give_up') {
     return planTransition(
       intent,
-      {
-        to: 'failed',
-        reason: decision.reason,
-        at: ctx.now,
-        attempt: intent.attempts,
-        detail: `${reason}: ${code}`,
-      },
+      { ...common, to: 'failed', reason: decision.reason, detail: change.giveUpDetail, set: change.set },
       ctx.timing,
     );
   }
   return planTransition(
     intent,
     {
+      ...common,
       to: 'retry_scheduled',
-      reason,
-      at: ctx.now,
-      attempt: intent.attempts,
-      detail: `${code}; retry in ${decision.delayMs} ms (${decision.basis})`,
-      set: { nextAttemptAt: decision.at },
+      reason: change.reason,
+      detail: change.retryDetail(decision.delayMs, decision.basis),
+      set: { ...change.set, nextAttemptAt: decision.at },
     },
     ctx.timing,
+  );
+}
+
+function retryAfterOutcome(
+  intent: Intent,
+  ctx: OutcomeContext,
+  reason: Reason,
+  code: string,
+  retryAfterMs: number | undefined,
+): TransitionPlan {
+  return planRetryOrGiveUp(
+    intent,
+    {
+      reason,
+      at: ctx.now,
+      retryAfterMs,
+      retryDetail: (delayMs, basis) => `${code}; retry in ${delayMs} ms (${basis})`,
+      giveUpDetail: `${reason}: ${code}`,
+      set: { provider: ctx.provider },
+    },
+    ctx,
   );
 }
 
@@ -324,8 +354,8 @@ export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: Outco
         ctx.timing,
       );
     case 'retryable':
-      return failOrRetry(
-        { ...intent, provider: ctx.provider },
+      return retryAfterOutcome(
+        intent,
         ctx,
         outcome.throttled ? Reason.providerThrottled : Reason.providerUnavailable,
         outcome.code,
@@ -333,13 +363,7 @@ export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: Outco
       );
     case 'rejected':
       if (!outcome.permanent) {
-        return failOrRetry(
-          { ...intent, provider: ctx.provider },
-          ctx,
-          Reason.providerRejected,
-          outcome.code,
-          undefined,
-        );
+        return retryAfterOutcome(intent, ctx, Reason.providerRejected, outcome.code, undefined);
       }
       return planTransition(
         intent,

@@ -1,5 +1,11 @@
-import { type Intent, type LedgerTiming, planTransition, type TransitionPlan } from './intent.ts';
-import { decideRetry, type RandomSource, type RetryPolicy } from './retry-policy.ts';
+import {
+  type Intent,
+  type LedgerTiming,
+  planRetryOrGiveUp,
+  planTransition,
+  type TransitionPlan,
+} from './intent.ts';
+import type { RandomSource, RetryPolicy } from './retry-policy.ts';
 import { Reason } from './state-machine.ts';
 
 /** What a provider lookup concluded about an ambiguous attempt. */
@@ -124,40 +130,12 @@ export function decideAfterLookup(
     const detail = provablyNotSent
       ? verdict.detail
       : `resent by policy after ${ctx.unknownGraceMs} ms without an answer`;
-    const retry = decideRetry({
-      attempt: row.attempts,
-      now,
-      deadline: row.deadline,
-      policy: ctx.policy,
-      random: ctx.random,
-    });
-    if (retry.kind === 'give_up') {
-      return {
-        kind: 'transition',
-        escalate: true,
-        plan: planTransition(
-          row,
-          { to: 'failed', reason: retry.reason, at: now, attempt: row.attempts, detail: `${reason}` },
-          ctx.timing,
-        ),
-      };
-    }
-    return {
-      kind: 'transition',
-      escalate: false,
-      plan: planTransition(
-        row,
-        {
-          to: 'retry_scheduled',
-          reason,
-          at: now,
-          attempt: row.attempts,
-          detail,
-          set: { nextAttemptAt: retry.at },
-        },
-        ctx.timing,
-      ),
-    };
+    const plan = planRetryOrGiveUp(
+      row,
+      { reason, at: now, retryDetail: () => detail, giveUpDetail: reason },
+      ctx,
+    );
+    return { kind: 'transition', escalate: plan.next.state === 'failed', plan };
   }
   if (graceOver) {
     return {

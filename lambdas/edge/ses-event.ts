@@ -111,16 +111,6 @@ export function mapSesEvent(event: SesEvent): SesEventMapping {
         },
       };
     case 'Reject':
-      return {
-        kind: 'report',
-        report: {
-          ...base,
-          kind: 'failed',
-          failure: 'delivery_failed',
-          code: 'ses_reject',
-          at: timeOf(event.time),
-        },
-      };
     case 'Rendering Failure':
       return {
         kind: 'report',
@@ -128,7 +118,7 @@ export function mapSesEvent(event: SesEvent): SesEventMapping {
           ...base,
           kind: 'failed',
           failure: 'delivery_failed',
-          code: 'ses_rendering_failure',
+          code: detail.eventType === 'Reject' ? 'ses_reject' : 'ses_rendering_failure',
           at: timeOf(event.time),
         },
       };

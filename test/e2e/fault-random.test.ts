@@ -72,8 +72,8 @@ const SETTLE_TIMEOUT_MS = 90_000;
 /**
  * Longer than the runbook's 4 s: the grace must outlast the slowest way a provider's answer can
  * reach the ledger, and here that is the SES event feed after a restart, which replays the
- * emulator's whole store in order (tens of ms per event, hundreds of events) before it reaches
- * the mails sent just before the kill. A shorter grace escalates mails SES did accept.
+ * emulator's whole store (hundreds of events, eight mails at a time) before it reaches the
+ * mails sent just before the kill. A shorter grace escalates mails SES did accept.
  */
 const UNKNOWN_GRACE_MS = 12_000;
 /** The whole file must stay under four minutes on two cores. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { applyDeliveryReport } from '../../lambdas/use-cases/apply-delivery-report.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
+import { SharedSendGate, type SharedSendGateOptions } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { EXAMPLE_REQUEST, fakeWorld } from '../helpers/fakes.ts';
 
@@ -274,11 +275,25 @@ describe('applyDeliveryReport', () => {
   });
 });
 
+/** A gate on the fake world's store and clock; its sleeps advance the clock and are recorded. */
+function gateOn(world: ReturnType<typeof fakeWorld>, options: Partial<SharedSendGateOptions> = {}) {
+  const sleeps: number[] = [];
+  const gate = new SharedSendGate({
+    store: world.store,
+    clock: world.clock,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      world.clock.advance(ms);
+    },
+    ...options,
+  });
+  return { gate, sleeps };
+}
+
 describe('shared throttle gate', () => {
   it('a 429 closes the gate for the channel: the next worker defers its message instead of calling the provider', async () => {
-    const { SharedSendGate } = await import('../../lambdas/use-cases/shared-send-gate.ts');
     const world = fakeWorld();
-    const gate = new SharedSendGate({ store: world.store, clock: world.clock, gateCacheMs: 0 });
+    const { gate } = gateOn(world, { gateCacheMs: 0 });
     const deps = { ...world.deps, gate };
     const first = await submitNotice(EXAMPLE_REQUEST, deps);
     const second = await submitNotice({ ...EXAMPLE_REQUEST, eventId: 'evt_other' }, deps);
@@ -305,18 +320,8 @@ describe('shared throttle gate', () => {
   });
 
   it('paces sends at the configured rate without calling the provider early', async () => {
-    const { SharedSendGate } = await import('../../lambdas/use-cases/shared-send-gate.ts');
     const world = fakeWorld();
-    const sleeps: number[] = [];
-    const gate = new SharedSendGate({
-      store: world.store,
-      clock: world.clock,
-      ratePerSecond: { sms: 2 },
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        world.clock.advance(ms);
-      },
-    });
+    const { gate, sleeps } = gateOn(world, { ratePerSecond: { sms: 2 } });
     const admissions = [];
     for (let i = 0; i < 4; i++) admissions.push(await gate.admit('sms'));
     expect(admissions.every((a) => a.kind === 'go')).toBe(true);
@@ -416,19 +421,8 @@ describe('provider report times', () => {
 
 describe('shared throttle gate: episodes and short closures', () => {
   it('several 429s of one episode slow the pace once; a short closure is waited out inline', async () => {
-    const { SharedSendGate } = await import('../../lambdas/use-cases/shared-send-gate.ts');
     const world = fakeWorld();
-    const sleeps: number[] = [];
-    const gate = new SharedSendGate({
-      store: world.store,
-      clock: world.clock,
-      gateCacheMs: 0,
-      ratePerSecond: { sms: 20 },
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        world.clock.advance(ms);
-      },
-    });
+    const { gate, sleeps } = gateOn(world, { gateCacheMs: 0, ratePerSecond: { sms: 20 } });
     expect(await gate.admit('sms')).toEqual({ kind: 'go' });
     const until = world.clock.now() + 1000;
     await gate.throttled('sms', until);
