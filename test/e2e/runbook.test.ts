@@ -766,6 +766,11 @@ describe('workers and queues', () => {
         channel?: string;
         result?: { kind?: string; why?: string };
       }[];
+    // The rows settle before the surplus copies of their messages are all consumed: wait (bounded)
+    // until both workers have logged a step for every one of the 80 messages.
+    const mine = (records: ReturnType<typeof steps>) =>
+      records.filter((r) => notices.some((n) => n.noticeId === r.noticeId)).length;
+    await waitFor(() => mine(steps(a)) + mine(steps(b)) >= count * 2 * 4);
     const byWorker = { a: steps(a), b: steps(b) };
     const touchedBy = (stack: 'a' | 'b', noticeId: string, channel: string) =>
       byWorker[stack].filter((s) => s.noticeId === noticeId && s.channel === channel).length;
