@@ -100,6 +100,7 @@ function channelCost(records: readonly CountedRequest[], channels: number): Chan
   const writes = dynamo.filter((r) => DYNAMO_WRITES.has(r.operation));
   const reads = dynamo.filter((r) => !DYNAMO_WRITES.has(r.operation));
   const sum = (rs: readonly CountedRequest[]) => rs.reduce((a, r) => a + (r.capacityUnits ?? 0), 0);
+  const count = (rs: readonly CountedRequest[]) => rs.reduce((a, r) => a + (r.share ?? 1), 0);
   const sqs = records.filter((r) => r.service === 'sqs');
   // An empty long poll is the poller idling, paid per minute of wall time, not per message.
   const sqsWork = sqs.filter((r) => r.operation !== 'ReceiveMessage' || (r.messages ?? 0) > 0);
@@ -108,13 +109,13 @@ function channelCost(records: readonly CountedRequest[], channels: number): Chan
   const dynamoBreakdown: Record<string, number> = {};
   for (const r of dynamo) {
     const key = `${r.operation}:${r.target ?? '?'}`;
-    dynamoBreakdown[key] = (dynamoBreakdown[key] ?? 0) + 1;
+    dynamoBreakdown[key] = (dynamoBreakdown[key] ?? 0) + (r.share ?? 1);
   }
   const deletes = sqsBreakdown.DeleteMessageBatch ?? 0;
   return {
     channels,
-    dynamoWritesPerChannel: per(writes.length),
-    dynamoReadsPerChannel: per(reads.length),
+    dynamoWritesPerChannel: per(count(writes)),
+    dynamoReadsPerChannel: per(count(reads)),
     writeCapacityUnitsPerChannel: per(sum(writes)),
     readCapacityUnitsPerChannel: per(sum(reads)),
     sqsRequestsPerChannel: per(sqsWork.length),

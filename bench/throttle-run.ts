@@ -206,7 +206,7 @@ export function countByOperation(records: readonly CountedRequest[]): Record<str
     const key = `${r.service}:${r.operation}${r.target ? `:${r.target}` : ''}${
       r.operation === 'ReceiveMessage' ? (r.messages ? ':nonEmpty' : ':empty') : ''
     }`;
-    out[key] = (out[key] ?? 0) + 1;
+    out[key] = (out[key] ?? 0) + (r.share ?? 1);
   }
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
 }

@@ -31,6 +31,12 @@ export interface CountedRequest {
   readonly queue?: string | undefined;
   /** SQS batch requests: entries sent; ReceiveMessage: messages returned. */
   readonly messages?: number | undefined;
+  /**
+   * The part of one request this record stands for: a TransactWriteItems over n items is
+   * recorded as n records of 1/n each (capacity split alike), one per item's channel.
+   * @default 1
+   */
+  readonly share?: number | undefined;
 }
 
 export interface CountingProxy {
@@ -86,15 +92,26 @@ function stringAttr(value: unknown): string | undefined {
   return undefined;
 }
 
-function describeDynamo(
-  operation: string,
-  body: Json | undefined,
-): Pick<CountedRequest, 'channel' | 'target'> {
-  if (!body) return {};
+type RequestParts = Pick<CountedRequest, 'channel' | 'target'>;
+
+/** One entry per part of the request that names its own item (several for a transaction). */
+function describeDynamo(operation: string, body: Json | undefined): RequestParts[] {
+  if (!body) return [{}];
   if (operation === 'Query' || operation === 'Scan') {
-    return { target: typeof body.IndexName === 'string' ? 'index' : 'table' };
+    return [{ target: typeof body.IndexName === 'string' ? 'index' : 'table' }];
   }
-  if (operation === 'BatchGetItem' || operation === 'BatchWriteItem') return { target: 'batch' };
+  if (operation === 'BatchGetItem' || operation === 'BatchWriteItem') return [{ target: 'batch' }];
+  if (operation === 'TransactWriteItems' && Array.isArray(body.TransactItems)) {
+    const parts = (body.TransactItems as Json[]).map((entry) => {
+      const action = Object.values(entry)[0] as Json | undefined;
+      return describeItem(action ?? {});
+    });
+    return parts.length > 0 ? parts : [{}];
+  }
+  return [describeItem(body)];
+}
+
+function describeItem(body: Json): RequestParts {
   const key = (body.Key ?? body.Item) as Json | undefined;
   const pk = stringAttr(key?.pk);
   const sk = stringAttr(key?.sk);
@@ -176,9 +193,9 @@ export async function startCountingProxy(options: {
       // Bodies are parsed only where a figure needs them.
       const wantsBody = options.service === 'sqs' || options.service === 'dynamodb';
       const parsed = wantsBody ? parseJson(body) : undefined;
-      let info: Partial<CountedRequest> = {};
+      let parts: Partial<CountedRequest>[] = [{}];
       if (options.service === 'dynamodb') {
-        info = describeDynamo(operation, parsed);
+        parts = describeDynamo(operation, parsed);
         if (
           state.consumedCapacity &&
           parsed &&
@@ -191,11 +208,13 @@ export async function startCountingProxy(options: {
       } else if (options.service === 'sqs' && parsed) {
         const url = typeof parsed.QueueUrl === 'string' ? parsed.QueueUrl : undefined;
         const queue = url?.split('/').pop();
-        info = {
-          queue,
-          channel: channelOf(queue),
-          ...(Array.isArray(parsed.Entries) ? { messages: parsed.Entries.length } : {}),
-        };
+        parts = [
+          {
+            queue,
+            channel: channelOf(queue),
+            ...(Array.isArray(parsed.Entries) ? { messages: parsed.Entries.length } : {}),
+          },
+        ];
       }
 
       const headers = { ...req.headers, host: upstream.host, 'content-length': String(body.length) };
@@ -222,14 +241,26 @@ export async function startCountingProxy(options: {
               const messages = parseJson(answer)?.Messages;
               extra = { messages: Array.isArray(messages) ? messages.length : 0 };
             }
-            records.push({
-              at: Date.now(),
-              service: options.service,
-              operation,
-              status,
-              ...info,
-              ...extra,
-            } as CountedRequest);
+            const at = Date.now();
+            const share = 1 / parts.length;
+            for (const part of parts) {
+              records.push({
+                at,
+                service: options.service,
+                operation,
+                status,
+                ...part,
+                ...extra,
+                ...(parts.length > 1
+                  ? {
+                      share,
+                      ...(extra.capacityUnits !== undefined
+                        ? { capacityUnits: extra.capacityUnits * share }
+                        : {}),
+                    }
+                  : {}),
+              } as CountedRequest);
+            }
             const answerHeaders = { ...upstreamRes.headers, 'content-length': String(answer.length) };
             delete answerHeaders['transfer-encoding'];
             res.writeHead(status, answerHeaders);

@@ -52,6 +52,12 @@ export interface SuppressionEntry {
 export interface LedgerStore {
   /** Records a new intent unless one exists for (noticeId, channel); never overwrites. */
   reserve(intent: Intent): Promise<ReserveResult>;
+  /**
+   * Records every channel of one notice that is not yet recorded in one atomic write, so that
+   * among concurrent identical requests exactly one sees `created` (and sees it for every
+   * channel it asked for); results are in the order of `intents`.
+   */
+  reserveNotice(intents: readonly Intent[]): Promise<ReserveResult[]>;
   get(noticeId: string, channel: Channel): Promise<Intent | undefined>;
   /** Every channel of a notice, in channel order. */
   getNotice(noticeId: string): Promise<Intent[]>;

@@ -136,7 +136,8 @@ function resolveAll(request: NoticeRequest, deps: Dependencies) {
  *     material) before anything is sealed or written;
  *  2. per channel: render once (proves it renders, measures SMS segments), seal destination +
  *     variables, build the `reserved` intent;
- *  3. reserve every channel with a conditional put (created / duplicate / conflict);
+ *  3. reserve the channels in one atomic write (created / duplicate / conflict per channel), so
+ *     that of concurrent identical requests exactly one is told 202;
  *  4. enqueue a reference for each newly created channel; answer 409 if any channel conflicts.
  * A channel this request added is recorded and sent even when another channel conflicts (the
  * 409 lists per channel what happened): taking it back would race a concurrent replay that was
@@ -189,7 +190,7 @@ export async function submitNotice(request: NoticeRequest, deps: Dependencies): 
     prepared.push({ channel, intent });
   }
 
-  const reservations = await Promise.all(prepared.map(({ intent }) => deps.store.reserve(intent)));
+  const reservations = await deps.store.reserveNotice(prepared.map(({ intent }) => intent));
   const channels: ChannelResult[] = reservations.map((result, i) => {
     const channel = (prepared[i] as PreparedChannel).channel;
     if (result.kind === 'created') return { channel, state: result.intent.state, outcome: 'created' };

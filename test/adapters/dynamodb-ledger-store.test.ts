@@ -1,4 +1,4 @@
-import { type ConsumedCapacity, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { type ConsumedCapacity, ScanCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbLedgerStore } from '../../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
@@ -59,6 +59,96 @@ describe('DynamoDbLedgerStore.reserve', () => {
     calls.length = 0;
     await store.reserve(intent);
     expect(calls.map((c) => c.operation)).toEqual(['reserve']);
+  });
+});
+
+describe('DynamoDbLedgerStore.reserveNotice (every channel of one notice)', () => {
+  const bothChannels = (overrides: Parameters<typeof newIntent>[0] = {}) => {
+    const eventId = overrides?.eventId ?? `evt_notice_${Date.now()}_${Math.random().toString(36).slice(2)}`;
+    return [
+      newIntent({ ...overrides, eventId, channel: 'email' }),
+      newIntent({ ...overrides, eventId, channel: 'sms' }),
+    ];
+  };
+
+  it('20 concurrent callers: exactly one creates both channels, the others see two duplicates', async () => {
+    // Prepare
+    const intents = bothChannels();
+
+    // Act
+    const answers = await Promise.all(Array.from({ length: 20 }, () => store.reserveNotice(intents)));
+
+    // Assess
+    const creators = answers.filter((results) => results.some((r) => r.kind === 'created'));
+    expect(creators).toHaveLength(1);
+    expect(creators[0]?.map((r) => r.kind)).toEqual(['created', 'created']);
+    for (const results of answers) {
+      if (results === creators[0]) continue;
+      expect(results.map((r) => r.kind)).toEqual(['duplicate', 'duplicate']);
+    }
+    expect(await store.getNotice(intents[0]?.noticeId ?? '')).toEqual(intents);
+  });
+
+  it('creates only the channels that are missing and reports the rest per channel', async () => {
+    // Prepare: email recorded earlier on its own
+    const [email, sms] = bothChannels() as [Intent, Intent];
+    await store.reserve(email);
+
+    // Act
+    const results = await store.reserveNotice([email, sms]);
+
+    // Assess
+    expect(results.map((r) => r.kind)).toEqual(['duplicate', 'created']);
+    expect(await store.get(sms.noticeId, 'sms')).toEqual(sms);
+  });
+
+  it('a channel recorded with other content is a conflict; the missing channel is still created', async () => {
+    // Prepare
+    const [email, sms] = bothChannels() as [Intent, Intent];
+    await store.reserve(email);
+    const [changedEmail, changedSms] = bothChannels({
+      eventId: email.eventId,
+      variables: { firstName: 'Bob' },
+    }) as [Intent, Intent];
+
+    // Act
+    const results = await store.reserveNotice([changedEmail, changedSms]);
+
+    // Assess
+    expect(results.map((r) => r.kind)).toEqual(['conflict', 'created']);
+    expect(await store.get(email.noticeId, 'email')).toEqual(email);
+    expect(await store.get(sms.noticeId, 'sms')).toEqual(changedSms);
+  });
+
+  it('a cancellation for a concurrent transaction (no failed condition) is tried again', async () => {
+    // Prepare: a client whose first two TransactWriteItems are cancelled the way DynamoDB
+    // cancels a transaction that collides with another one on the same rows
+    const conflicted = ddbClient();
+    let cancelled = 0;
+    conflicted.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'TransactWriteItemsCommand' && cancelled < 2) {
+          cancelled += 1;
+          throw new TransactionCanceledException({
+            message: 'Transaction cancelled',
+            $metadata: {},
+            CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }],
+          });
+        }
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const conflictedStore = new DynamoDbLedgerStore({ client: conflicted, tableName, openShards: 3 });
+    const intents = bothChannels();
+
+    // Act
+    const results = await conflictedStore.reserveNotice(intents);
+
+    // Assess
+    expect(cancelled).toBe(2);
+    expect(results.map((r) => r.kind)).toEqual(['created', 'created']);
+    expect(await store.getNotice(intents[0]?.noticeId ?? '')).toEqual(intents);
   });
 });
 

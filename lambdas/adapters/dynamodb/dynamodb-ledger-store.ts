@@ -1,8 +1,11 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomInt, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ConditionalCheckFailedException,
   type ConsumedCapacity,
   type DynamoDBClient,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -13,7 +16,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Channel } from '../../domain/channel.ts';
 import type { Intent, TransitionPlan, TransitionRecord } from '../../domain/intent.ts';
 import { isSameContent, MUTABLE_INTENT_FIELDS } from '../../domain/intent.ts';
@@ -87,6 +90,9 @@ function fromStoredRecord(stored: StoredRecord): TransitionRecord {
 }
 
 type Item = Record<string, unknown>;
+
+/** Concurrent transactions on one notice's rows; past this many in a row, the caller gets the error. */
+const MAX_TRANSACTION_CONFLICTS = 8;
 
 function intentFromItem(item: Item): Intent {
   const sms =
@@ -212,6 +218,62 @@ export class DynamoDbLedgerStore implements LedgerStore {
       return isSameContent(existing, intent)
         ? { kind: 'duplicate', existing }
         : { kind: 'conflict', existing };
+    }
+  }
+
+  /**
+   * One TransactWriteItems over the channels not yet known to exist. A cancellation names, per
+   * channel, whether its condition failed (and carries the existing row, ALL_OLD); those are
+   * settled as duplicate/conflict and the rest is tried again as one unit. A cancellation with
+   * no failed condition is a concurrent transaction on the same rows: back off and try again.
+   * A transaction costs twice the write units of a plain put, so a single channel takes `reserve`.
+   */
+  async reserveNotice(intents: readonly Intent[]): Promise<ReserveResult[]> {
+    const results: (ReserveResult | undefined)[] = intents.map(() => undefined);
+    for (let conflicts = 0; ; ) {
+      const pending = intents.flatMap((intent, index) => (results[index] ? [] : [{ intent, index }]));
+      if (pending.length === 0) return results as ReserveResult[];
+      if (pending.length === 1) {
+        const only = pending[0] as { intent: Intent; index: number };
+        results[only.index] = await this.reserve(only.intent);
+        continue;
+      }
+      try {
+        const out = await this.doc.send(
+          new TransactWriteItemsCommand({
+            // Explicit so the SDK's own retries of this call replay it instead of failing on our rows.
+            ClientRequestToken: randomUUID(),
+            TransactItems: pending.map(({ intent }) => ({
+              Put: {
+                TableName: this.tableName,
+                Item: marshall(this.itemFromIntent(intent), { removeUndefinedValues: true }),
+                ConditionExpression: 'attribute_not_exists(pk)',
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            })),
+            ...(this.onConsumedCapacity ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
+          }),
+        );
+        for (const capacity of out.ConsumedCapacity ?? []) this.meter('reserve', capacity);
+        for (const { intent, index } of pending) results[index] = { kind: 'created', intent };
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException)) throw error;
+        let settled = 0;
+        (error.CancellationReasons ?? []).forEach((reason, position) => {
+          const entry = pending[position];
+          if (!entry || reason.Code !== 'ConditionalCheckFailed' || !reason.Item) return;
+          const existing = intentFromItem(unmarshall(reason.Item));
+          results[entry.index] = isSameContent(existing, entry.intent)
+            ? { kind: 'duplicate', existing }
+            : { kind: 'conflict', existing };
+          settled += 1;
+        });
+        this.meter('reserve', undefined);
+        if (settled > 0) continue;
+        conflicts += 1;
+        if (conflicts >= MAX_TRANSACTION_CONFLICTS) throw error;
+        await sleep(randomInt(5, 20 * 2 ** Math.min(conflicts, 5)));
+      }
     }
   }
 

@@ -50,6 +50,11 @@ export class MemoryLedgerStore implements LedgerStore {
     return isSameContent(existing, intent) ? { kind: 'duplicate', existing } : { kind: 'conflict', existing };
   }
 
+  async reserveNotice(intents: readonly Intent[]): Promise<ReserveResult[]> {
+    // No await between the checks and the sets: atomic for every caller of this store.
+    return Promise.all(intents.map((intent) => this.reserve(intent)));
+  }
+
   async get(noticeId: string, channel: Channel): Promise<Intent | undefined> {
     return this.intents.get(key(noticeId, channel));
   }
