@@ -65,6 +65,8 @@ export interface CostLine {
 export function costPerMillion(cost: CostResult, intake: 'single' | 'batch' = 'batch'): CostLine[] {
   const m = 1_000_000;
   const hp = cost.happyPath.all;
+  // Results from before the single-channel phase existed measured notices for both channels.
+  const one = cost.happyPath.singleSms ?? hp;
   const dr = cost.deliveryReports;
   const perRequest = ASSUMPTIONS.noticesPerApiRequest[intake];
   const gbs = (ms: number) => (ms / 1000) * ASSUMPTIONS.lambdaMemoryGb;
@@ -90,11 +92,11 @@ export function costPerMillion(cost: CostResult, intake: 'single' | 'batch' = 'b
     },
     {
       service: 'DynamoDB',
-      what: `${hp.writeCapacityUnitsPerChannel} WRU + ${hp.readCapacityUnitsPerChannel} RRU per channel (reserve, claim, outcome; row, suppression, gate reads)`,
+      what: `${one.writeCapacityUnitsPerChannel} WRU + ${one.readCapacityUnitsPerChannel} RRU per single-channel notice (reserve, claim, outcome; row, suppression, gate reads)`,
       usdPerMillion:
         m *
-        (hp.writeCapacityUnitsPerChannel * PRICES.dynamoWriteRequestUnit +
-          hp.readCapacityUnitsPerChannel * PRICES.dynamoReadRequestUnit),
+        (one.writeCapacityUnitsPerChannel * PRICES.dynamoWriteRequestUnit +
+          one.readCapacityUnitsPerChannel * PRICES.dynamoReadRequestUnit),
       basis: 'measured',
     },
     {
@@ -199,6 +201,15 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const cost = results.cost.detail;
   process.stdout.write(`Intake in batches of 100:\n\n${costTable(cost, 'batch')}\n\n`);
   process.stdout.write(`Intake one notice per request:\n\n${costTable(cost, 'single')}\n\n`);
+  const both = cost.happyPath.all;
+  const one = cost.happyPath.singleSms ?? both;
+  process.stdout.write(
+    `A notice for e-mail and SMS reserves both channels in one transaction: ${both.writeCapacityUnitsPerChannel} WRU per channel instead of ${one.writeCapacityUnitsPerChannel} (+${(
+      (both.writeCapacityUnitsPerChannel - one.writeCapacityUnitsPerChannel) *
+        PRICES.dynamoWriteRequestUnit *
+        1e6
+    ).toFixed(2)} USD per million channels).\n\n`,
+  );
   const retry = retryCostPerMillion(cost);
   process.stdout.write(
     `Per million retries: short (SQS delay) ${retry.short.toFixed(2)} USD, long (Scheduler) ${retry.long.toFixed(2)} USD\n`,

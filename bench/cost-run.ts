@@ -6,6 +6,7 @@
  * Phases, each over its own set of notices, each measured from its first POST until its last
  * row reached the state it waits for:
  *  A. happy path, email + SMS, provider unthrottled, no delivery reports: intake → accepted;
+ *  A2. the same for SMS-only notices (single-channel intake is a plain put, not a transaction);
  *  B. SMS with Twilio status callbacks on: what the delivery reports add per SMS;
  *  C. forced retries: one 503 without Retry-After (short backoff → SQS DelaySeconds) and one
  *     503 with Retry-After 120 s (→ one EventBridge Scheduler CreateSchedule).
@@ -53,6 +54,11 @@ export interface CostResult {
     readonly email: ChannelCost;
     readonly sms: ChannelCost;
     readonly all: ChannelCost;
+    /**
+     * SMS-only notices, no delivery reports: a single-channel notice reserves with a plain put,
+     * while a notice for both channels reserves them in one transaction (double write units).
+     */
+    readonly singleSms: ChannelCost;
     readonly seconds: number;
     /** Requests naming no channel during the phase (reconciler), and empty long polls. */
     readonly unattributed: Record<string, number>;
@@ -197,10 +203,35 @@ export async function runCostPhases(options: {
       ),
     );
 
+    // --- A2: SMS-only notices, no delivery reports: the baseline phase B is compared with -------
+    const perPhaseB = Math.max(20, Math.round(options.notices / 2));
+    const a2 = benchNotices(`${options.tag}a2`, perPhaseB, ['sms'], 9);
+    log(`cost A2: ${a2.length} SMS-only notices, no delivery reports`);
+    const bytesA2 = stack.stdoutBytes();
+    const startA2 = Date.now();
+    await postBurst(stack.apiUrl, a2);
+    const idsA2 = a2.map((x) => x.noticeId);
+    await waitFor(
+      async () => {
+        const rows = await readLedgerRows(ddb, stack.tableName, idsA2, 'sms');
+        return [...rows.values()].filter((r) => r.state === 'accepted').length === idsA2.length;
+      },
+      120_000,
+      'the SMS-only notices to be accepted',
+      500,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const endA2 = Date.now();
+    const logBytesA2 = stack.stdoutBytes() - bytesA2;
+    const singleSms = channelCost(
+      records(services, startA2, endA2).filter((r) => r.channel === 'sms'),
+      a2.length,
+    );
+
     // --- B: SMS with status callbacks --------------------------------------------------------
     simulator.reset();
     simulator.faults.set({ callbacksEnabled: true, deliveryFailures: [] });
-    const b = benchNotices(`${options.tag}b`, Math.max(20, Math.round(options.notices / 2)), ['sms'], 6);
+    const b = benchNotices(`${options.tag}b`, perPhaseB, ['sms'], 6);
     log(`cost B: ${b.length} SMS with status callbacks`);
     const bytesB = stack.stdoutBytes();
     const startB = Date.now();
@@ -229,6 +260,7 @@ export async function runCostPhases(options: {
         email,
         sms,
         all,
+        singleSms,
         seconds: round((endA - startA) / 1000),
         unattributed,
         logBytesPerChannel: round(logBytesA / (2 * a.length), 1),
@@ -236,14 +268,18 @@ export async function runCostPhases(options: {
       deliveryReports: {
         sms: b.length,
         callbacksPerSms: round(callbacks / b.length, 3),
-        dynamoWritesPerSms: round(smsB.dynamoWritesPerChannel - sms.dynamoWritesPerChannel, 3),
-        dynamoReadsPerSms: round(smsB.dynamoReadsPerChannel - sms.dynamoReadsPerChannel, 3),
+        // Against A2, which differs from B only in the callbacks.
+        dynamoWritesPerSms: round(smsB.dynamoWritesPerChannel - singleSms.dynamoWritesPerChannel, 3),
+        dynamoReadsPerSms: round(smsB.dynamoReadsPerChannel - singleSms.dynamoReadsPerChannel, 3),
         writeCapacityUnitsPerSms: round(
-          smsB.writeCapacityUnitsPerChannel - sms.writeCapacityUnitsPerChannel,
+          smsB.writeCapacityUnitsPerChannel - singleSms.writeCapacityUnitsPerChannel,
           3,
         ),
-        readCapacityUnitsPerSms: round(smsB.readCapacityUnitsPerChannel - sms.readCapacityUnitsPerChannel, 3),
-        logBytesPerSms: round(logBytesB / b.length - logBytesA / (2 * a.length), 1),
+        readCapacityUnitsPerSms: round(
+          smsB.readCapacityUnitsPerChannel - singleSms.readCapacityUnitsPerChannel,
+          3,
+        ),
+        logBytesPerSms: round(logBytesB / b.length - logBytesA2 / a2.length, 1),
       },
     };
   } finally {

@@ -397,12 +397,17 @@ function printTable(r: BenchResults): void {
   if (r.cost) {
     const c = r.cost;
     print();
-    print('happy-path cost per channel (email + sms)');
-    print(`${'DynamoDB writes'.padEnd(28)}${String(c.dynamoWritesPerChannel).padStart(12)}`);
-    print(`${'DynamoDB reads'.padEnd(28)}${String(c.dynamoReadsPerChannel).padStart(12)}`);
-    print(`${'write capacity units'.padEnd(28)}${String(c.writeCapacityUnitsPerChannel).padStart(12)}`);
-    print(`${'read capacity units'.padEnd(28)}${String(c.readCapacityUnitsPerChannel).padStart(12)}`);
-    print(`${'SQS requests'.padEnd(28)}${String(c.sqsRequestsPerChannel).padStart(12)}`);
+    const one = c.detail.happyPath.singleSms;
+    const row = (name: string, both: number, single: number | undefined) =>
+      print(`${name.padEnd(28)}${String(both).padStart(12)}${String(single ?? '–').padStart(12)}`);
+    print(
+      `${'happy-path cost per channel'.padEnd(28)}${'email + sms'.padStart(12)}${'sms only'.padStart(12)}`,
+    );
+    row('DynamoDB writes', c.dynamoWritesPerChannel, one?.dynamoWritesPerChannel);
+    row('DynamoDB reads', c.dynamoReadsPerChannel, one?.dynamoReadsPerChannel);
+    row('write capacity units', c.writeCapacityUnitsPerChannel, one?.writeCapacityUnitsPerChannel);
+    row('read capacity units', c.readCapacityUnitsPerChannel, one?.readCapacityUnitsPerChannel);
+    row('SQS requests', c.sqsRequestsPerChannel, one?.sqsRequestsPerChannel);
     print(`${'Scheduler calls / retry≥60s'.padEnd(28)}${String(c.schedulerCallsPerRetry).padStart(12)}`);
     print(
       `${'SQS sends / retry<60s'.padEnd(28)}${String(c.detail.retries.sqsSendsPerShortRetry).padStart(12)}`,
