@@ -16,6 +16,7 @@ import {
 import { toTimeline } from '../../edge/timeline.ts';
 import type { Dependencies } from '../../use-cases/dependencies.ts';
 import { readNotice } from '../../use-cases/read-notice.ts';
+import { withCoalescedEnqueue } from '../../use-cases/submit-batch.ts';
 import { submitNotice, type Violation } from '../../use-cases/submit-notice.ts';
 import { logger } from '../observability.ts';
 import type { HttpRequest, HttpRuntime, RouteReply } from './router.ts';
@@ -116,9 +117,21 @@ export async function submitBatchRoute(request: HttpRequest, runtime: HttpRuntim
   const batch = parseBatchRequest(body.value);
   if (!batch.ok) return { response: problemResponse(invalidRequest(batch.errors)) };
 
-  const results = await mapConcurrently(batch.notices, BATCH_CONCURRENCY, async (item, index) => {
+  const {
+    result: results,
+    enqueued,
+    enqueueFailed,
+  } = await withCoalescedEnqueue(runtime.deps, (deps) => submitItems(batch.notices, deps));
+  if (enqueueFailed) logger.warn('batch enqueue failed; the reconciler re-enqueues the reserved rows');
+  const statuses: Record<string, number> = {};
+  for (const { status } of results) statuses[status] = (statuses[status] ?? 0) + 1;
+  return { response: jsonResponse(200, { results }), log: { items: results.length, statuses, enqueued } };
+}
+
+function submitItems(items: readonly unknown[], deps: Dependencies) {
+  return mapConcurrently(items, BATCH_CONCURRENCY, async (item, index) => {
     try {
-      const outcome = await submitOne(item, runtime.deps);
+      const outcome = await submitOne(item, deps);
       return {
         index,
         status: outcome.status,
@@ -134,9 +147,6 @@ export async function submitBatchRoute(request: HttpRequest, runtime: HttpRuntim
       return { index, status: 500, error: internalError() };
     }
   });
-  const statuses: Record<string, number> = {};
-  for (const { status } of results) statuses[status] = (statuses[status] ?? 0) + 1;
-  return { response: jsonResponse(200, { results }), log: { items: results.length, statuses } };
 }
 
 /** `GET /v1/notices/{noticeId}` → 200 timeline / 404 / 400 for an id that cannot be one. */
