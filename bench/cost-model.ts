@@ -58,7 +58,7 @@ export interface CostLine {
   readonly service: string;
   readonly what: string;
   readonly usdPerMillion: number;
-  readonly basis: 'measured' | 'measured + assumed duration' | 'assumed';
+  readonly basis: 'measured' | 'measured + derived' | 'measured + assumed duration' | 'assumed';
 }
 
 /** USD per million single-channel notices (one SMS, or one e-mail), line by line. */
@@ -67,6 +67,9 @@ export function costPerMillion(cost: CostResult, intake: 'single' | 'batch' = 'b
   const hp = cost.happyPath.all;
   // Results from before the single-channel phase existed measured notices for both channels.
   const one = cost.happyPath.singleSms ?? hp;
+  const sqsSingle =
+    Math.round((hp.sqsRequestsPerChannel - (hp.sqsBreakdownPerChannel.SendMessageBatch ?? 0) + 1) * 1000) /
+    1000;
   const dr = cost.deliveryReports;
   const perRequest = ASSUMPTIONS.noticesPerApiRequest[intake];
   const gbs = (ms: number) => (ms / 1000) * ASSUMPTIONS.lambdaMemoryGb;
@@ -99,12 +102,20 @@ export function costPerMillion(cost: CostResult, intake: 'single' | 'batch' = 'b
           one.readCapacityUnitsPerChannel * PRICES.dynamoReadRequestUnit),
       basis: 'measured',
     },
-    {
-      service: 'SQS',
-      what: `${hp.sqsRequestsPerChannel} requests per channel (send at intake, receive, delete)`,
-      usdPerMillion: m * hp.sqsRequestsPerChannel * PRICES.sqsRequest,
-      basis: 'measured',
-    },
+    intake === 'batch'
+      ? {
+          service: 'SQS',
+          what: `${hp.sqsRequestsPerChannel} requests per channel (send at intake, receive, delete)`,
+          usdPerMillion: m * hp.sqsRequestsPerChannel * PRICES.sqsRequest,
+          basis: 'measured',
+        }
+      : {
+          // A batch sends ten references per request; a lone notice sends its own.
+          service: 'SQS',
+          what: `${sqsSingle} requests per channel (1 send at intake, receive and delete as measured)`,
+          usdPerMillion: m * sqsSingle * PRICES.sqsRequest,
+          basis: 'measured + derived',
+        },
     {
       service: 'Lambda',
       what: `sender: ${hp.senderInvocationsPerChannel} invocations per channel, ${ASSUMPTIONS.senderMsPerChannel} ms billed per channel`,
