@@ -120,6 +120,32 @@ describe('DynamoDbLedgerStore.reserveNotice (every channel of one notice)', () =
     expect(await store.get(sms.noticeId, 'sms')).toEqual(changedSms);
   });
 
+  it('a cancellation that is neither a failed condition nor transient is surfaced at once', async () => {
+    // Prepare
+    const broken = ddbClient();
+    let calls = 0;
+    broken.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
+        calls += 1;
+        throw new TransactionCanceledException({
+          message: 'Transaction cancelled',
+          $metadata: {},
+          CancellationReasons: [{ Code: 'ValidationError' }, { Code: 'None' }],
+        });
+      },
+      { step: 'initialize' },
+    );
+    const brokenStore = new DynamoDbLedgerStore({ client: broken, tableName, openShards: 3 });
+
+    // Act
+    const attempt = brokenStore.reserveNotice(bothChannels());
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(TransactionCanceledException);
+    expect(calls).toBe(1);
+  });
+
   it('a cancellation for a concurrent transaction (no failed condition) is tried again', async () => {
     // Prepare: a client whose first two TransactWriteItems are cancelled the way DynamoDB
     // cancels a transaction that collides with another one on the same rows

@@ -93,6 +93,8 @@ type Item = Record<string, unknown>;
 
 /** Concurrent transactions on one notice's rows; past this many in a row, the caller gets the error. */
 const MAX_TRANSACTION_CONFLICTS = 8;
+/** Cancellation codes worth another try; anything else (validation, size limits) is a bug to surface. */
+const RETRYABLE_CANCELLATIONS = new Set(['None', 'TransactionConflict', 'ThrottlingError']);
 
 function intentFromItem(item: Item): Intent {
   const sms =
@@ -270,8 +272,11 @@ export class DynamoDbLedgerStore implements LedgerStore {
         });
         this.meter('reserve', undefined);
         if (settled > 0) continue;
+        const transient = (error.CancellationReasons ?? []).every((reason) =>
+          RETRYABLE_CANCELLATIONS.has(reason.Code ?? 'None'),
+        );
         conflicts += 1;
-        if (conflicts >= MAX_TRANSACTION_CONFLICTS) throw error;
+        if (!transient || conflicts >= MAX_TRANSACTION_CONFLICTS) throw error;
         await sleep(randomInt(5, 20 * 2 ** Math.min(conflicts, 5)));
       }
     }
