@@ -29,6 +29,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  */
 export class SharedSendGate implements SendGate {
   private readonly gateCache = new Map<Channel, { until: number; readAt: number }>();
+  private readonly gateReads = new Map<Channel, Promise<number>>();
   private readonly buckets = new Map<Channel, BucketState>();
   /** Per channel: until when the current throttle episode lasts. */
   private readonly episodes = new Map<Channel, number>();
@@ -39,11 +40,24 @@ export class SharedSendGate implements SendGate {
     this.options = { gateCacheMs: 250, maxInlineWaitMs: 2000, sleep: defaultSleep, ...options };
   }
 
-  private async gateUntil(channel: Channel, now: number): Promise<number> {
+  private gateUntil(channel: Channel, now: number): Promise<number> {
     const cached = this.gateCache.get(channel);
-    if (cached && now - cached.readAt < this.options.gateCacheMs) return cached.until;
-    const until = (await this.options.store.readGate(channel)) ?? 0;
-    this.gateCache.set(channel, { until, readAt: now });
+    if (cached && now - cached.readAt < this.options.gateCacheMs) return Promise.resolve(cached.until);
+    // The records of one batch arrive together and would all miss the cache together: they
+    // share one read instead of each asking the table.
+    const inFlight = this.gateReads.get(channel);
+    if (inFlight) return inFlight;
+    const read = this.readGate(channel, now).finally(() => this.gateReads.delete(channel));
+    this.gateReads.set(channel, read);
+    return read;
+  }
+
+  private async readGate(channel: Channel, startedAt: number): Promise<number> {
+    const stored = (await this.options.store.readGate(channel)) ?? 0;
+    // A 429 seen while the read was in flight is newer than what the read returns.
+    const meanwhile = this.gateCache.get(channel);
+    const until = meanwhile && meanwhile.readAt >= startedAt ? Math.max(stored, meanwhile.until) : stored;
+    this.gateCache.set(channel, { until, readAt: startedAt });
     return until;
   }
 

@@ -439,6 +439,56 @@ describe('shared throttle gate: episodes and short closures', () => {
   });
 });
 
+describe('shared throttle gate: gate reads', () => {
+  it('admissions that miss the cache together share one read of the gate item', async () => {
+    // Prepare
+    const world = fakeWorld();
+    let reads = 0;
+    const store = {
+      readGate: async (channel: 'email' | 'sms') => {
+        reads += 1;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return world.store.readGate(channel);
+      },
+      closeGate: world.store.closeGate.bind(world.store),
+    };
+    const { gate } = gateOn(world, { store });
+
+    // Act
+    const admissions = await Promise.all(Array.from({ length: 10 }, () => gate.admit('sms')));
+    await gate.admit('email');
+
+    // Assess
+    expect(admissions.every((a) => a.kind === 'go')).toBe(true);
+    expect(reads).toBe(2);
+  });
+
+  it('a 429 noted while a read is in flight is not undone by the older reading', async () => {
+    // Prepare: the read returns "open", but a throttle arrives before it does
+    const world = fakeWorld();
+    let release: () => void = () => undefined;
+    const store = {
+      readGate: async () => {
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        return undefined;
+      },
+      closeGate: async () => undefined,
+    };
+    const { gate } = gateOn(world, { store, maxInlineWaitMs: 0 });
+    const until = world.clock.now() + 10_000;
+
+    // Act
+    const admission = gate.admit('sms');
+    await gate.throttled('sms', until);
+    release();
+
+    // Assess
+    expect(await admission).toEqual({ kind: 'wait', untilMs: until });
+  });
+});
+
 describe('unknown past the deadline', () => {
   it('is still asked about until the grace period ends, so a late answer is recorded, not contradicted', async () => {
     const world = fakeWorld();
