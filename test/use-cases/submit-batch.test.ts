@@ -19,7 +19,7 @@ const requests = (count: number) =>
   Array.from({ length: count }, (_, i) => ({ ...EXAMPLE_REQUEST, eventId: `evt_batch_${i}` }));
 
 describe('withCoalescedEnqueue', () => {
-  it('sends every new intent of the batch in one enqueue, after all items are recorded, replays excluded', async () => {
+  it('sends the new intents ten per enqueue and per channel, replays excluded', async () => {
     // Prepare: one of the 25 notices is already recorded (and was enqueued then)
     const { queue, calls } = recordingQueue();
     const world = fakeWorld({ queue });
@@ -38,13 +38,33 @@ describe('withCoalescedEnqueue', () => {
     );
     expect(enqueueFailed).toBe(false);
     expect(enqueued).toBe(48);
-    expect(calls).toHaveLength(1);
-    const sent = calls[0]?.refs ?? [];
+    expect(calls.map((call) => call.refs.length).sort((a, b) => a - b)).toEqual([4, 4, 10, 10, 10, 10]);
+    for (const call of calls) expect(new Set(call.refs.map((ref) => ref.channel)).size).toBe(1);
+    const sent = calls.flatMap((call) => call.refs);
     expect(new Set(sent.map((ref) => `${ref.noticeId}/${ref.channel}`)).size).toBe(48);
     const replayed = result[3];
     expect(sent.some((ref) => replayed?.kind === 'recorded' && ref.noticeId === replayed.noticeId)).toBe(
       false,
     );
+  });
+
+  it('does not hold the first ten back until the whole batch is answered', async () => {
+    // Prepare
+    const { queue, calls } = recordingQueue();
+    const world = fakeWorld({ queue });
+    const items = requests(15).map((item) => ({ ...item, channels: ['sms'] as ('email' | 'sms')[] }));
+    let sentBeforeTheLastItems = 0;
+
+    // Act
+    await withCoalescedEnqueue(world.deps, async (deps) => {
+      for (const item of items.slice(0, 10)) await submitNotice(item, deps);
+      sentBeforeTheLastItems = calls.length;
+      for (const item of items.slice(10)) await submitNotice(item, deps);
+    });
+
+    // Assess
+    expect(sentBeforeTheLastItems).toBe(1);
+    expect(calls.map((call) => call.refs.length)).toEqual([10, 5]);
   });
 
   it('a failed enqueue still answers every item; the rows stay reserved for the reconciler', async () => {
