@@ -180,9 +180,10 @@ export async function runOurThrottle(options: {
     ...options.services.proxies.scheduler.between(proxyStart, endedAt),
   ];
   const requests = countByOperation(during);
-  const smsSends = during.filter(
-    (r) => r.service === 'sqs' && r.operation.startsWith('SendMessage') && r.channel === 'sms',
-  ).length;
+  // Messages, not requests: intake sends ten references per SendMessageBatch.
+  const smsSends = during
+    .filter((r) => r.service === 'sqs' && r.operation.startsWith('SendMessage') && r.channel === 'sms')
+    .reduce((sum, r) => sum + (r.messages ?? 1), 0);
   return {
     figures,
     series,
