@@ -19,7 +19,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SmsSimulator } from '../local/sms-simulator/server.ts';
 import type { CountedRequest } from './lib/counting-proxy.ts';
-import { benchNotices, postBurst, readLedgerRows } from './lib/notices.ts';
+import { type BenchNotice, benchNotices, postBurst, readLedgerRows } from './lib/notices.ts';
 import type { BenchServices } from './lib/services.ts';
 import type { StackHandle } from './lib/stack-process.ts';
 import { round } from './lib/stats.ts';
@@ -144,6 +144,42 @@ function records(services: BenchServices, since: number, until: number): Counted
   ];
 }
 
+/**
+ * Posts the notices, waits until every row of `channels` is in `state`, and lets the pollers'
+ * last DeleteMessageBatch land inside the window: the requests and stdout bytes of the phase.
+ */
+async function measurePhase(
+  options: { readonly stack: StackHandle; readonly services: BenchServices; readonly ddb: DynamoDBClient },
+  notices: readonly BenchNotice[],
+  channels: readonly ('email' | 'sms')[],
+  state: 'accepted' | 'delivered',
+  what: string,
+): Promise<{ readonly window: CountedRequest[]; readonly logBytes: number; readonly seconds: number }> {
+  const { stack, services, ddb } = options;
+  const bytesBefore = stack.stdoutBytes();
+  const start = Date.now();
+  await postBurst(stack.apiUrl, notices);
+  const ids = notices.map((x) => x.noticeId);
+  await waitFor(
+    async () => {
+      const byChannel = await Promise.all(channels.map((c) => readLedgerRows(ddb, stack.tableName, ids, c)));
+      return byChannel.every(
+        (rows) => [...rows.values()].filter((r) => r.state === state).length === ids.length,
+      );
+    },
+    120_000,
+    `${what} to be ${state}`,
+    500,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const end = Date.now();
+  return {
+    window: records(services, start, end),
+    logBytes: stack.stdoutBytes() - bytesBefore,
+    seconds: (end - start) / 1000,
+  };
+}
+
 export async function runCostPhases(options: {
   readonly stack: StackHandle;
   readonly services: BenchServices;
@@ -153,7 +189,7 @@ export async function runCostPhases(options: {
   readonly tag: string;
   readonly log: (line: string) => void;
 }): Promise<HappyPathCost> {
-  const { stack, services, simulator, ddb, log } = options;
+  const { services, simulator, log } = options;
   services.proxies.dynamodb.consumedCapacity = true;
   try {
     // --- A: happy path, both channels -------------------------------------------------------
@@ -161,30 +197,8 @@ export async function runCostPhases(options: {
     simulator.faults.set({ callbacksEnabled: false, deliveryFailures: [] });
     const a = benchNotices(`${options.tag}a`, options.notices, ['email', 'sms'], 5);
     log(`cost A: happy path, ${a.length} notices × (email, sms)`);
-    const bytesA = stack.stdoutBytes();
-    const startA = Date.now();
-    await postBurst(stack.apiUrl, a);
-    const idsA = a.map((x) => x.noticeId);
-    await waitFor(
-      async () => {
-        const [email, sms] = await Promise.all([
-          readLedgerRows(ddb, stack.tableName, idsA, 'email'),
-          readLedgerRows(ddb, stack.tableName, idsA, 'sms'),
-        ]);
-        return (
-          [...email.values(), ...sms.values()].filter((r) => r.state === 'accepted').length ===
-          2 * idsA.length
-        );
-      },
-      120_000,
-      'the happy-path notices to be accepted',
-      500,
-    );
-    // Let the last DeleteMessageBatch of each poller land inside the window.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const endA = Date.now();
-    const logBytesA = stack.stdoutBytes() - bytesA;
-    const windowA = records(services, startA, endA);
+    const phaseA = await measurePhase(options, a, ['email', 'sms'], 'accepted', 'the happy-path notices');
+    const windowA = phaseA.window;
     const email = channelCost(
       windowA.filter((r) => r.channel === 'email'),
       a.length,
@@ -207,24 +221,9 @@ export async function runCostPhases(options: {
     const perPhaseB = Math.max(20, Math.round(options.notices / 2));
     const a2 = benchNotices(`${options.tag}a2`, perPhaseB, ['sms'], 9);
     log(`cost A2: ${a2.length} SMS-only notices, no delivery reports`);
-    const bytesA2 = stack.stdoutBytes();
-    const startA2 = Date.now();
-    await postBurst(stack.apiUrl, a2);
-    const idsA2 = a2.map((x) => x.noticeId);
-    await waitFor(
-      async () => {
-        const rows = await readLedgerRows(ddb, stack.tableName, idsA2, 'sms');
-        return [...rows.values()].filter((r) => r.state === 'accepted').length === idsA2.length;
-      },
-      120_000,
-      'the SMS-only notices to be accepted',
-      500,
-    );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const endA2 = Date.now();
-    const logBytesA2 = stack.stdoutBytes() - bytesA2;
+    const phaseA2 = await measurePhase(options, a2, ['sms'], 'accepted', 'the SMS-only notices');
     const singleSms = channelCost(
-      records(services, startA2, endA2).filter((r) => r.channel === 'sms'),
+      phaseA2.window.filter((r) => r.channel === 'sms'),
       a2.length,
     );
 
@@ -233,27 +232,12 @@ export async function runCostPhases(options: {
     simulator.faults.set({ callbacksEnabled: true, deliveryFailures: [] });
     const b = benchNotices(`${options.tag}b`, perPhaseB, ['sms'], 6);
     log(`cost B: ${b.length} SMS with status callbacks`);
-    const bytesB = stack.stdoutBytes();
-    const startB = Date.now();
-    await postBurst(stack.apiUrl, b);
-    const idsB = b.map((x) => x.noticeId);
-    await waitFor(
-      async () => {
-        const rows = await readLedgerRows(ddb, stack.tableName, idsB, 'sms');
-        return [...rows.values()].filter((r) => r.state === 'delivered').length === idsB.length;
-      },
-      120_000,
-      'the callback notices to be delivered',
-      500,
-    );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const endB = Date.now();
+    const phaseB = await measurePhase(options, b, ['sms'], 'delivered', 'the callback notices');
     const smsB = channelCost(
-      records(services, startB, endB).filter((r) => r.channel === 'sms'),
+      phaseB.window.filter((r) => r.channel === 'sms'),
       b.length,
     );
     const callbacks = simulator.faults.counters.callbacksSent + simulator.faults.counters.callbacksFailed;
-    const logBytesB = stack.stdoutBytes() - bytesB;
 
     return {
       happyPath: {
@@ -261,9 +245,9 @@ export async function runCostPhases(options: {
         sms,
         all,
         singleSms,
-        seconds: round((endA - startA) / 1000),
+        seconds: round(phaseA.seconds),
         unattributed,
-        logBytesPerChannel: round(logBytesA / (2 * a.length), 1),
+        logBytesPerChannel: round(phaseA.logBytes / (2 * a.length), 1),
       },
       deliveryReports: {
         sms: b.length,
@@ -279,7 +263,7 @@ export async function runCostPhases(options: {
           smsB.readCapacityUnitsPerChannel - singleSms.readCapacityUnitsPerChannel,
           3,
         ),
-        logBytesPerSms: round(logBytesB / b.length - logBytesA2 / a2.length, 1),
+        logBytesPerSms: round(phaseB.logBytes / b.length - phaseA2.logBytes / a2.length, 1),
       },
     };
   } finally {

@@ -120,59 +120,52 @@ describe('DynamoDbLedgerStore.reserveNotice (every channel of one notice)', () =
     expect(await store.get(sms.noticeId, 'sms')).toEqual(changedSms);
   });
 
-  it('a cancellation that is neither a failed condition nor transient is surfaced at once', async () => {
-    // Prepare
-    const broken = ddbClient();
-    let calls = 0;
-    broken.middlewareStack.add(
+  /**
+   * A store whose first `times` TransactWriteItems are cancelled with `code` on the first item,
+   * the way DynamoDB reports it, before reaching DynamoDB Local; later calls go through.
+   */
+  function storeCancelling(code: string, times: number) {
+    const client = ddbClient();
+    const counter = { cancelled: 0 };
+    client.middlewareStack.add(
       (next, context) => async (args) => {
-        if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
-        calls += 1;
-        throw new TransactionCanceledException({
-          message: 'Transaction cancelled',
-          $metadata: {},
-          CancellationReasons: [{ Code: 'ValidationError' }, { Code: 'None' }],
-        });
-      },
-      { step: 'initialize' },
-    );
-    const brokenStore = new DynamoDbLedgerStore({ client: broken, tableName, openShards: 3 });
-
-    // Act
-    const attempt = brokenStore.reserveNotice(bothChannels());
-
-    // Assess
-    await expect(attempt).rejects.toBeInstanceOf(TransactionCanceledException);
-    expect(calls).toBe(1);
-  });
-
-  it('a cancellation for a concurrent transaction (no failed condition) is tried again', async () => {
-    // Prepare: a client whose first two TransactWriteItems are cancelled the way DynamoDB
-    // cancels a transaction that collides with another one on the same rows
-    const conflicted = ddbClient();
-    let cancelled = 0;
-    conflicted.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === 'TransactWriteItemsCommand' && cancelled < 2) {
-          cancelled += 1;
+        if (context.commandName === 'TransactWriteItemsCommand' && counter.cancelled < times) {
+          counter.cancelled += 1;
           throw new TransactionCanceledException({
             message: 'Transaction cancelled',
             $metadata: {},
-            CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }],
+            CancellationReasons: [{ Code: code }, { Code: 'None' }],
           });
         }
         return next(args);
       },
       { step: 'initialize' },
     );
-    const conflictedStore = new DynamoDbLedgerStore({ client: conflicted, tableName, openShards: 3 });
+    return { store: new DynamoDbLedgerStore({ client, tableName, openShards: 3 }), counter };
+  }
+
+  it('a cancellation that is neither a failed condition nor transient is surfaced at once', async () => {
+    // Prepare
+    const broken = storeCancelling('ValidationError', Number.POSITIVE_INFINITY);
+
+    // Act
+    const attempt = broken.store.reserveNotice(bothChannels());
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(TransactionCanceledException);
+    expect(broken.counter.cancelled).toBe(1);
+  });
+
+  it('a cancellation for a concurrent transaction (no failed condition) is tried again', async () => {
+    // Prepare: the first two transactions collide with another one on the same rows
+    const conflicted = storeCancelling('TransactionConflict', 2);
     const intents = bothChannels();
 
     // Act
-    const results = await conflictedStore.reserveNotice(intents);
+    const results = await conflicted.store.reserveNotice(intents);
 
     // Assess
-    expect(cancelled).toBe(2);
+    expect(conflicted.counter.cancelled).toBe(2);
     expect(results.map((r) => r.kind)).toEqual(['created', 'created']);
     expect(await store.getNotice(intents[0]?.noticeId ?? '')).toEqual(intents);
   });
