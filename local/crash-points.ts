@@ -1,5 +1,5 @@
 /**
- * Crash points for the runbook of DESIGN §7: "kill the worker immediately before the send,
+ * Crash points for the runbook (docs/architecture.md §7): "kill the worker immediately before the send,
  * immediately after the provider accepted, and immediately before the final commit".
  *
  * A kill -9 from outside cannot land between two lines of the sender; this can. When
@@ -19,12 +19,12 @@
  */
 import { writeSync } from 'node:fs';
 import type { Channel } from '../lambdas/domain/channel.ts';
+import { parseCorrelationId } from '../lambdas/domain/identity.ts';
 import type { TransitionPlan } from '../lambdas/domain/intent.ts';
 import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
 import type { LedgerStore } from '../lambdas/ports/ledger-store.port.ts';
 import type { Transport } from '../lambdas/ports/transport.port.ts';
-import { parseCorrelationId } from '../lambdas/use-cases/deliver-intent.ts';
-import type { Runtime } from '../lambdas/wiring.ts';
+import type { SenderDependencies } from '../lambdas/use-cases/dependencies.ts';
 
 export const CRASH_POINTS = ['before_send', 'after_accept', 'before_commit'] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
@@ -79,12 +79,12 @@ export const sigkillSelf: Crash = (line) => {
 };
 
 /**
- * Wraps, in place, the ports of the runtime the handlers share (lambdas/wiring.ts builds one per
- * process; the reconciler's dependencies hold the same store and transport objects), so that
- * every caller goes through the crash point.
+ * Wraps, in place, the ports of a sender's runtime (lambdas/wiring/sender.ts builds one per
+ * channel and process), so that the worker's every call goes through the crash point. Called
+ * for both channels' senders before any handler runs.
  */
 export function installCrashPoints(
-  runtime: Pick<Runtime, 'deps'>,
+  runtime: { readonly deps: Pick<SenderDependencies, 'store' | 'transports'> },
   spec: CrashPointSpec,
   crash: Crash = sigkillSelf,
 ): void {

@@ -7,35 +7,28 @@ import { join } from 'node:path';
  * - the fingerprint key: a new key changes every destination fingerprint, so suppressions
  *   and duplicate detection would stop matching rows written before;
  * - the envelope key: sealed destinations and variables of open rows become unreadable;
- * - the Twilio simulator's credentials: status callbacks are signed with the auth token, and
- *   a provider lookup after a restart must authenticate against the same account.
+ * - each simulated provider's credentials (under its id, e.g. `twilio`): callbacks are signed
+ *   with them, and a lookup after a restart must authenticate against the same account.
  */
 export interface LocalSecrets {
   /** Base64 of 32 bytes. */
   readonly fingerprintKey: string;
   /** Base64 of 32 bytes. */
   readonly envelopeKey: string;
-  readonly twilio: {
-    readonly accountSid: string;
-    readonly authToken: string;
-    readonly from: string;
-  };
+  /** Credentials per simulated provider id. */
+  readonly providers: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
+
+/** Fresh credentials for a simulated provider (local/providers/*.ts). */
+export type CredentialGenerator = () => Record<string, string>;
 
 export const LOCAL_SECRETS_FILE = 'local-secrets.json';
 
-/** Twilio's documented test "From" number; the simulator accepts any sender it is told to. */
-const SIMULATOR_FROM = '+15005550006';
-
-function generate(): LocalSecrets {
+function generate(generators: Readonly<Record<string, CredentialGenerator>>): LocalSecrets {
   return {
     fingerprintKey: randomBytes(32).toString('base64'),
     envelopeKey: randomBytes(32).toString('base64'),
-    twilio: {
-      accountSid: `AC${randomBytes(16).toString('hex')}`,
-      authToken: randomBytes(16).toString('hex'),
-      from: SIMULATOR_FROM,
-    },
+    providers: Object.fromEntries(Object.entries(generators).map(([id, make]) => [id, make()])),
   };
 }
 
@@ -47,26 +40,43 @@ function nonEmpty(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0;
 }
 
-/** Keeps every valid field of `stored` and fills the rest from `fresh`. */
-function merge(stored: unknown, fresh: LocalSecrets): { secrets: LocalSecrets; complete: boolean } {
-  const s = (typeof stored === 'object' && stored !== null ? stored : {}) as Record<string, unknown>;
-  const t = (typeof s.twilio === 'object' && s.twilio !== null ? s.twilio : {}) as Record<string, unknown>;
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
+
+/** Keeps every valid field of `stored` and fills the rest from `fresh`; other stored entries stay. */
+function merge(
+  stored: unknown,
+  fresh: LocalSecrets,
+): { secrets: LocalSecrets; file: Record<string, unknown>; complete: boolean } {
+  const s = record(stored);
+  let complete = isKey32(s.fingerprintKey) && isKey32(s.envelopeKey);
+  const providers: Record<string, Record<string, string>> = {};
+  for (const [id, freshFields] of Object.entries(fresh.providers)) {
+    const kept = record(s[id]);
+    providers[id] = Object.fromEntries(
+      Object.entries(freshFields).map(([field, value]) => {
+        if (nonEmpty(kept[field])) return [field, kept[field]];
+        complete = false;
+        return [field, value];
+      }),
+    );
+  }
   const secrets: LocalSecrets = {
     fingerprintKey: isKey32(s.fingerprintKey) ? s.fingerprintKey : fresh.fingerprintKey,
     envelopeKey: isKey32(s.envelopeKey) ? s.envelopeKey : fresh.envelopeKey,
-    twilio: {
-      accountSid: nonEmpty(t.accountSid) ? t.accountSid : fresh.twilio.accountSid,
-      authToken: nonEmpty(t.authToken) ? t.authToken : fresh.twilio.authToken,
-      from: nonEmpty(t.from) ? t.from : fresh.twilio.from,
-    },
+    providers,
   };
-  const complete =
-    secrets.fingerprintKey === s.fingerprintKey &&
-    secrets.envelopeKey === s.envelopeKey &&
-    secrets.twilio.accountSid === t.accountSid &&
-    secrets.twilio.authToken === t.authToken &&
-    secrets.twilio.from === t.from;
-  return { secrets, complete };
+  // One object per provider at the top level (`"twilio": { … }`), as the file has always held them.
+  const file = {
+    ...s,
+    fingerprintKey: secrets.fingerprintKey,
+    envelopeKey: secrets.envelopeKey,
+    ...providers,
+  };
+  return { secrets, file, complete };
 }
 
 /**
@@ -74,18 +84,21 @@ function merge(stored: unknown, fresh: LocalSecrets): { secrets: LocalSecrets; c
  * A file that exists but is not JSON is an error rather than something to overwrite: replacing
  * the keys would silently orphan every sealed envelope in the ledger.
  */
-export async function loadLocalSecrets(dataDir: string): Promise<LocalSecrets> {
+export async function loadLocalSecrets(
+  dataDir: string,
+  generators: Readonly<Record<string, CredentialGenerator>> = {},
+): Promise<LocalSecrets> {
   await mkdir(dataDir, { recursive: true });
   const path = join(dataDir, LOCAL_SECRETS_FILE);
   // Two attempts: the second only runs when another process created the file between our
   // read and our write, and then it reads that process's keys.
   for (let attempt = 0; ; attempt++) {
     const stored = await readStored(path);
-    const { secrets, complete } = merge(stored, generate());
+    const { secrets, file, complete } = merge(stored, generate(generators));
     if (!complete) {
       // Written aside first so a crash mid-write never leaves half a key file behind.
       const staging = `${path}.${process.pid}.tmp`;
-      await writeFile(staging, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+      await writeFile(staging, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
       try {
         if (stored === undefined) {
           // link() fails if the name exists: of two stacks starting together, one set of keys wins.

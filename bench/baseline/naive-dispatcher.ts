@@ -2,7 +2,7 @@
  * The naive baseline, live: a small dispatcher that consumes SMS messages from its own SQS
  * queue through the same local event source as the stack's senders (2 batches × 10 records in
  * flight, records of a batch in parallel) and calls the simulator with the real Twilio adapter
- * (lambdas/adapters/twilio/twilio-sms-transport.ts), so only the policy differs from ours:
+ * (lambdas/providers/twilio/transport.ts), so only the policy differs from ours:
  * naive-policy.ts. No ledger: the message carries the destination and the text.
  */
 import {
@@ -12,7 +12,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { TwilioSmsTransport } from '../../lambdas/adapters/twilio/twilio-sms-transport.ts';
+import { TwilioSmsTransport } from '../../lambdas/providers/twilio/transport.ts';
 import type { SmsSimulator } from '../../local/sms-simulator/server.ts';
 import { startSqsEventSource } from '../../local/sqs-event-source.ts';
 import { type ThrottleFigures, throttleFigures } from '../lib/figures.ts';

@@ -10,7 +10,7 @@ export class DomainError extends Error {
   }
 }
 
-/** A move that the state machine of DESIGN §3 does not allow. Never written to the ledger. */
+/** A move that the state machine (docs/architecture.md §3) does not allow. Never written to the ledger. */
 export class IllegalTransitionError extends DomainError {
   readonly from: IntentState;
   readonly to: IntentState;
@@ -35,5 +35,19 @@ export class IncompleteTransitionError extends DomainError {
   constructor(to: IntentState, missing: string) {
     super('incomplete_transition', `transition to ${to} needs ${missing}`);
     this.name = 'IncompleteTransitionError';
+  }
+}
+
+/**
+ * This deployment cannot send a recorded intent: its template version is not in the catalog, or
+ * the channel has no transport. Recorded as `configuration_error` (and escalated), not as a
+ * rendering problem of the notice.
+ */
+export class MissingConfigurationError extends DomainError {
+  readonly missing: 'template' | 'transport';
+  constructor(missing: 'template' | 'transport', message: string) {
+    super('configuration_error', message);
+    this.name = 'MissingConfigurationError';
+    this.missing = missing;
   }
 }

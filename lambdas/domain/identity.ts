@@ -36,6 +36,16 @@ export function isNoticeId(value: string): boolean {
   return /^ntc_[a-z2-7]{26}$/.test(value);
 }
 
+/** The correlation id providers carry back to us (SES tag, Twilio callback query): `<noticeId>-<channel>`. */
+export function correlationId(ref: { readonly noticeId: string; readonly channel: Channel }): string {
+  return `${ref.noticeId}-${ref.channel}`;
+}
+
+export function parseCorrelationId(value: string): { noticeId: string; channel: Channel } | undefined {
+  const match = /^(ntc_[a-z2-7]{26})-(email|sms)$/.exec(value);
+  return match ? { noticeId: match[1] as string, channel: match[2] as Channel } : undefined;
+}
+
 /** Sent to providers that accept one (Resend `Idempotency-Key`): identical for every attempt. */
 export function idempotencyKey(noticeId: string, channel: Channel): string {
   return `${noticeId}.${channel}`;
@@ -75,4 +85,16 @@ export function contentDigest(
       }),
     )
     .digest('base64url');
+}
+
+/**
+ * A key check value: what a ledger table records of the keys it was first used with, so that a
+ * process holding other keys refuses to start instead of splitting fingerprints or failing every
+ * envelope. An HMAC of a fixed text, cut to 96 bits: it identifies the key, it does not reveal it.
+ */
+export function keyCheckValue(key: Uint8Array): string {
+  return createHmac('sha256', key)
+    .update('notice-ledger key check v1', 'utf8')
+    .digest('base64url')
+    .slice(0, 16);
 }

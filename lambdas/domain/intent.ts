@@ -1,18 +1,25 @@
 import type { Channel } from './channel.ts';
 import type { Destination } from './destination.ts';
-import { IncompleteTransitionError } from './errors.ts';
+import { IllegalTransitionError, IncompleteTransitionError } from './errors.ts';
 import type { ProviderOutcome } from './outcome.ts';
 import { TIMEOUT_CODE } from './outcome.ts';
 import { decideRetry, type RandomSource, type RetryPolicy } from './retry-policy.ts';
 import {
   assertTransition,
   CLAIMABLE_STATES,
+  escalates,
   type IntentState,
+  isTerminal,
   isUnresolved,
   Reason,
 } from './state-machine.ts';
 
-/** One entry of a row's history. Appended in the same write as the state change; never rewritten. */
+/**
+ * One entry of a row's history. Appended in the same write as the state change; never rewritten.
+ * A *fact* record has `from === to`: something the provider reported after the row was terminal
+ * (a complaint after `delivered`, a delivery after `failed`) that changes no state but belongs to
+ * the story (see `planFact`).
+ */
 export interface TransitionRecord {
   readonly seq: number;
   /** Epoch milliseconds. */
@@ -64,6 +71,12 @@ export interface Intent {
   readonly dueAt?: number | undefined;
   /** Sealed send envelope (destination + variables); kept only while a send may still happen. */
   readonly envelope?: string | undefined;
+  /**
+   * Set in the same write that fails the row with an escalating reason, cleared once the
+   * escalation is published: an escalation lost to a failed publish or a crash is retried by the
+   * reconciler (the row stays in the open index, due, until then).
+   */
+  readonly escalationPending?: boolean | undefined;
   readonly transitions: readonly TransitionRecord[];
 }
 
@@ -79,6 +92,7 @@ export const MUTABLE_INTENT_FIELDS = [
   'leaseExpiresAt',
   'dueAt',
   'envelope',
+  'escalationPending',
 ] as const satisfies readonly (keyof Intent)[];
 
 export type MutableIntentField = (typeof MUTABLE_INTENT_FIELDS)[number];
@@ -196,6 +210,7 @@ export function planTransition(
   const leaseOwner = change.to === 'sending' ? merged.leaseOwner : undefined;
   const leaseExpiresAt = change.to === 'sending' ? merged.leaseExpiresAt : undefined;
   const nextAttemptAt = change.to === 'retry_scheduled' ? merged.nextAttemptAt : undefined;
+  const escalationPending = escalates(change.to, change.reason) ? true : undefined;
   const next: Intent = {
     ...merged,
     state: change.to,
@@ -204,20 +219,64 @@ export function planTransition(
     leaseExpiresAt,
     nextAttemptAt,
     envelope: isUnresolved(change.to) ? intent.envelope : undefined,
-    dueAt: nextDueAt(
-      change.to,
-      {
-        enteredAt: at,
-        deadline: intent.deadline,
-        leaseExpiresAt,
-        nextAttemptAt,
-        previousDueAt: intent.dueAt,
-      },
-      timing,
-    ),
+    escalationPending,
+    // A pending escalation keeps the row due (now) in the open index until it is published.
+    dueAt: escalationPending
+      ? at
+      : nextDueAt(
+          change.to,
+          {
+            enteredAt: at,
+            deadline: intent.deadline,
+            leaseExpiresAt,
+            nextAttemptAt,
+            previousDueAt: intent.dueAt,
+          },
+          timing,
+        ),
     transitions: [...intent.transitions, record],
   };
   return { expected: { state: intent.state, version: intent.version }, record, next };
+}
+
+/** A row keeps at most this many fact records: rows stay small (every write pays per started KB). */
+export const MAX_FACTS_PER_ROW = 4;
+
+export interface Fact {
+  readonly reason: Reason;
+  readonly at: number;
+  readonly detail?: string | undefined;
+}
+
+/**
+ * Appends a fact to a terminal row: a record with `from === to` (the current state), in the
+ * same append-only, seq-ordered history, changing no other field. The timeline stays the whole
+ * story (a complaint after `delivered` is there) without reopening a finished row.
+ */
+export function planFact(intent: Intent, fact: Fact): TransitionPlan {
+  if (!isTerminal(intent.state)) {
+    // Facts are for finished rows; an open row records what it learns as a transition.
+    throw new IllegalTransitionError(intent.state, intent.state);
+  }
+  const at = Math.max(fact.at, intent.transitions[intent.transitions.length - 1]?.at ?? fact.at);
+  const record: TransitionRecord = {
+    seq: intent.version + 1,
+    at,
+    from: intent.state,
+    to: intent.state,
+    reason: fact.reason,
+    ...(fact.detail !== undefined ? { detail: fact.detail } : {}),
+  };
+  return {
+    expected: { state: intent.state, version: intent.version },
+    record,
+    next: { ...intent, version: record.seq, transitions: [...intent.transitions, record] },
+  };
+}
+
+/** The fact records of a row (records that changed no state). */
+export function factsOf(intent: Pick<Intent, 'transitions'>): TransitionRecord[] {
+  return intent.transitions.filter((t) => t.from === t.to);
 }
 
 export type ClaimDecision =
@@ -230,7 +289,7 @@ export type ClaimDecision =
  */
 export function decideClaim(
   intent: Intent,
-  ctx: { now: number; workerId: string; timing: LedgerTiming },
+  ctx: { now: number; workerId: string; timing: LedgerTiming; provider?: string | undefined },
 ): ClaimDecision {
   if (!CLAIMABLE_STATES.includes(intent.state)) return { kind: 'leave', why: 'not_claimable' };
   // Early messages (a duplicate delivery of an old message) must not jump the backoff.
@@ -250,7 +309,14 @@ export function decideClaim(
       reason: Reason.claimed,
       at: ctx.now,
       attempt,
-      set: { attempts: attempt, leaseOwner: ctx.workerId, leaseExpiresAt: ctx.now + ctx.timing.leaseMs },
+      set: {
+        attempts: attempt,
+        leaseOwner: ctx.workerId,
+        leaseExpiresAt: ctx.now + ctx.timing.leaseMs,
+        // The attempt's provider, recorded in the claim itself (no extra write): a lease that
+        // expires, and the reconciler's lookup after it, then ask the provider that was called.
+        ...(ctx.provider !== undefined ? { provider: ctx.provider } : {}),
+      },
     },
     ctx.timing,
   );

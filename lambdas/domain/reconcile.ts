@@ -10,7 +10,13 @@ import { Reason } from './state-machine.ts';
 
 /** What a provider lookup concluded about an ambiguous attempt. */
 export type LookupVerdict =
-  | { readonly kind: 'found'; readonly receiptId: string; readonly detail?: string }
+  | {
+      readonly kind: 'found';
+      readonly receiptId: string;
+      readonly detail?: string;
+      /** The provider that answered, recorded on the row when it had none (older rows). */
+      readonly provider?: string;
+    }
   /** The provider proves it holds no such message (a complete listing without a match). */
   | { readonly kind: 'absent'; readonly detail?: string }
   /** The provider cannot tell (yet): no lookup API, partial listing, lookup failed. */
@@ -115,7 +121,12 @@ export function decideAfterLookup(
           at: now,
           attempt: row.attempts,
           detail: verdict.detail,
-          set: { providerReceiptId: verdict.receiptId },
+          set: {
+            providerReceiptId: verdict.receiptId,
+            ...(row.provider === undefined && verdict.provider !== undefined
+              ? { provider: verdict.provider }
+              : {}),
+          },
         },
         ctx.timing,
       ),

@@ -1,6 +1,6 @@
 import { IllegalTransitionError } from './errors.ts';
 
-/** Per-channel intent states (DESIGN §3). */
+/** Per-channel intent states (docs/architecture.md §3). */
 export const IntentState = {
   reserved: 'reserved',
   sending: 'sending',
@@ -84,6 +84,26 @@ export const Reason = {
   onSuppressionList: 'on_suppression_list',
   renderFailed: 'render_failed',
   envelopeUnreadable: 'envelope_unreadable',
+  /** This deployment cannot send the row: its template or the channel's transport is missing. */
+  configurationError: 'configuration_error',
 } as const;
 
 export type Reason = (typeof Reason)[keyof typeof Reason];
+
+/**
+ * Failures a person must hear about (an escalation event): the system gave up, could not tell,
+ * or cannot send. A provider's own verdict (rejected, bounced, complained) is not escalated.
+ */
+export const ESCALATING_FAILURES: ReadonlySet<Reason> = new Set([
+  Reason.deadlineExceeded,
+  Reason.attemptsExhausted,
+  Reason.unknownUnresolved,
+  Reason.renderFailed,
+  Reason.envelopeUnreadable,
+  Reason.configurationError,
+  Reason.onSuppressionList,
+]);
+
+export function escalates(to: IntentState, reason: Reason): boolean {
+  return to === 'failed' && ESCALATING_FAILURES.has(reason);
+}

@@ -1,85 +1,89 @@
 import { z } from 'zod';
+import {
+  INVARIANTS,
+  type NumberSetting,
+  SETTINGS,
+  type Setting,
+  type SettingName,
+} from '../contract/settings.ts';
 
-const ms = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+import { ConfigError } from './config-error.ts';
+
+export { ConfigError };
+
 const optionalText = z
   .string()
   .trim()
   .optional()
   .transform((v) => (v === '' ? undefined : v));
 
-/**
- * Runtime configuration, read once per process from the environment. The names are the
- * contract of DESIGN §6: the local stack and the CDK stack set the same variables.
- */
-export const ConfigSchema = z.object({
-  LEDGER_TABLE_NAME: z.string().min(1).default('notice-ledger'),
-  EMAIL_QUEUE_URL: optionalText,
-  SMS_QUEUE_URL: optionalText,
-  EMAIL_PROVIDER: z.enum(['ses']).default('ses'),
-  SMS_PROVIDER: z.enum(['twilio']).default('twilio'),
+function numberSchema(setting: NumberSetting) {
+  const base = z.coerce.number();
+  const ranged = (setting.kind === 'integer' ? base.int() : base).min(setting.min).max(setting.max);
+  // An empty value means "unset", like an absent one.
+  const unset = (v: unknown) => (v === '' ? undefined : v);
+  return setting.default === undefined
+    ? z.preprocess(unset, ranged.optional())
+    : z.preprocess(unset, ranged.default(setting.default));
+}
 
-  SES_FROM_ADDRESS: z.string().min(3).default('notices@example.com'),
-  SES_CONFIGURATION_SET: optionalText,
-
-  TWILIO_BASE_URL: z.string().url().default('https://api.twilio.com'),
-  TWILIO_ACCOUNT_SID: optionalText,
-  TWILIO_AUTH_TOKEN: optionalText,
-  TWILIO_FROM: optionalText,
-  /** AWS: Secrets Manager secret holding `{ accountSid, authToken, from }`; wins over the plain variables. */
-  TWILIO_SECRET_ARN: optionalText,
-  PUBLIC_BASE_URL: optionalText,
-
-  PROVIDER_TIMEOUT_MS: ms(10_000),
-  SEND_LEASE_MS: ms(60_000),
-  RECONCILE_INTERVAL_MS: ms(60_000),
-  UNKNOWN_GRACE_MS: ms(600_000),
-  /** What to do with an `unknown` row the provider could not settle within UNKNOWN_GRACE_MS. */
-  UNKNOWN_POLICY: z.enum(['escalate', 'resend']).default('escalate'),
-  RETRY_BASE_MS: ms(1_000),
-  RETRY_CAP_MS: ms(900_000),
-  MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
-  NOTICE_DEFAULT_DEADLINE_MS: ms(86_400_000),
-
-  /** Base64 of 32 bytes. Local stack only; in AWS the key comes from Secrets Manager. */
-  FINGERPRINT_KEY: optionalText,
-  FINGERPRINT_KEY_SECRET_ARN: optionalText,
-  /** Base64 of 32 bytes: local AES-256-GCM key for send envelopes. */
-  ENVELOPE_LOCAL_KEY: optionalText,
-  /** AWS: KMS key (id or ARN) that wraps the envelope data keys. Wins over the local key. */
-  ENVELOPE_KMS_KEY_ID: optionalText,
-
-  SCHEDULE_GROUP_NAME: z.string().default('notice-ledger-retries'),
-  SCHEDULER_ROLE_ARN: optionalText,
-  EMAIL_QUEUE_ARN: optionalText,
-  SMS_QUEUE_ARN: optionalText,
-  /** EventBridge bus for escalation events; absent → escalations are only logged. */
-  ESCALATION_EVENT_BUS: optionalText,
-
-  /**
-   * Known provider rate for this process (sends/s); absent = no pacing, the shared throttle
-   * gate still applies. In AWS the stack sets `rate / maximum concurrency` per sender.
-   */
-  EMAIL_SEND_RATE_PER_SECOND: z.coerce.number().positive().optional(),
-  SMS_SEND_RATE_PER_SECOND: z.coerce.number().positive().optional(),
-
-  OPEN_INDEX_SHARDS: z.coerce.number().int().min(1).max(64).default(4),
-  RETENTION_DAYS: z.coerce.number().int().positive().optional(),
-});
-
-export type Config = z.infer<typeof ConfigSchema>;
-
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
+function schemaOf(setting: Setting) {
+  switch (setting.kind) {
+    case 'integer':
+    case 'number':
+      return numberSchema(setting);
+    case 'enum':
+      return z.enum(setting.values as [string, ...string[]]).default(setting.default);
+    case 'url':
+      return optionalText.pipe(z.url().optional());
+    case 'list':
+      return optionalText.transform((v) =>
+        (v ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      );
+    case 'text':
+      return setting.default === undefined
+        ? optionalText
+        : optionalText.transform((v) => v ?? (setting.default as string));
   }
 }
 
+type SchemaFor<S> = S extends { kind: 'integer' | 'number'; default: number }
+  ? number
+  : S extends { kind: 'integer' | 'number' }
+    ? number | undefined
+    : S extends { kind: 'enum'; values: readonly (infer V)[] }
+      ? V
+      : S extends { kind: 'list' }
+        ? string[]
+        : S extends { default: string }
+          ? string
+          : string | undefined;
+
+/** The runtime configuration: every core setting of lambdas/contract/settings.ts, parsed. */
+export type Config = { readonly [K in SettingName]: SchemaFor<(typeof SETTINGS)[K]> };
+
+/** Derived from the plain settings table, so names, defaults and ranges are written once. */
+export const ConfigSchema = z.object(
+  Object.fromEntries(Object.entries(SETTINGS).map(([name, setting]) => [name, schemaOf(setting)])),
+);
+
+/**
+ * Reads the core configuration once per process; every problem is reported at once, each
+ * naming its variable. Provider settings are read by the provider modules themselves.
+ */
 export function readConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = ConfigSchema.safeParse(env);
   if (!parsed.success) {
     const fields = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
     throw new ConfigError(`invalid configuration: ${fields}`);
   }
-  return parsed.data;
+  const config = parsed.data as unknown as Config;
+  const broken = INVARIANTS.filter((rule) => !rule.holds(config));
+  if (broken.length > 0) {
+    throw new ConfigError(`invalid configuration: ${broken.map((rule) => rule.message(config)).join('; ')}`);
+  }
+  return config;
 }

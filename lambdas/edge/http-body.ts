@@ -157,3 +157,22 @@ export function readFormBody(
   // URLSearchParams decodes `+` as a space, which is right for form encoding (not for paths).
   return { ok: true, value: Object.fromEntries(new URLSearchParams(text)) };
 }
+
+/**
+ * Reads a text body of the given media type (provider webhooks), checked like the others:
+ * content type → size → UTF-8. The raw text is returned because signatures cover it as sent.
+ */
+export function readTextBody(
+  event: APIGatewayProxyEventV2,
+  mediaType: string,
+  maxBytes: number = BodyLimits.formMaxBytes,
+): BodyResult<string> {
+  if (!mediaTypeMatches(header(event, 'content-type'), mediaType)) {
+    return { ok: false, problem: unsupportedMediaType(mediaType) };
+  }
+  const bytes = bodyBytes(event) ?? Buffer.alloc(0);
+  if (bytes.length > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
+  const text = decodeUtf8(bytes);
+  if (text === undefined) return { ok: false, problem: malformed('the body is not valid UTF-8') };
+  return { ok: true, value: text };
+}

@@ -1,9 +1,11 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { Metric, outcomeMetric } from '../contract/metrics.ts';
 import type { Channel } from '../domain/channel.ts';
 import { PoisonMessageError, parseIntentMessage } from '../edge/intent-message.ts';
 import { deliverIntent } from '../use-cases/deliver-intent.ts';
-import { getRuntime } from '../wiring.ts';
+import { getSenderRuntime } from '../wiring/sender.ts';
 import { logger, metrics } from './observability.ts';
 
 /**
@@ -22,10 +24,10 @@ export function channelSenderHandler(channel: Channel) {
       if (!(error instanceof PoisonMessageError)) throw error;
       // Redelivery cannot fix a malformed body; acknowledge it and make it visible.
       logger.error('poison message dropped', { channel, messageId: record.messageId, error: error.message });
-      metrics.addMetric('PoisonMessages', 'Count', 1);
+      metrics.addMetric(Metric.poisonMessages, MetricUnit.Count, 1);
       return;
     }
-    const { deps } = await getRuntime();
+    const { deps } = await getSenderRuntime(channel);
     const result = await deliverIntent(ref, deps);
     logger.info('delivery step', {
       ...ref,
@@ -33,7 +35,10 @@ export function channelSenderHandler(channel: Channel) {
       result,
     });
     if (result.kind === 'recorded') {
-      metrics.addMetric(`Outcome_${result.state}`, 'Count', 1);
+      metrics.addMetric(outcomeMetric(result.state), MetricUnit.Count, 1);
+      if (result.escalation === 'published') metrics.addMetric(Metric.escalations, MetricUnit.Count, 1);
+      if (result.escalation === 'pending')
+        metrics.addMetric(Metric.escalationPublishFailures, MetricUnit.Count, 1);
     }
   }
 

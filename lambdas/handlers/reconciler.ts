@@ -1,7 +1,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { UNRESOLVED_STATES } from '../domain/state-machine.ts';
+import { Metric, OPEN_STATES, openMetric } from '../contract/metrics.ts';
 import { reconcile } from '../use-cases/reconcile.ts';
-import { getRuntime } from '../wiring.ts';
+import { getReconcilerRuntime } from '../wiring/reconciler.ts';
 import { logger, metrics } from './observability.ts';
 
 /**
@@ -10,15 +10,19 @@ import { logger, metrics } from './observability.ts';
  * reconciler itself is not running (the alarm treats missing data as breaching).
  */
 export async function handler(): Promise<unknown> {
-  const { reconciler } = await getRuntime();
-  const report = await reconcile(reconciler);
-  metrics.addMetric('OldestUnresolvedAgeSeconds', MetricUnit.Seconds, report.oldestUnresolvedAgeSeconds);
-  for (const state of UNRESOLVED_STATES) {
-    metrics.addMetric(`Open_${state}`, MetricUnit.Count, report.openByState[state] ?? 0);
+  const { deps } = await getReconcilerRuntime();
+  const report = await reconcile(deps);
+  metrics.addMetric(Metric.oldestUnresolvedAgeSeconds, MetricUnit.Seconds, report.oldestUnresolvedAgeSeconds);
+  for (const state of OPEN_STATES) {
+    metrics.addMetric(openMetric(state), MetricUnit.Count, report.openByState[state] ?? 0);
   }
-  metrics.addMetric('Escalations', MetricUnit.Count, report.escalations);
-  metrics.addMetric('ReconcilerDueRows', MetricUnit.Count, report.due);
+  metrics.addMetric(Metric.escalations, MetricUnit.Count, report.escalations);
+  metrics.addMetric(Metric.escalationPublishFailures, MetricUnit.Count, report.escalationFailures);
+  metrics.addMetric(Metric.escalationsPending, MetricUnit.Count, report.escalationsPending);
+  metrics.addMetric(Metric.reconcilerDueRows, MetricUnit.Count, report.due);
+  metrics.addMetric(Metric.reconcilerRowErrors, MetricUnit.Count, report.rowErrors);
   metrics.publishStoredMetrics();
-  if (report.due > 0 || report.escalations > 0) logger.info('reconciler run', { ...report });
+  if (report.due > 0 || report.escalations > 0 || report.rowErrors > 0)
+    logger.info('reconciler run', { ...report });
   return report;
 }

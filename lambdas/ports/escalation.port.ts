@@ -4,12 +4,15 @@ import type { Channel } from '../domain/channel.ts';
 export interface Escalation {
   readonly noticeId: string;
   readonly channel: Channel;
+  /** The seq of the record that failed the row: with noticeId and channel, the escalation's identity. */
+  readonly seq: number;
   readonly reason: string;
   readonly state: string;
   readonly at: number;
   readonly detail?: string | undefined;
 }
 
+/** Throws when the escalation could not be handed over; the caller keeps it pending. */
 export interface EscalationPublisher {
   publish(escalation: Escalation): Promise<void>;
 }

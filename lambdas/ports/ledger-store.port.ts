@@ -29,8 +29,20 @@ export interface OpenIntentPage {
 }
 
 export interface OpenIntentCounts {
+  /** Unresolved rows per state; `failed` counts failed rows whose escalation is still pending. */
   readonly byState: Readonly<Partial<Record<IntentState, number>>>;
+  /** Creation time of the oldest unresolved row (pending escalations excluded). */
   readonly oldestCreatedAt: number | undefined;
+}
+
+/**
+ * Key check values (lambdas/domain/identity.ts `keyCheckValue`) the table records of the keys
+ * it was first used with, and where those keys came from (a hint for people, never a key).
+ */
+export interface KeyChecks {
+  readonly fingerprint?: string | undefined;
+  readonly envelope?: string | undefined;
+  readonly keysFrom?: string | undefined;
 }
 
 export interface SuppressionEntry {
@@ -68,6 +80,11 @@ export interface LedgerStore {
    * for yet). Conditional on the version, so it never races a transition.
    */
   defer(noticeId: string, channel: Channel, expectedVersion: number, dueAt: number): Promise<boolean>;
+  /**
+   * Clears a failed row's pending-escalation marker once the escalation is published, which takes
+   * it out of the open index. Conditional on the version; false when the row moved meanwhile.
+   */
+  settleEscalation(noticeId: string, channel: Channel, expectedVersion: number): Promise<boolean>;
   /** Open rows whose next action is due at or before `now`, oldest due first within a shard. */
   listDue(now: number, options?: { limit?: number; cursor?: string }): Promise<OpenIntentPage>;
   /** Every open row. Cost follows open rows only. */
@@ -79,6 +96,14 @@ export interface LedgerStore {
   readGate(channel: Channel): Promise<number | undefined>;
   /** Closes the gate until `untilMs`, unless it is already closed until later. */
   closeGate(channel: Channel, untilMs: number, reason: string): Promise<void>;
+
+  /**
+   * Records the check values this process holds where the table has none yet (the first user of
+   * the table sets them), and returns what is recorded and which of `mine` differ from it.
+   */
+  checkKeys(
+    mine: KeyChecks,
+  ): Promise<{ readonly recorded: KeyChecks; readonly mismatched: readonly ('fingerprint' | 'envelope')[] }>;
 
   getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionEntry | undefined>;
   putSuppression(entry: SuppressionEntry): Promise<void>;

@@ -1,26 +1,17 @@
-import { type Intent, planTransition, type TransitionPlan } from '../domain/intent.ts';
+import {
+  type Fact,
+  factsOf,
+  type Intent,
+  MAX_FACTS_PER_ROW,
+  planFact,
+  planTransition,
+  type TransitionPlan,
+} from '../domain/intent.ts';
 import { isTerminal, Reason } from '../domain/state-machine.ts';
-import type { IntentRef } from '../ports/intent-queue.port.ts';
-import type { Dependencies } from './dependencies.ts';
+import type { DeliveryReport } from '../ports/provider.port.ts';
+import type { ReportDependencies } from './dependencies.ts';
 
-/**
- * A provider's later word about a message (status callback, SES event), already verified
- * and matched to an intent by the edge. Carries codes, never addresses or content.
- */
-export interface DeliveryReport {
-  readonly ref: IntentRef;
-  readonly provider: string;
-  /** The provider's id for the message (Twilio SID, SES MessageId). */
-  readonly receiptId: string;
-  readonly kind: 'accepted' | 'delivered' | 'failed';
-  /** Why it failed, when it did: `hard_bounce`, `complaint`, `delivery_failed`. */
-  readonly failure?: 'hard_bounce' | 'complaint' | 'delivery_failed' | undefined;
-  /** Provider code (Twilio ErrorCode, SES bounce type/subtype). */
-  readonly code?: string | undefined;
-  /** Whether the destination should stop receiving this channel (hard bounce, complaint, opt-out). */
-  readonly suppress?: boolean | undefined;
-  readonly at: number;
-}
+export type { DeliveryReport };
 
 export type ReportResult =
   | { readonly kind: 'applied'; readonly state: string; readonly records: number }
@@ -40,10 +31,16 @@ const MAX_RACES = 3;
  * Records what the provider reported, tolerating duplicates and any arrival order:
  *  - a report for a row still in `sending`/`unknown` (or wrongly `retry_scheduled`) proves
  *    acceptance: record `accepted` first (the worker or the reconciler then finds it settled);
- *  - `delivered` / `failed` move `accepted` on; terminal rows are left as they are;
+ *  - `delivered` / `failed` move `accepted` on;
+ *  - on a terminal row a report that adds something (a complaint after `delivered`, a delivery
+ *    after `failed`) is appended as a fact record, the state unchanged; one that adds nothing
+ *    (a duplicate, a Send event after delivery) is ignored;
  *  - hard bounces, complaints and opt-outs add the destination to the suppression list.
  */
-export async function applyDeliveryReport(report: DeliveryReport, deps: Dependencies): Promise<ReportResult> {
+export async function applyDeliveryReport(
+  report: DeliveryReport,
+  deps: ReportDependencies,
+): Promise<ReportResult> {
   let suppressionDone = false;
   for (let race = 0; race < MAX_RACES; race++) {
     const row = await deps.store.get(report.ref.noticeId, report.ref.channel);
@@ -63,7 +60,7 @@ export async function applyDeliveryReport(report: DeliveryReport, deps: Dependen
     if (row.providerReceiptId !== undefined && row.providerReceiptId !== report.receiptId) {
       return { kind: 'ignored', why: 'receipt_mismatch' };
     }
-    const plans = planReport(row, report, deps);
+    const plans = isTerminal(row.state) ? factPlans(row, report) : planReport(row, report, deps);
     if (plans === 'final') return { kind: 'ignored', why: 'already_final' };
     if (plans === 'not_accepted') return { kind: 'ignored', why: 'not_accepted_yet' };
     if (plans.length === 0) return { kind: 'ignored', why: 'no_change' };
@@ -81,12 +78,50 @@ export async function applyDeliveryReport(report: DeliveryReport, deps: Dependen
   return { kind: 'ignored', why: 'no_change' };
 }
 
+function failureReason(report: DeliveryReport): Reason {
+  return report.failure === 'hard_bounce'
+    ? Reason.hardBounce
+    : report.failure === 'complaint'
+      ? Reason.complaint
+      : Reason.deliveryFailed;
+}
+
+/** What a report says that a terminal row does not record yet, as a fact; undefined: nothing new. */
+function factOf(row: Intent, report: DeliveryReport): Fact | undefined {
+  const detail = report.code ?? `reported by ${report.provider}`;
+  switch (report.kind) {
+    case 'accepted':
+      // The provider had it after all (a row failed as unknown_unresolved, say).
+      return row.state === 'failed' && row.providerReceiptId === undefined
+        ? { reason: Reason.reconciledAccepted, at: report.at, detail: `reported by ${report.provider}` }
+        : undefined;
+    case 'delivered':
+      return row.state === 'failed' ? { reason: Reason.deliveryReported, at: report.at, detail } : undefined;
+    case 'failed':
+      return row.state === 'delivered' || row.state === 'failed'
+        ? { reason: failureReason(report), at: report.at, detail }
+        : undefined;
+  }
+}
+
+/**
+ * A terminal row's history from the record that finished it on: a fact already told (by that
+ * record or a later fact) is not told again, and a row takes at most MAX_FACTS_PER_ROW facts.
+ */
+function factPlans(row: Intent, report: DeliveryReport): TransitionPlan[] | 'final' {
+  const fact = factOf(row, report);
+  if (!fact) return 'final';
+  const finishedAt = row.transitions.findLastIndex((t) => t.from !== t.to);
+  const told = row.transitions.slice(Math.max(0, finishedAt)).some((t) => t.reason === fact.reason);
+  if (told || factsOf(row).length >= MAX_FACTS_PER_ROW) return 'final';
+  return [planFact(row, fact)];
+}
+
 function planReport(
   row: Intent,
   report: DeliveryReport,
-  deps: Dependencies,
-): TransitionPlan[] | 'final' | 'not_accepted' {
-  if (isTerminal(row.state)) return 'final';
+  deps: ReportDependencies,
+): TransitionPlan[] | 'not_accepted' {
   // The provider's clock says when it acted, which can precede what the ledger already wrote
   // (SES stamps a Send event with its acceptance time, before our timeout recorded `unknown`).
   // Records are appended in order, so their times must not go backwards: never before the last.
@@ -141,13 +176,13 @@ function planReport(
       ),
     );
   } else if (report.kind === 'failed') {
-    const reason =
-      report.failure === 'hard_bounce'
-        ? Reason.hardBounce
-        : report.failure === 'complaint'
-          ? Reason.complaint
-          : Reason.deliveryFailed;
-    plans.push(planTransition(current, { to: 'failed', reason, at, detail: report.code }, deps.timing));
+    plans.push(
+      planTransition(
+        current,
+        { to: 'failed', reason: failureReason(report), at, detail: report.code },
+        deps.timing,
+      ),
+    );
   }
   return plans;
 }

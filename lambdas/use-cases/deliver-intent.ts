@@ -1,4 +1,5 @@
-import { idempotencyKey } from '../domain/identity.ts';
+import { MissingConfigurationError } from '../domain/errors.ts';
+import { correlationId, idempotencyKey } from '../domain/identity.ts';
 import {
   decideClaim,
   type Intent,
@@ -8,10 +9,12 @@ import {
 } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
 import { Reason } from '../domain/state-machine.ts';
-import { renderEmail, renderSms } from '../domain/template.ts';
+import { renderEmail, renderSms, type TemplateDefinition } from '../domain/template.ts';
 import { EnvelopeUnreadableError } from '../ports/envelope-sealer.port.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
-import type { Dependencies } from './dependencies.ts';
+import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
+import type { SenderDependencies } from './dependencies.ts';
+import { type EscalationOutcome, publishEscalation } from './escalate.ts';
 
 /** What one queue message led to; safe to log (no destination, no content). */
 export type DeliveryResult =
@@ -25,22 +28,22 @@ export type DeliveryResult =
       readonly reason: string;
       readonly attempt: number;
       readonly outcome?: string;
+      /** Set when the step failed the row with an escalating reason. */
+      readonly escalation?: Exclude<EscalationOutcome, 'none'>;
     };
 
 /** How long a "slow down" without advice (SES sends no Retry-After) holds the channel. */
 const DEFAULT_THROTTLE_HOLD_MS = 1000;
 
-/** The correlation id providers carry back to us (SES tag, Twilio callback query). */
-export function correlationId(ref: IntentRef): string {
-  return `${ref.noticeId}-${ref.channel}`;
+interface FollowedUp {
+  readonly row: Intent;
+  readonly escalation: EscalationOutcome;
 }
 
-export function parseCorrelationId(value: string): IntentRef | undefined {
-  const match = /^(ntc_[a-z2-7]{26})-(email|sms)$/.exec(value);
-  return match ? { noticeId: match[1] as string, channel: match[2] as IntentRef['channel'] } : undefined;
-}
-
-async function applyAndFollowUp(plan: TransitionPlan, deps: Dependencies): Promise<Intent | undefined> {
+async function applyAndFollowUp(
+  plan: TransitionPlan,
+  deps: SenderDependencies,
+): Promise<FollowedUp | undefined> {
   const result = await deps.store.apply(plan);
   if (result.kind === 'stale') return undefined;
   const row = result.intent;
@@ -51,29 +54,27 @@ async function applyAndFollowUp(plan: TransitionPlan, deps: Dependencies): Promi
       // The row is due at nextAttemptAt + lease in the open index: the reconciler re-enqueues it.
     }
   }
-  if (row.state === 'failed' && plan.record.reason !== Reason.providerRejected) {
-    await deps.escalations
-      .publish({
-        noticeId: row.noticeId,
-        channel: row.channel,
-        reason: plan.record.reason,
-        state: row.state,
-        at: plan.record.at,
-        detail: plan.record.detail,
-      })
-      .catch(() => undefined);
-  }
-  return row;
+  return { row, escalation: await publishEscalation(row, deps) };
 }
 
-function recorded(plan: TransitionPlan, outcome?: ProviderOutcome): DeliveryResult {
+function recorded(plan: TransitionPlan, followed: FollowedUp, outcome?: ProviderOutcome): DeliveryResult {
   return {
     kind: 'recorded',
     state: plan.next.state,
     reason: plan.record.reason,
     attempt: plan.next.attempts,
     ...(outcome ? { outcome: outcome.kind } : {}),
+    ...(followed.escalation !== 'none' ? { escalation: followed.escalation } : {}),
   };
+}
+
+async function applyOrLeave(
+  plan: TransitionPlan,
+  row: Intent,
+  deps: SenderDependencies,
+): Promise<DeliveryResult> {
+  const followed = await applyAndFollowUp(plan, deps);
+  return followed ? recorded(plan, followed) : { kind: 'left', why: 'raced', state: row.state };
 }
 
 /**
@@ -85,7 +86,7 @@ function planLateOutcome(
   current: Intent,
   attempt: number,
   outcome: ProviderOutcome,
-  deps: Dependencies,
+  deps: SenderDependencies,
   provider: string,
 ) {
   if (current.state !== 'unknown' || current.attempts !== attempt || outcome.kind === 'ambiguous')
@@ -100,16 +101,40 @@ function planLateOutcome(
   });
 }
 
+type ChannelTransport = EmailTransport | SmsTransport;
+
+/**
+ * What this deployment needs to send the row at all: its template version and the channel's
+ * transport. Checked before the claim, so a missing one fails the row as `configuration_error`
+ * (escalated: a person must fix the deployment) without pretending an attempt was made.
+ */
+function sendingSetup(
+  row: Intent,
+  deps: SenderDependencies,
+): { template: TemplateDefinition; transport: ChannelTransport } | MissingConfigurationError {
+  const template = deps.catalog.lookup(row.templateId, row.templateVersion);
+  if (!template) {
+    return new MissingConfigurationError(
+      'template',
+      `template ${row.templateId} ${row.templateVersion} is not in this deployment's catalog`,
+    );
+  }
+  const transport = deps.transports[row.channel];
+  if (!transport)
+    return new MissingConfigurationError('transport', `no ${row.channel} transport is configured`);
+  return { template, transport };
+}
+
 /**
  * The sender. Primary course:
  *  1. read the row (consistent); anything but reserved / due retry_scheduled → leave it;
  *  2. suppression check → `suppressed` (never reaches a transport);
- *  3. claim with a lease (one conditional write; losers leave);
+ *  3. claim with a lease and the provider about to be called (one conditional write; losers leave);
  *  4. open the envelope, render, make one provider call with a timeout;
  *  5. record the typed outcome with one conditional write; schedule the next attempt or escalate.
  * Throws only when the ledger itself cannot be read or written, so the message is redelivered.
  */
-export async function deliverIntent(ref: IntentRef, deps: Dependencies): Promise<DeliveryResult> {
+export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): Promise<DeliveryResult> {
   const row = await deps.store.get(ref.noticeId, ref.channel);
   if (!row) return { kind: 'missing' };
   const now = deps.clock.now();
@@ -121,9 +146,7 @@ export async function deliverIntent(ref: IntentRef, deps: Dependencies): Promise
         { to: 'failed', reason: Reason.deadlineExceeded, at: now },
         deps.timing,
       );
-      return (await applyAndFollowUp(plan, deps))
-        ? recorded(plan)
-        : { kind: 'left', why: 'raced', state: row.state };
+      return applyOrLeave(plan, row, deps);
     }
     return { kind: 'left', why: claim.why, state: row.state };
   }
@@ -140,10 +163,19 @@ export async function deliverIntent(ref: IntentRef, deps: Dependencies): Promise
       },
       deps.timing,
     );
-    return (await applyAndFollowUp(plan, deps))
-      ? recorded(plan)
-      : { kind: 'left', why: 'raced', state: row.state };
+    return applyOrLeave(plan, row, deps);
   }
+
+  const setup = sendingSetup(row, deps);
+  if (setup instanceof MissingConfigurationError) {
+    const plan = planTransition(
+      row,
+      { to: 'failed', reason: Reason.configurationError, at: now, detail: setup.message },
+      deps.timing,
+    );
+    return applyOrLeave(plan, row, deps);
+  }
+  const { template, transport } = setup;
 
   if (deps.gate) {
     const admission = await deps.gate.admit(ref.channel);
@@ -154,9 +186,12 @@ export async function deliverIntent(ref: IntentRef, deps: Dependencies): Promise
   }
 
   // Re-planned after the admission wait so the lease starts when the claim is written.
-  const fresh = deps.gate
-    ? decideClaim(row, { now: deps.clock.now(), workerId: deps.workerId, timing: deps.timing })
-    : claim;
+  const fresh = decideClaim(row, {
+    now: deps.clock.now(),
+    workerId: deps.workerId,
+    timing: deps.timing,
+    provider: transport.provider,
+  });
   if (fresh.kind === 'leave') return { kind: 'left', why: fresh.why, state: row.state };
   const claimed = await deps.store.apply(fresh.plan);
   if (claimed.kind === 'stale')
@@ -164,9 +199,9 @@ export async function deliverIntent(ref: IntentRef, deps: Dependencies): Promise
   const sending = claimed.intent;
   const attempt = sending.attempts;
 
-  let prepared: PreparedSend;
+  let send: () => Promise<ProviderOutcome>;
   try {
-    prepared = await prepareSend(sending, deps);
+    send = await prepareSend(sending, template, transport, deps);
   } catch (error) {
     const reason = error instanceof EnvelopeUnreadableError ? Reason.envelopeUnreadable : Reason.renderFailed;
     const plan = planTransition(
@@ -180,11 +215,11 @@ export async function deliverIntent(ref: IntentRef, deps: Dependencies): Promise
       },
       deps.timing,
     );
-    await applyAndFollowUp(plan, deps);
-    return recorded(plan);
+    const followed = await applyAndFollowUp(plan, deps);
+    return followed ? recorded(plan, followed) : { kind: 'left', why: 'outcome_raced', state: sending.state };
   }
 
-  const outcome = await prepared.send();
+  const outcome = await send();
   if (outcome.kind === 'retryable' && outcome.throttled) {
     await deps.gate
       ?.throttled(ref.channel, deps.clock.now() + (outcome.retryAfterMs ?? DEFAULT_THROTTLE_HOLD_MS))
@@ -194,30 +229,31 @@ export async function deliverIntent(ref: IntentRef, deps: Dependencies): Promise
   }
   const plan = planOutcome(sending, outcome, {
     now: deps.clock.now(),
-    provider: prepared.provider,
+    provider: transport.provider,
     policy: deps.retryPolicy,
     random: deps.random,
     timing: deps.timing,
   });
-  if (await applyAndFollowUp(plan, deps)) return recorded(plan, outcome);
+  const followed = await applyAndFollowUp(plan, deps);
+  if (followed) return recorded(plan, followed, outcome);
 
   const current = await deps.store.get(ref.noticeId, ref.channel);
-  const late = current && planLateOutcome(current, attempt, outcome, deps, prepared.provider);
-  if (late && (await applyAndFollowUp(late, deps))) return recorded(late, outcome);
+  const late = current && planLateOutcome(current, attempt, outcome, deps, transport.provider);
+  const lateFollowed = late && (await applyAndFollowUp(late, deps));
+  if (late && lateFollowed) return recorded(late, lateFollowed, outcome);
   return { kind: 'left', why: 'outcome_raced', state: current?.state ?? 'missing' };
 }
 
-interface PreparedSend {
-  readonly provider: string;
-  /** Exactly one provider call. */
-  readonly send: () => Promise<ProviderOutcome>;
-}
-
-/** Opens the envelope and renders; throws (→ `failed`) when either cannot be done. */
-async function prepareSend(row: Intent, deps: Dependencies): Promise<PreparedSend> {
-  const template = deps.catalog.lookup(row.templateId, row.templateVersion);
-  if (!template)
-    throw new Error(`template ${row.templateId} ${row.templateVersion} missing from the catalog`);
+/**
+ * Opens the envelope and renders; throws (→ `failed`) when either cannot be done. Returns the
+ * one provider call of this attempt.
+ */
+async function prepareSend(
+  row: Intent,
+  template: TemplateDefinition,
+  transport: ChannelTransport,
+  deps: SenderDependencies,
+): Promise<() => Promise<ProviderOutcome>> {
   if (!row.envelope) throw new EnvelopeUnreadableError('envelope already removed');
   const envelope = await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel });
   const base = {
@@ -226,13 +262,9 @@ async function prepareSend(row: Intent, deps: Dependencies): Promise<PreparedSen
     idempotencyKey: idempotencyKey(row.noticeId, row.channel),
   };
   if (row.channel === 'email') {
-    const transport = deps.transports.email;
-    if (!transport) throw new Error('no email transport configured');
     const message = { ...base, ...renderEmail(template, envelope.variables) };
-    return { provider: transport.provider, send: () => transport.send(message) };
+    return () => (transport as EmailTransport).send(message);
   }
-  const transport = deps.transports.sms;
-  if (!transport) throw new Error('no sms transport configured');
   const message = { ...base, body: renderSms(template, envelope.variables).text };
-  return { provider: transport.provider, send: () => transport.send(message) };
+  return () => (transport as SmsTransport).send(message);
 }

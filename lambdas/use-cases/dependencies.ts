@@ -10,7 +10,10 @@ import type { LedgerStore } from '../ports/ledger-store.port.ts';
 import type { SendGate } from '../ports/send-gate.port.ts';
 import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
 
-/** Everything a use case may touch, as ports. Built once per process by the wiring. */
+/**
+ * Everything a use case may touch, as ports. No function holds all of it: each is composed from
+ * the part its use cases declare (lambdas/wiring/), and tests may build the whole.
+ */
 export interface Dependencies {
   readonly store: LedgerStore;
   readonly queue: IntentQueue;
@@ -31,5 +34,35 @@ export interface Dependencies {
   /** Identifies this process in lease records. */
   readonly workerId: string;
 }
+
+/** Intake and operator suppressions (the http function). */
+export type IntakeDependencies = Pick<
+  Dependencies,
+  'store' | 'queue' | 'sealer' | 'catalog' | 'clock' | 'fingerprintKey' | 'timing' | 'defaultDeadlineMs'
+>;
+
+/** Escalating a row: a durable marker on it, and the publish the reconciler retries. */
+export type EscalationDependencies = Pick<Dependencies, 'store' | 'escalations' | 'clock'>;
+
+/** A channel sender: claim, render, one provider call, record, schedule or escalate. */
+export type SenderDependencies = Pick<
+  Dependencies,
+  | 'store'
+  | 'queue'
+  | 'scheduler'
+  | 'escalations'
+  | 'sealer'
+  | 'catalog'
+  | 'clock'
+  | 'random'
+  | 'timing'
+  | 'retryPolicy'
+  | 'transports'
+  | 'gate'
+  | 'workerId'
+>;
+
+/** Inbound provider events: the ledger and its clock only. */
+export type ReportDependencies = Pick<Dependencies, 'store' | 'clock' | 'timing'>;
 
 export type TransportFor<C extends Channel> = C extends 'email' ? EmailTransport : SmsTransport;

@@ -1,9 +1,9 @@
 import type { Channel } from '../domain/channel.ts';
 import { resolveDestination } from '../domain/destination.ts';
 import type { SuppressionEntry } from '../ports/ledger-store.port.ts';
-import type { Dependencies } from './dependencies.ts';
+import type { IntakeDependencies } from './dependencies.ts';
 
-type Deps = Pick<Dependencies, 'store' | 'fingerprintKey' | 'clock'>;
+type Deps = Pick<IntakeDependencies, 'store' | 'fingerprintKey' | 'clock'>;
 
 /** Throws `InvalidDestinationError` for a destination that cannot be normalised. */
 function fingerprintOf(channel: Channel, rawDestination: string, deps: Deps) {

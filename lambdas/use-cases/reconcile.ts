@@ -1,4 +1,5 @@
 import type { Channel } from '../domain/channel.ts';
+import { correlationId } from '../domain/identity.ts';
 import type { Intent } from '../domain/intent.ts';
 import {
   decideAfterLookup,
@@ -10,18 +11,35 @@ import {
 import { renderEmail, renderSms } from '../domain/template.ts';
 import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
-import { correlationId } from './deliver-intent.ts';
 import type { Dependencies } from './dependencies.ts';
+import { publishEscalation } from './escalate.ts';
 
-export interface ReconcilerDependencies extends Dependencies {
-  readonly lookups: Readonly<Partial<Record<Channel, ProviderLookup>>>;
+export type ReconcilerDependencies = Pick<
+  Dependencies,
+  | 'store'
+  | 'queue'
+  | 'scheduler'
+  | 'escalations'
+  | 'sealer'
+  | 'catalog'
+  | 'clock'
+  | 'random'
+  | 'timing'
+  | 'retryPolicy'
+> & {
+  /** Lookups by provider id: a row is asked about at the provider it records. */
+  readonly lookups: Readonly<Record<string, ProviderLookup>>;
+  /** Each channel's selected provider: the one to ask about older rows that record none. */
+  readonly channelProviders: Readonly<Record<Channel, string>>;
   readonly unknownGraceMs: number;
   readonly unknownPolicy: UnknownPolicy;
   /** How soon an undecided `unknown` row is asked about again (`RECONCILE_INTERVAL_MS`). */
   readonly recheckMs: number;
   /** Upper bound of due rows handled per run, so one run stays within a Lambda timeout. */
   readonly maxRowsPerRun?: number;
-}
+  /** Told about a row whose handling failed (the run goes on with the others). */
+  readonly onRowError?: (ref: OpenIntentRef, error: unknown) => void;
+};
 
 export interface ReconcileReport {
   readonly due: number;
@@ -29,7 +47,14 @@ export interface ReconcileReport {
   /** Gauges over every open row, read from the sparse index only. */
   readonly openByState: Record<string, number>;
   readonly oldestUnresolvedAgeSeconds: number;
+  /** Escalations published in this run. */
   readonly escalations: number;
+  /** Escalation publishes that failed in this run (retried next run). */
+  readonly escalationFailures: number;
+  /** Failed rows whose escalation is not published yet (after this run). */
+  readonly escalationsPending: number;
+  /** Due rows whose handling failed (ledger or queue error); retried next run. */
+  readonly rowErrors: number;
 }
 
 const CONCURRENCY = 8;
@@ -50,9 +75,20 @@ async function mapLimited<T>(
   );
 }
 
+/** The provider a row answers to: the one it records; for older rows, its channel's current one. */
+export function providerOf(row: Intent, deps: Pick<ReconcilerDependencies, 'channelProviders'>): string {
+  return row.provider ?? deps.channelProviders[row.channel];
+}
+
 async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise<LookupVerdict> {
-  const lookup = deps.lookups[row.channel];
-  if (!lookup) return { kind: 'undecidable', detail: `no lookup for ${row.channel}` };
+  const provider = providerOf(row, deps);
+  const lookup = deps.lookups[provider];
+  if (!lookup) {
+    return {
+      kind: 'undecidable',
+      detail: `${provider} offers no lookup here; settled by its events or by policy`,
+    };
+  }
   if (!row.envelope) return { kind: 'undecidable', detail: 'envelope gone' };
   const template = deps.catalog.lookup(row.templateId, row.templateVersion);
   if (!template) return { kind: 'undecidable', detail: 'template missing' };
@@ -63,7 +99,7 @@ async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise
         ? renderSms(template, envelope.variables).text
         : renderEmail(template, envelope.variables).subject;
     const claimRecord = [...row.transitions].reverse().find((t) => t.to === 'sending');
-    return await lookup.lookup({
+    const verdict = await lookup.lookup({
       correlationId: correlationId(row),
       destination: envelope.destination,
       content,
@@ -71,6 +107,7 @@ async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise
       attemptEndedAt: row.transitions[row.transitions.length - 1]?.at ?? row.createdAt,
       receiptId: row.providerReceiptId,
     });
+    return verdict.kind === 'found' ? { ...verdict, provider } : verdict;
   } catch (error) {
     return { kind: 'undecidable', detail: `lookup failed: ${error instanceof Error ? error.name : 'error'}` };
   }
@@ -79,12 +116,15 @@ async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise
 /**
  * One reconciler run. Primary course, over the open-intent index only (never a Scan):
  *  1. list due rows; per row read it (consistent) and decide:
- *     sending past lease → unknown; unknown → ask the provider (found → accepted, provably
- *     absent after grace → retry, undecidable → recheck or policy); reserved / retry overdue →
- *     re-enqueue; past deadline → failed + escalation;
+ *     sending past lease → unknown; unknown → ask the provider the row records (found →
+ *     accepted, provably absent after grace → retry, undecidable → recheck or policy);
+ *     reserved / retry overdue → re-enqueue; past deadline → failed + escalation; failed with a
+ *     pending escalation → publish it;
  *  2. list every open row for the gauges: counts per state and the oldest unresolved age.
  * Each change is the same conditional write the workers use, so a race with a worker or a
- * second reconciler costs one refused write, never a wrong state.
+ * second reconciler costs one refused write, never a wrong state. A row whose handling fails
+ * (a queue or ledger error) is counted and left for the next run; the others go on, and the
+ * gauges are published whatever happened to single rows.
  */
 export async function reconcile(deps: ReconcilerDependencies): Promise<ReconcileReport> {
   const now = deps.clock.now();
@@ -102,6 +142,13 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
     actions[name] = (actions[name] ?? 0) + 1;
   };
   let escalations = 0;
+  let escalationFailures = 0;
+  let rowErrors = 0;
+  const escalate = async (row: Intent) => {
+    const outcome = await publishEscalation(row, deps);
+    if (outcome === 'published') escalations += 1;
+    if (outcome === 'pending') escalationFailures += 1;
+  };
 
   const due: OpenIntentRef[] = [];
   const maxRows = deps.maxRowsPerRun ?? 1000;
@@ -115,9 +162,14 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
     cursor = page.cursor;
   } while (cursor && due.length < maxRows);
 
-  await mapLimited(due, CONCURRENCY, async (ref) => {
+  const handle = async (ref: OpenIntentRef): Promise<void> => {
     const row = await deps.store.get(ref.noticeId, ref.channel);
     if (!row) return;
+    if (row.escalationPending) {
+      count('escalation_retry');
+      await escalate(row);
+      return;
+    }
     let action = decideReconcile(row, ctx);
     if (action.kind === 'lookup') {
       const verdict = await lookupUnknown(row, deps);
@@ -152,31 +204,34 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
             .scheduleAttempt(next, next.attempts + 1, next.nextAttemptAt)
             .catch(() => undefined);
         }
-        if (action.escalate) {
-          escalations += 1;
-          await deps.escalations
-            .publish({
-              noticeId: next.noticeId,
-              channel: next.channel,
-              reason: action.plan.record.reason,
-              state: next.state,
-              at: now,
-              detail: action.plan.record.detail,
-            })
-            .catch(() => undefined);
-        }
+        await escalate(next);
         return;
       }
+    }
+  };
+
+  await mapLimited(due, CONCURRENCY, async (ref) => {
+    try {
+      await handle(ref);
+    } catch (error) {
+      // The row stays due: the next run looks at it again.
+      rowErrors += 1;
+      count('row_error');
+      deps.onRowError?.(ref, error);
     }
   });
 
   const counts = await deps.store.countOpen();
   const oldest = counts.oldestCreatedAt ?? now;
+  const { failed: escalationsPending = 0, ...unresolved } = counts.byState;
   return {
     due: due.length,
     actions,
-    openByState: { ...counts.byState },
+    openByState: { ...unresolved },
     oldestUnresolvedAgeSeconds: Math.max(0, Math.floor((now - oldest) / 1000)),
     escalations,
+    escalationFailures,
+    escalationsPending,
+    rowErrors,
   };
 }

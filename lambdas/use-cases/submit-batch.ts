@@ -1,6 +1,6 @@
 import type { Channel } from '../domain/channel.ts';
 import type { IntentQueue, IntentRef } from '../ports/intent-queue.port.ts';
-import type { Dependencies } from './dependencies.ts';
+import type { IntakeDependencies } from './dependencies.ts';
 
 /** SQS takes at most ten messages per SendMessageBatch. */
 export const ENQUEUE_CHUNK = 10;
@@ -16,9 +16,9 @@ export const ENQUEUE_CHUNK = 10;
  * reserved row whose message never arrives is re-enqueued by the reconciler after
  * SEND_LEASE_MS — the same path that covers a failed enqueue in `submitNotice`.
  */
-export async function withCoalescedEnqueue<T>(
-  deps: Dependencies,
-  run: (deps: Dependencies) => Promise<T>,
+export async function withCoalescedEnqueue<T, D extends Pick<IntakeDependencies, 'queue'>>(
+  deps: D,
+  run: (deps: D) => Promise<T>,
 ): Promise<{ readonly result: T; readonly enqueued: number; readonly enqueueFailed: boolean }> {
   const gathering = new Map<Channel, IntentRef[]>();
   const sends: Promise<boolean>[] = [];

@@ -11,7 +11,7 @@ import {
   smsShape,
   type TemplateDefinition,
 } from '../domain/template.ts';
-import type { Dependencies } from './dependencies.ts';
+import type { IntakeDependencies } from './dependencies.ts';
 
 /** A notice request whose shape the edge has already checked (types, lengths, channels, destinations present). */
 export interface NoticeRequest {
@@ -109,7 +109,7 @@ function validate(
   return violations;
 }
 
-function resolveAll(request: NoticeRequest, deps: Dependencies) {
+function resolveAll(request: NoticeRequest, deps: Pick<IntakeDependencies, 'fingerprintKey'>) {
   const resolved: { channel: Channel; destination: ResolvedDestination }[] = [];
   const violations: Violation[] = [];
   for (const channel of request.channels) {
@@ -145,7 +145,7 @@ function resolveAll(request: NoticeRequest, deps: Dependencies) {
  * A crash between 3 and 4 loses nothing: the reconciler re-enqueues reserved rows that no
  * worker claimed within SEND_LEASE_MS.
  */
-export async function submitNotice(request: NoticeRequest, deps: Dependencies): Promise<SubmitResult> {
+export async function submitNotice(request: NoticeRequest, deps: IntakeDependencies): Promise<SubmitResult> {
   const now = deps.clock.now();
   const template = deps.catalog.lookup(request.template.id, request.template.version);
   const violations = validate(request, now, template);

@@ -2,7 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import { LedgerTable as Schema } from '../../lambdas/adapters/dynamodb/ledger-table.schema.ts';
+import { LedgerTable as Schema } from '../../lambdas/contract/ledger-table.ts';
 
 export interface LedgerTableProps {
   /** Customer-managed key for encryption at rest. */
@@ -22,7 +22,7 @@ export interface LedgerTableProps {
 
 /**
  * The one ledger table: intents, suppressions and provider gates (see
- * `lambdas/adapters/dynamodb/ledger-table.schema.ts`, whose names this construct imports so the
+ * `lambdas/contract/ledger-table.ts`, whose names this construct imports so the
  * deployed keys, index and TTL attribute cannot drift from what the code writes).
  *
  * Durability: on-demand, point-in-time recovery, deletion protection, a customer-managed key,

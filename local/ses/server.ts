@@ -1,4 +1,5 @@
-import type { Server } from 'node:http';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type sesLocalModule from 'aws-ses-v2-local';
@@ -8,9 +9,13 @@ import type sesLocalModule from 'aws-ses-v2-local';
  * the whole `module.exports` under Node's ESM loader (and tsx) but the function under
  * vitest's interop; `require` gives `module.exports` everywhere.
  */
-const { default: createSesServer } = createRequire(import.meta.url)(
-  'aws-ses-v2-local',
-) as typeof sesLocalModule;
+const require = createRequire(import.meta.url);
+const { default: createSesServer } = require('aws-ses-v2-local') as typeof sesLocalModule;
+
+/** The emulator's module-global store (its `dist/store.js`), to persist and restore what it holds. */
+const emulatorStore = (
+  require('aws-ses-v2-local/dist/store.js') as { getStoreReadonly(): { emails: SesStoredEmail[] } }
+).getStoreReadonly();
 
 export interface SesLocal {
   /** `http://127.0.0.1:<port>`: the value for `AWS_ENDPOINT_URL_SESV2`. */
@@ -55,10 +60,12 @@ export const DEFAULT_SES_ACCOUNT = {
  *   request, so `DEFAULT_SES_ACCOUNT` is installed there when the variable is unset; set it
  *   yourself beforehand to describe another account.
  */
-export async function startSesLocal(options: { port?: number } = {}): Promise<SesLocal> {
+export async function startSesLocal(options: { port?: number; storeFile?: string } = {}): Promise<SesLocal> {
   process.env.AWS_SES_ACCOUNT ??= JSON.stringify(DEFAULT_SES_ACCOUNT);
 
+  if (options.storeFile) restoreStore(options.storeFile);
   const server: Server = await createSesServer({ host: '127.0.0.1', port: options.port ?? 0 });
+  if (options.storeFile) persistStore(server, options.storeFile);
   // Express 5 hands a listen error (EADDRINUSE…) to the callback, which the factory ignores:
   // it resolves with a server that is not listening instead of rejecting.
   if (!server.listening) {
@@ -78,6 +85,55 @@ export async function startSesLocal(options: { port?: number } = {}): Promise<Se
       return closing;
     },
   };
+}
+
+/**
+ * With a store file, what the emulator holds survives a restart (and a kill -9): each email it
+ * stores is appended to the file (one JSON line) before the response that reports it leaves,
+ * and the file is loaded into the store at start. Only for the stack's own emulator: the store
+ * is module-global, so several emulators in one process share it.
+ */
+function restoreStore(file: string): void {
+  if (!existsSync(file)) return;
+  const known = new Set(emulatorStore.emails.map((e) => e.messageId));
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const email = JSON.parse(line) as SesStoredEmail;
+      if (!known.has(email.messageId)) emulatorStore.emails.push(email);
+    } catch {
+      // A line cut short by a kill -9 mid-append: the response for it never left either.
+    }
+  }
+}
+
+function persistStore(server: Server, file: string): void {
+  let persisted = emulatorStore.emails.length;
+  // Runs after express's own listener: express answers only after reading the body, by then
+  // `end` is wrapped, so the email is on disk before its 200 is.
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      const emails = emulatorStore.emails;
+      if (emails.length < persisted) {
+        // The store was cleared (POST /clear-store): so is the file.
+        writeFileSync(file, emails.map((e) => `${JSON.stringify(e)}\n`).join(''), { mode: 0o600 });
+        persisted = emails.length;
+      }
+      if (emails.length > persisted) {
+        appendFileSync(
+          file,
+          emails
+            .slice(persisted)
+            .map((e) => `${JSON.stringify(e)}\n`)
+            .join(''),
+          { mode: 0o600 },
+        );
+        persisted = emails.length;
+      }
+      return end(...args);
+    }) as ServerResponse['end'];
+  });
 }
 
 /** One email as `GET /store` reports it; only the fields tests and the local event feed use. */

@@ -13,15 +13,15 @@ import {
   TooManyRequestsException,
 } from '@aws-sdk/client-sesv2';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { TIMEOUT_CODE } from '../../lambdas/domain/outcome.ts';
+import type { EmailMessage } from '../../lambdas/ports/transport.port.ts';
 import {
   classifySesError,
   createSesClient,
   SES_DAILY_QUOTA_RETRY_AFTER_MS,
   SesEmailTransport,
   sesTagValue,
-} from '../../lambdas/adapters/ses/ses-email-transport.ts';
-import { TIMEOUT_CODE } from '../../lambdas/domain/outcome.ts';
-import type { EmailMessage } from '../../lambdas/ports/transport.port.ts';
+} from '../../lambdas/providers/ses/transport.ts';
 import {
   clearSesStore,
   DEFAULT_SES_ACCOUNT,

@@ -1,24 +1,21 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { TIMEOUT_CODE } from '../../lambdas/domain/outcome.ts';
+import type { SmsMessage } from '../../lambdas/ports/transport.port.ts';
 import {
   fetchMessage,
   findMessages,
   TwilioLookupError,
-} from '../../lambdas/adapters/twilio/twilio-lookup.ts';
-import {
-  computeTwilioSignature,
-  verifyTwilioSignature,
-} from '../../lambdas/adapters/twilio/twilio-signature.ts';
+} from '../../lambdas/providers/twilio/messages-api.ts';
+import { computeTwilioSignature, verifyTwilioSignature } from '../../lambdas/providers/twilio/signature.ts';
 import {
   outcomeForNetworkError,
   outcomeForTwilioResponse,
   parseRetryAfter,
   TwilioSmsTransport,
   type TwilioSmsTransportOptions,
-} from '../../lambdas/adapters/twilio/twilio-sms-transport.ts';
-import { TIMEOUT_CODE } from '../../lambdas/domain/outcome.ts';
-import type { SmsMessage } from '../../lambdas/ports/transport.port.ts';
+} from '../../lambdas/providers/twilio/transport.ts';
 import { type SmsSimulator, startSmsSimulator } from '../../local/sms-simulator/server.ts';
 
 const TO = '+15551234567';
@@ -504,7 +501,7 @@ describe('Twilio signatures', () => {
 
 describe('TwilioProviderLookup (the reconciler asks: did this attempt reach Twilio?)', () => {
   it('found for exactly one match in the attempt window; absent for none; undecidable for two identical texts', async () => {
-    const { TwilioProviderLookup } = await import('../../lambdas/adapters/twilio/twilio-provider-lookup.ts');
+    const { TwilioProviderLookup } = await import('../../lambdas/providers/twilio/lookup.ts');
     const sim = await startSmsSimulator({ statusDelayMs: 10 });
     try {
       const lookup = new TwilioProviderLookup({

@@ -87,8 +87,24 @@ const RULES: readonly Rule[] = [
       /lambdas\/(adapters|handlers|edge)\//,
     ],
   },
-  { layer: 'lib', forbidden: [/lambdas\/(?!.*\.schema\.ts$)/] },
+  {
+    // The CDK may read exactly the plain-data modules: the contract and the providers' descriptors.
+    layer: 'lib',
+    forbidden: [/lambdas\/(?!contract\/[^/]+\.ts$|providers\/[^/]+\/descriptor\.ts$)/],
+  },
+  {
+    // Plain data, read by runtime, CDK and local stack alike: nothing but each other.
+    layer: 'lambdas/contract',
+    forbidden: [/^(?!lambdas\/contract\/)/],
+  },
+  {
+    layer: 'lambdas/providers',
+    forbidden: [/lambdas\/(handlers|use-cases|wiring)\//, /^@aws-lambda-powertools\//],
+  },
 ];
+
+/** Provider descriptors are plain data too (lib reads them): they may import only the contract. */
+const DESCRIPTOR_RULE: Rule = { layer: 'lambdas/providers', forbidden: [/^(?!lambdas\/contract\/)/] };
 
 function violations(rule: Rule, graph: Map<string, string[]>, typeOnly: Map<string, string[]>): string[] {
   const found: string[] = [];
@@ -114,6 +130,38 @@ describe('layering (lambdas/domain is pure; ports and use cases know no AWS; lib
       expect(violations(rule, graph, typeOnly)).toEqual([]);
     });
   }
+
+  it('provider descriptors import nothing but the contract (plain data for the CDK)', async () => {
+    const files = sourceFiles('lambdas/providers').filter((f) => f.endsWith('/descriptor.ts'));
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    const graph = await importGraph(files);
+    const only = new Map([...graph].filter(([file]) => files.includes(file)));
+    const typeOnly = new Map(await Promise.all(files.map(async (f) => [f, await typeImports(f)] as const)));
+    expect(violations(DESCRIPTOR_RULE, only, typeOnly)).toEqual([]);
+  });
+
+  it('the lib rule lets through exactly the contract and the descriptors', () => {
+    const lib = RULES.find((r) => r.layer === 'lib') as Rule;
+    const graph = new Map([
+      [
+        'lib/x.ts',
+        [
+          'lambdas/contract/routes.ts',
+          'lambdas/providers/ses/descriptor.ts',
+          'lambdas/providers/ses/transport.ts',
+          'lambdas/providers/registry.ts',
+          'lambdas/adapters/dynamodb/ledger-table.ts',
+          'lambdas/contract/nested/x.ts',
+        ],
+      ],
+    ]);
+    expect(violations(lib, graph, new Map())).toEqual([
+      'lib/x.ts -> lambdas/providers/ses/transport.ts',
+      'lib/x.ts -> lambdas/providers/registry.ts',
+      'lib/x.ts -> lambdas/adapters/dynamodb/ledger-table.ts',
+      'lib/x.ts -> lambdas/contract/nested/x.ts',
+    ]);
+  });
 
   it('the check itself catches a forbidden import', () => {
     const graph = new Map([

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { computeTwilioSignature } from '../../lambdas/adapters/twilio/twilio-signature.ts';
+import { computeTwilioSignature } from '../../lambdas/providers/twilio/signature.ts';
 import { readSesStore } from '../../local/ses/server.ts';
 import { type StackProcess, startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
 import {

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { SmsSimulator } from '../../local/sms-simulator/server.ts';
 import { type LocalStack, READY_LINE, startLocalStack } from '../../local/stack.ts';
 import { uniqueTableName } from '../helpers/dynamodb.ts';
 import { getTimeline, noticeBody, postNotice, SENT, testRecipient, waitFor } from './support.ts';
@@ -42,7 +43,9 @@ describe('startLocalStack in-process', () => {
     expect(stack.banner.at(-1)).toBe(READY_LINE);
     expect(stack.started).toEqual({ dynamodb: false, sqs: true, sesv2: true, twilio: true });
     expect(stack.endpoints.dynamodb).toBe(inject('ddbEndpoint'));
-    expect(stack.smsSimulator?.baseUrl).toBe(stack.endpoints.twilio);
+    const sms = stack.simulators.twilio as SmsSimulator | undefined;
+    expect(sms?.baseUrl).toBe(stack.endpoints.twilio);
+    expect(stack.providers).toEqual({ email: 'ses', sms: 'twilio' });
     const { email, phone } = testRecipient();
 
     // Act
@@ -58,7 +61,7 @@ describe('startLocalStack in-process', () => {
 
     // Assess
     expect(created.status).toBe(202);
-    expect(stack.smsSimulator?.messages().filter((m) => m.to === phone)).toHaveLength(1);
+    expect(sms?.messages().filter((m) => m.to === phone)).toHaveLength(1);
     expect(logged.join('\n')).not.toContain(email);
     // The reconciler and the SES event feed were found and ran without complaint.
     expect(logged.filter((line) => /failed|not available|skipped|threw/.test(line))).toEqual([]);

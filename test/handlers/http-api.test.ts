@@ -5,16 +5,19 @@ import {
   StaticDataKeySource,
 } from '../../lambdas/adapters/crypto/aes-gcm-envelope-sealer.ts';
 import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
-import { computeTwilioSignature } from '../../lambdas/adapters/twilio/twilio-signature.ts';
 import { resolveDestination } from '../../lambdas/domain/destination.ts';
 import { deriveNoticeId } from '../../lambdas/domain/identity.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
+import { readConfig } from '../../lambdas/edge/config.ts';
 import { createHttpApi, type HttpRuntime } from '../../lambdas/handlers/http/router.ts';
 import { logger } from '../../lambdas/handlers/observability.ts';
+import { createProviderEventsHandler } from '../../lambdas/handlers/provider-events.ts';
 import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
 import type { SmsMessage, SmsTransport } from '../../lambdas/ports/transport.port.ts';
+import { computeTwilioSignature } from '../../lambdas/providers/twilio/signature.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
 import type { Dependencies } from '../../lambdas/use-cases/dependencies.ts';
+import { loadInbound, providerEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
 import { templateCatalog } from '../../templates/catalog.ts';
 import { type ApiEventInput, apiEvent, contentType, responseJson } from '../helpers/api-events.ts';
 import { T0, TEST_KEY } from '../helpers/factories.ts';
@@ -31,6 +34,8 @@ const PUBLIC_BASE_URL = 'https://notices.example.test';
 const AUTH_TOKEN = 'test-twilio-auth-token';
 const SID = `SM${'0123456789abcdef'.repeat(2)}`;
 const TWILIO_PATH = '/v1/provider-events/twilio';
+/** What the provider-events function is configured with in these tests. */
+const EVENTS_ENV = { TWILIO_AUTH_TOKEN: AUTH_TOKEN, PUBLIC_BASE_URL, SES_FROM_ADDRESS: 'n@example.com' };
 
 function noticeBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -63,7 +68,7 @@ class FakeSmsTransport implements SmsTransport {
 }
 
 /** A runtime of in-memory and fake adapters around the real catalog, sealer and use cases. */
-function harness(options: { twilio?: boolean; store?: MemoryLedgerStore } = {}) {
+function harness(options: { store?: MemoryLedgerStore } = {}) {
   const store = options.store ?? new MemoryLedgerStore();
   const enqueued: IntentRef[] = [];
   const clock = { now: T0 };
@@ -88,19 +93,21 @@ function harness(options: { twilio?: boolean; store?: MemoryLedgerStore } = {}) 
     transports: { sms },
     workerId: 'test-worker',
   };
-  const runtime: HttpRuntime = {
-    deps,
-    twilio:
-      options.twilio === false
-        ? undefined
-        : { accountSid: 'AC_test', authToken: AUTH_TOKEN, from: '+15005550006' },
-    publicBaseUrl: PUBLIC_BASE_URL,
-  };
+  const runtime: HttpRuntime = { deps };
   const api = createHttpApi(async () => runtime);
+  // The provider-events function over the same ledger, with the real Twilio inbound module.
+  const events = createProviderEventsHandler(async () => {
+    const config = readConfig(EVENTS_ENV);
+    return providerEventsRuntime(
+      config,
+      { store, clock: deps.clock, timing: deps.timing },
+      await loadInbound(config, EVENTS_ENV),
+    );
+  });
   const bodies: string[] = [];
   async function call(input: ApiEventInput | APIGatewayProxyEventV2): Promise<Reply> {
     const event = 'requestContext' in input ? input : apiEvent(input);
-    const raw = await api(event);
+    const raw = event.rawPath.startsWith('/v1/provider-events/') ? await events(event) : await api(event);
     bodies.push(raw.body ?? '');
     return { status: raw.statusCode ?? 0, json: responseJson(raw), raw };
   }
@@ -898,7 +905,7 @@ describe('/v1/suppressions/{channel}/{destination}', () => {
   }
 });
 
-describe('POST /v1/provider-events/twilio', () => {
+describe('provider-events function: POST /v1/provider-events/twilio', () => {
   function callback(
     params: Record<string, string>,
     options: { ref?: string | undefined; signature?: string | null } = {},
@@ -957,7 +964,12 @@ describe('POST /v1/provider-events/twilio', () => {
       ['sending', 'accepted', 'provider_accepted'],
       ['accepted', 'delivered', 'delivery_reported'],
     ]);
-    expect(requestLines.at(-1)).toMatchObject({ route: `POST ${TWILIO_PATH}`, status: 200, noticeId });
+    expect(requestLines.at(-1)).toMatchObject({
+      route: 'POST /v1/provider-events/{provider}',
+      provider: 'twilio',
+      status: 200,
+      noticeId,
+    });
   });
 
   it('settles an unknown send as accepted on "sent", then delivered', async () => {
@@ -1017,17 +1029,23 @@ describe('POST /v1/provider-events/twilio', () => {
     expect(h.store.suppressions.size).toBe(0);
   });
 
-  it('answers 403 when no Twilio credentials are configured', async () => {
+  it('will not start without the Twilio auth token (naming it), and answers 404 for a provider it does not serve', async () => {
     // Prepare
-    const h = harness({ twilio: false });
+    const h = harness();
+    const config = readConfig({ PUBLIC_BASE_URL });
 
     // Act
-    const reply = await h.call(
-      callback(statusParams('delivered'), { ref: `${deriveNoticeId('a', 'b', 'c')}-sms` }),
+    const refused = loadInbound(config, { PUBLIC_BASE_URL }).then((loaded) =>
+      providerEventsRuntime(config, h.deps, loaded),
     );
+    const unknown = await h.call({
+      ...callback(statusParams('delivered')),
+      path: '/v1/provider-events/nobody',
+    });
 
     // Assess
-    expectProblem(reply, 403, `${PROBLEM}/invalid-signature`);
+    await expect(refused).rejects.toThrow(/TWILIO_AUTH_TOKEN is required by the twilio inbound/);
+    expectProblem(unknown, 404, `${PROBLEM}/not-found`);
   });
 
   it('fails the channel and suppresses the destination on undelivered 30005', async () => {
@@ -1089,7 +1107,7 @@ describe('POST /v1/provider-events/twilio', () => {
     ]);
   });
 
-  it('answers 200 for an unknown intent and 400 for a callback without ref or MessageSid', async () => {
+  it('answers 200 for an unknown intent or a callback without ref (counted, nothing changed), 400 without MessageSid', async () => {
     // Prepare
     const h = harness();
     const { MessageSid: _sid, SmsSid: _smsSid, ...withoutSid } = statusParams('delivered');
@@ -1107,8 +1125,10 @@ describe('POST /v1/provider-events/twilio', () => {
 
     // Assess
     expect(unknown.status).toBe(200);
-    expectProblem(noRef, 400, `${PROBLEM}/invalid-request`);
-    expect(noRef.json.errors.map((e: { path: string }) => e.path)).toEqual(['ref']);
+    // A Messaging-Service-level callback names no intent: acknowledged so Twilio stops retrying.
+    expect(noRef.status).toBe(200);
+    expect(requestLines.find((line) => line.unmatched === 1)).toMatchObject({ status: 200, reports: 0 });
+    expect(h.store.intents.size).toBe(0);
     expectProblem(noSid, 400, `${PROBLEM}/invalid-request`);
     expect(noSid.json.errors.map((e: { path: string }) => e.path)).toEqual(['MessageSid']);
     expectProblem(wrongType, 415, `${PROBLEM}/unsupported-media-type`);

@@ -36,7 +36,7 @@ export class ManualClock {
 }
 
 export interface FakeWorld {
-  readonly deps: ReconcilerDependencies;
+  readonly deps: Dependencies & ReconcilerDependencies;
   readonly store: MemoryLedgerStore;
   readonly clock: ManualClock;
   readonly enqueued: { ref: IntentRef; delayMs?: number | undefined }[];
@@ -66,7 +66,7 @@ export function fakeWorld(overrides: Partial<Dependencies & ReconcilerDependenci
       return lookupAnswers.shift() ?? { kind: 'undecidable' };
     },
   });
-  const deps: ReconcilerDependencies = {
+  const deps: Dependencies & ReconcilerDependencies = {
     store,
     queue: {
       enqueue: async (refs, options) => {
@@ -89,7 +89,8 @@ export function fakeWorld(overrides: Partial<Dependencies & ReconcilerDependenci
     defaultDeadlineMs: 86_400_000,
     transports: { email, sms },
     workerId: 'test-worker',
-    lookups: { email: lookup('ses'), sms: lookup('twilio') },
+    lookups: { ses: lookup('ses'), twilio: lookup('twilio') },
+    channelProviders: { email: 'ses', sms: 'twilio' },
     unknownGraceMs: 600_000,
     unknownPolicy: 'escalate',
     recheckMs: 60_000,

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LedgerTable as Schema } from '../../lambdas/adapters/dynamodb/ledger-table.schema.ts';
 import { ledgerTableDefinition } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
+import { LedgerTable as Schema } from '../../lambdas/contract/ledger-table.ts';
 import { logicalId, type Synthesized, synthesize } from './synth.ts';
 
 let synth: Synthesized;
@@ -32,7 +32,7 @@ describe('stateful stack: ledger table', () => {
     });
   });
 
-  it('has the keys, open-intent index and TTL attribute the code writes (ledger-table.schema.ts)', () => {
+  it('has the keys, open-intent index and TTL attribute the code writes (lambdas/contract/ledger-table.ts)', () => {
     const definition = ledgerTableDefinition('x');
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSesClient, SesEmailTransport } from '../../lambdas/adapters/ses/ses-email-transport.ts';
+import { createSesClient, SesEmailTransport } from '../../lambdas/providers/ses/transport.ts';
 import { type FaultProxy, startFaultProxy } from '../../local/fault-proxy.ts';
 import { clearSesStore, readSesStore, startSesLocal } from '../../local/ses/server.ts';
 

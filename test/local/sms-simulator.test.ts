@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { verifyTwilioSignature } from '../../lambdas/adapters/twilio/twilio-signature.ts';
+import { verifyTwilioSignature } from '../../lambdas/providers/twilio/signature.ts';
 import { countSegments, type SmsSimulator, startSmsSimulator } from '../../local/sms-simulator/server.ts';
 
 const TO = '+15551234567';

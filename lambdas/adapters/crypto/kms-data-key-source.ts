@@ -1,8 +1,9 @@
 import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
+import { ENVELOPE_ENCRYPTION_CONTEXT } from '../../contract/envelope.ts';
 import { EnvelopeUnreadableError } from '../../ports/envelope-sealer.port.ts';
 import type { DataKeySource } from './aes-gcm-envelope-sealer.ts';
 
-const ENCRYPTION_CONTEXT = { purpose: 'notice-ledger-envelope' } as const;
+const ENCRYPTION_CONTEXT = ENVELOPE_ENCRYPTION_CONTEXT;
 
 /**
  * KMS-wrapped data keys, reused for a bounded time and count (as the AWS Encryption SDK's

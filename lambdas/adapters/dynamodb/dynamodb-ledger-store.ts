@@ -17,11 +17,13 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { LedgerTable } from '../../contract/ledger-table.ts';
 import type { Channel } from '../../domain/channel.ts';
 import type { Intent, TransitionPlan, TransitionRecord } from '../../domain/intent.ts';
 import { isSameContent, MUTABLE_INTENT_FIELDS } from '../../domain/intent.ts';
-import { type IntentState, isTerminal } from '../../domain/state-machine.ts';
+import { type IntentState, isTerminal, isUnresolved } from '../../domain/state-machine.ts';
 import type {
+  KeyChecks,
   LedgerStore,
   OpenIntentCounts,
   OpenIntentPage,
@@ -30,7 +32,6 @@ import type {
   SuppressionEntry,
   TransitionResult,
 } from '../../ports/ledger-store.port.ts';
-import { LedgerTable } from './ledger-table.schema.ts';
 
 export interface DynamoDbLedgerStoreOptions {
   readonly client: DynamoDBClient;
@@ -64,6 +65,8 @@ const suppressionPk = (channel: Channel, fingerprint: string) => `S#${channel}#$
 const SUPPRESSION_SK = 'S';
 const gatePk = (channel: Channel) => `G#${channel}`;
 const GATE_SK = 'G';
+const KEY_CHECK_PK = 'K#keys';
+const KEY_CHECK_SK = 'K';
 
 function toStoredRecord(record: TransitionRecord): StoredRecord {
   return {
@@ -128,6 +131,7 @@ function intentFromItem(item: Item): Intent {
     leaseExpiresAt: item.leaseExpiresAt as number | undefined,
     dueAt: item.dueAt as number | undefined,
     envelope: item.envelope as string | undefined,
+    escalationPending: item.escalationPending === true ? true : undefined,
     transitions: ((item.transitions as StoredRecord[] | undefined) ?? []).map(fromStoredRecord),
   };
 }
@@ -194,6 +198,7 @@ export class DynamoDbLedgerStore implements LedgerStore {
       dueAt: intent.dueAt,
       openShard: intent.dueAt !== undefined ? this.shardOf(intent.noticeId) : undefined,
       envelope: intent.envelope,
+      escalationPending: intent.escalationPending ? true : undefined,
       transitions: intent.transitions.map(toStoredRecord),
     };
   }
@@ -391,6 +396,75 @@ export class DynamoDbLedgerStore implements LedgerStore {
     }
   }
 
+  async settleEscalation(noticeId: string, channel: Channel, expectedVersion: number): Promise<boolean> {
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: intentPk(noticeId), sk: channelSk(channel) },
+          // Out of the open index with the marker: the row has nothing left to owe.
+          UpdateExpression: 'REMOVE escalationPending, dueAt, openShard',
+          ConditionExpression: 'version = :v AND escalationPending = :yes',
+          ExpressionAttributeValues: { ':v': expectedVersion, ':yes': true },
+          ...this.capacityOption,
+        }),
+      );
+      this.meter('settleEscalation', out.ConsumedCapacity);
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        this.meter('settleEscalation', undefined);
+        return false;
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The key check item (`K#keys`): one consistent read per process start; each check value
+   * missing from it is added with a condition, so of two first starts with different keys one
+   * records its values and the other finds them differ.
+   */
+  async checkKeys(mine: KeyChecks) {
+    const key = { pk: KEY_CHECK_PK, sk: KEY_CHECK_SK };
+    const read = async (): Promise<KeyChecks> => {
+      const out = await this.doc.send(
+        new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
+      );
+      const item = out.Item ?? {};
+      return {
+        fingerprint: item.fingerprint as string | undefined,
+        envelope: item.envelope as string | undefined,
+        keysFrom: item.keysFrom as string | undefined,
+      };
+    };
+    let recorded = await read();
+    const missing = (['fingerprint', 'envelope', 'keysFrom'] as const).filter(
+      (field) => mine[field] !== undefined && recorded[field] === undefined,
+    );
+    if (missing.length > 0) {
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: key,
+            UpdateExpression: `SET ${missing.map((f) => `#${f} = :${f}`).join(', ')}`,
+            ConditionExpression: missing.map((f) => `attribute_not_exists(#${f})`).join(' AND '),
+            ExpressionAttributeNames: Object.fromEntries(missing.map((f) => [`#${f}`, f])),
+            ExpressionAttributeValues: Object.fromEntries(missing.map((f) => [`:${f}`, mine[f]])),
+          }),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+      recorded = await read();
+    }
+    const mismatched = (['fingerprint', 'envelope'] as const).filter(
+      (field) => mine[field] !== undefined && recorded[field] !== mine[field],
+    );
+    return { recorded, mismatched };
+  }
+
   listDue(now: number, options: { limit?: number; cursor?: string } = {}): Promise<OpenIntentPage> {
     return this.queryOpen('listDue', now, options);
   }
@@ -492,6 +566,8 @@ export class DynamoDbLedgerStore implements LedgerStore {
           if (item.dueAt === undefined) continue;
           const state = item.state as IntentState;
           byState[state] = (byState[state] ?? 0) + 1;
+          // A failed row waiting for its escalation is counted, but is no unresolved intent.
+          if (!isUnresolved(state)) continue;
           oldestCreatedAt = Math.min(oldestCreatedAt ?? (item.createdAt as number), item.createdAt as number);
         }
         keys = (out.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined) ?? [];

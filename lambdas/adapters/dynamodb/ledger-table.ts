@@ -6,7 +6,7 @@ import {
   ResourceInUseException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { LedgerTable } from './ledger-table.schema.ts';
+import { LedgerTable } from '../../contract/ledger-table.ts';
 
 export { LedgerTable };
 

@@ -30,11 +30,18 @@ export class EventBridgeEscalationPublisher implements EscalationPublisher {
   }
 }
 
-/** Local stack and deployments without a bus: the escalation is a structured log line (and a metric). */
+/**
+ * Local stack and deployments without a bus: the escalation is one structured log line with the
+ * message `escalation` and the escalation's fields beside it. The message is the logger's own
+ * argument, never an attribute: `message` is a reserved key of the Powertools logger, which
+ * drops it from the attributes and logs a warning line instead.
+ */
 export class LogEscalationPublisher implements EscalationPublisher {
-  constructor(private readonly log: (record: Record<string, unknown>) => void) {}
+  constructor(
+    private readonly log: (message: 'escalation', attributes: Readonly<Record<string, unknown>>) => void,
+  ) {}
 
   async publish(escalation: Escalation): Promise<void> {
-    this.log({ message: 'escalation', ...escalation });
+    this.log('escalation', { ...escalation });
   }
 }

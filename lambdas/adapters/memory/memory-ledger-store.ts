@@ -1,8 +1,9 @@
 import type { Channel } from '../../domain/channel.ts';
 import type { Intent, TransitionPlan } from '../../domain/intent.ts';
 import { isSameContent } from '../../domain/intent.ts';
-import type { IntentState } from '../../domain/state-machine.ts';
+import { type IntentState, isUnresolved } from '../../domain/state-machine.ts';
 import type {
+  KeyChecks,
   LedgerStore,
   OpenIntentCounts,
   OpenIntentPage,
@@ -32,6 +33,7 @@ export class MemoryLedgerStore implements LedgerStore {
   readonly intents = new Map<string, Intent>();
   readonly suppressions = new Map<string, SuppressionEntry>();
   readonly gates = new Map<Channel, number>();
+  keyChecks: KeyChecks = {};
 
   async readGate(channel: Channel): Promise<number | undefined> {
     return this.gates.get(channel);
@@ -82,6 +84,26 @@ export class MemoryLedgerStore implements LedgerStore {
     return true;
   }
 
+  async settleEscalation(noticeId: string, channel: Channel, expectedVersion: number): Promise<boolean> {
+    const current = this.intents.get(key(noticeId, channel));
+    if (!current || current.version !== expectedVersion || !current.escalationPending) return false;
+    this.intents.set(key(noticeId, channel), { ...current, escalationPending: undefined, dueAt: undefined });
+    return true;
+  }
+
+  async checkKeys(mine: KeyChecks) {
+    for (const field of ['fingerprint', 'envelope', 'keysFrom'] as const) {
+      if (mine[field] !== undefined && this.keyChecks[field] === undefined) {
+        this.keyChecks = { ...this.keyChecks, [field]: mine[field] };
+      }
+    }
+    const recorded = this.keyChecks;
+    const mismatched = (['fingerprint', 'envelope'] as const).filter(
+      (field) => mine[field] !== undefined && recorded[field] !== mine[field],
+    );
+    return { recorded, mismatched };
+  }
+
   private page(refs: OpenIntentRef[], options: { limit?: number; cursor?: string }): OpenIntentPage {
     const start = options.cursor ? Number(options.cursor) : 0;
     const limit = options.limit ?? 100;
@@ -108,7 +130,9 @@ export class MemoryLedgerStore implements LedgerStore {
     for (const intent of this.intents.values()) {
       if (intent.dueAt === undefined) continue;
       byState[intent.state] = (byState[intent.state] ?? 0) + 1;
-      oldestCreatedAt = Math.min(oldestCreatedAt ?? intent.createdAt, intent.createdAt);
+      if (isUnresolved(intent.state)) {
+        oldestCreatedAt = Math.min(oldestCreatedAt ?? intent.createdAt, intent.createdAt);
+      }
     }
     return { byState, oldestCreatedAt };
   }

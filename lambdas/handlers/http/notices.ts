@@ -14,7 +14,7 @@ import {
   unprocessable,
 } from '../../edge/problem.ts';
 import { toTimeline } from '../../edge/timeline.ts';
-import type { Dependencies } from '../../use-cases/dependencies.ts';
+import type { IntakeDependencies } from '../../use-cases/dependencies.ts';
 import { readNotice } from '../../use-cases/read-notice.ts';
 import { withCoalescedEnqueue } from '../../use-cases/submit-batch.ts';
 import { submitNotice, type Violation } from '../../use-cases/submit-notice.ts';
@@ -40,7 +40,7 @@ function safeViolation(violation: Violation): FieldError {
 }
 
 /** One notice, as `POST /v1/notices` and each batch item answer it. */
-async function submitOne(input: unknown, deps: Dependencies): Promise<Submitted> {
+async function submitOne(input: unknown, deps: IntakeDependencies): Promise<Submitted> {
   const parsed = parseNoticeRequest(input);
   if (!parsed.ok) {
     return {
@@ -128,7 +128,7 @@ export async function submitBatchRoute(request: HttpRequest, runtime: HttpRuntim
   return { response: jsonResponse(200, { results }), log: { items: results.length, statuses, enqueued } };
 }
 
-function submitItems(items: readonly unknown[], deps: Dependencies) {
+function submitItems(items: readonly unknown[], deps: IntakeDependencies) {
   return mapConcurrently(items, BATCH_CONCURRENCY, async (item, index) => {
     try {
       const outcome = await submitOne(item, deps);

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { findRoute, type HttpMethod, ROUTES, type RouteFunction, routeKey } from '../../contract/routes.ts';
 import {
   internalError,
   jsonResponse,
@@ -7,10 +8,9 @@ import {
   problem,
   problemResponse,
 } from '../../edge/problem.ts';
-import type { Runtime } from '../../wiring.ts';
+import type { HttpRuntime as FunctionRuntime } from '../../wiring/http.ts';
 import { logger } from '../observability.ts';
 import { getNoticeRoute, submitBatchRoute, submitNoticeRoute } from './notices.ts';
-import { twilioStatusRoute } from './provider-events.ts';
 import { deleteSuppressionRoute, getSuppressionRoute, putSuppressionRoute } from './suppressions.ts';
 
 export interface HttpRequest {
@@ -27,46 +27,64 @@ export interface RouteReply {
   readonly log?: Readonly<Record<string, unknown>>;
 }
 
-/** The part of the process runtime the HTTP routes use; tests build just this. */
-export type HttpRuntime = Pick<Runtime, 'deps' | 'twilio' | 'publicBaseUrl'>;
+/** The part of the http function's runtime its routes use; tests build just this. */
+export type HttpRuntime = Pick<FunctionRuntime, 'deps'>;
 
-export type RouteHandler = (request: HttpRequest, runtime: HttpRuntime) => Promise<RouteReply>;
+export type RouteHandler<R = HttpRuntime> = (request: HttpRequest, runtime: R) => Promise<RouteReply>;
 
-type Endpoint = (request: HttpRequest, runtime: () => Promise<HttpRuntime>) => Promise<RouteReply>;
+/** A route's method handler; it builds the runtime (config, secrets, clients) only if it needs it. */
+export type Endpoint<R> = (request: HttpRequest, runtime: () => Promise<R>) => Promise<RouteReply>;
 
-interface Route {
-  /** Logged instead of the raw path, which can contain a destination. */
-  readonly template: string;
-  readonly segments: readonly string[];
-  readonly methods: Readonly<Record<string, Endpoint>>;
-}
-
-/** Builds the runtime (config, secrets, clients) only for routes that need it. */
-const withRuntime =
-  (handler: RouteHandler): Endpoint =>
+export const withRuntime =
+  <R>(handler: RouteHandler<R>): Endpoint<R> =>
   async (request, runtime) =>
     handler(request, await runtime());
 
 /** Liveness only: answers without the runtime, so it says nothing about DynamoDB or secrets. */
-const health: Endpoint = async () => ({ response: jsonResponse(200, { status: 'ok' }) });
+const health: Endpoint<HttpRuntime> = async () => ({ response: jsonResponse(200, { status: 'ok' }) });
 
-function route(template: string, methods: Record<string, Endpoint>): Route {
-  return { template, segments: template.split('/'), methods };
+/** The http function's endpoints, by route key (lambdas/contract/routes.ts names the routes). */
+export const HTTP_ENDPOINTS: Readonly<Record<string, Endpoint<HttpRuntime>>> = {
+  'GET /v1/health': health,
+  'POST /v1/notices': withRuntime(submitNoticeRoute),
+  'POST /v1/notices/batch': withRuntime(submitBatchRoute),
+  'GET /v1/notices/{noticeId}': withRuntime(getNoticeRoute),
+  'GET /v1/suppressions/{channel}/{destination}': withRuntime(getSuppressionRoute),
+  'PUT /v1/suppressions/{channel}/{destination}': withRuntime(putSuppressionRoute),
+  'DELETE /v1/suppressions/{channel}/{destination}': withRuntime(deleteSuppressionRoute),
+};
+
+interface Route<R> {
+  /** Logged instead of the raw path, which can contain a destination. */
+  readonly template: string;
+  readonly methods: Readonly<Record<string, Endpoint<R>>>;
 }
 
-/** Order matters where a literal and a parameter compete: `batch` before `{noticeId}`. */
-const ROUTES: readonly Route[] = [
-  route('/v1/health', { GET: health }),
-  route('/v1/notices', { POST: withRuntime(submitNoticeRoute) }),
-  route('/v1/notices/batch', { POST: withRuntime(submitBatchRoute) }),
-  route('/v1/notices/{noticeId}', { GET: withRuntime(getNoticeRoute) }),
-  route('/v1/suppressions/{channel}/{destination}', {
-    GET: withRuntime(getSuppressionRoute),
-    PUT: withRuntime(putSuppressionRoute),
-    DELETE: withRuntime(deleteSuppressionRoute),
-  }),
-  route('/v1/provider-events/twilio', { POST: withRuntime(twilioStatusRoute) }),
-];
+/**
+ * The function's routes from the contract, each method bound to its endpoint. A contract route
+ * without an endpoint, or an endpoint for no contract route, is a programming error caught when
+ * the module loads (and by test/architecture/routes.test.ts).
+ */
+export function bindRoutes<R>(
+  fn: RouteFunction,
+  endpoints: Readonly<Record<string, Endpoint<R>>>,
+): readonly Route<R>[] {
+  const routes = ROUTES.filter((r) => r.function === fn);
+  const keys = new Set(routes.flatMap((r) => r.methods.map((m) => routeKey(m, r.path))));
+  const stray = Object.keys(endpoints).filter((k) => !keys.has(k));
+  const missing = [...keys].filter((k) => !(k in endpoints));
+  if (stray.length > 0 || missing.length > 0) {
+    throw new Error(
+      `routes of ${fn} do not match the contract: missing ${missing.join(', ')}; stray ${stray.join(', ')}`,
+    );
+  }
+  return routes.map((r) => ({
+    template: r.path,
+    methods: Object.fromEntries(
+      r.methods.map((m: HttpMethod) => [m, endpoints[routeKey(m, r.path)] as Endpoint<R>]),
+    ),
+  }));
+}
 
 /**
  * `decodeURIComponent`, not form decoding: `%2B` and a literal `+` both mean a plus. API Gateway
@@ -81,23 +99,17 @@ function decodeSegment(segment: string): string {
   }
 }
 
-function match(path: string): { route: Route; params: Record<string, string> } | undefined {
-  const segments = path.split('/');
-  for (const candidate of ROUTES) {
-    if (candidate.segments.length !== segments.length) continue;
-    const params: Record<string, string> = {};
-    const matched = candidate.segments.every((part, i) => {
-      const actual = segments[i] as string;
-      if (part.startsWith('{') && part.endsWith('}')) {
-        if (actual === '') return false;
-        params[part.slice(1, -1)] = decodeSegment(actual);
-        return true;
-      }
-      return part === actual;
-    });
-    if (matched) return { route: candidate, params };
-  }
-  return undefined;
+function match<R>(
+  routes: readonly Route<R>[],
+  path: string,
+): { route: Route<R>; params: Record<string, string> } | undefined {
+  const found = findRoute(
+    path,
+    routes.map((route) => ({ path: route.template, route })),
+  );
+  if (!found) return undefined;
+  const params = Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, decodeSegment(v)]));
+  return { route: found.route.route, params };
 }
 
 /** Behind a named stage the path starts with `/{stage}`; behind `$default` (and locally) it does not. */
@@ -108,7 +120,7 @@ function routedPath(event: APIGatewayProxyEventV2): string {
   return path;
 }
 
-function methodNotAllowed(route: Route): RouteReply {
+function methodNotAllowed<R>(route: Route<R>): RouteReply {
   const allow = Object.keys(route.methods).join(', ');
   return {
     response: problemResponse(
@@ -123,11 +135,16 @@ function methodNotAllowed(route: Route): RouteReply {
  * route and behind per-route integrations alike), run the route, map any unexpected failure to
  * a generic 500, and log exactly one line per request (route template, never the raw path).
  */
-export function createHttpApi(runtime: () => Promise<HttpRuntime>) {
+export function createRouter<R>(
+  fn: RouteFunction,
+  endpoints: Readonly<Record<string, Endpoint<R>>>,
+  runtime: () => Promise<R>,
+) {
+  const routes = bindRoutes(fn, endpoints);
   return async function httpApi(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
     const started = performance.now();
     const method = (event.requestContext?.http?.method ?? '').toUpperCase();
-    const found = match(routedPath(event));
+    const found = match(routes, routedPath(event));
     const route = found ? `${method} ${found.route.template}` : 'unmatched';
     let reply: RouteReply;
     try {
@@ -158,4 +175,9 @@ export function createHttpApi(runtime: () => Promise<HttpRuntime>) {
     });
     return reply.response;
   };
+}
+
+/** The http function's API (intake, timelines, suppressions, health). */
+export function createHttpApi(runtime: () => Promise<HttpRuntime>) {
+  return createRouter('http', HTTP_ENDPOINTS, runtime);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventBridgeEvent } from 'aws-lambda';
-import { readSesStore, type SesStoredEmail } from './ses/server.ts';
+import { readSesStore, type SesStoredEmail } from './server.ts';
 
 /**
  * aws-ses-v2-local publishes no events. This plays SES event publishing for the local stack:

@@ -1,14 +1,9 @@
 import { type ProviderOutcome, TIMEOUT_CODE } from '../../domain/outcome.ts';
+import type { TransportFacet } from '../../ports/provider.port.ts';
 import type { SmsMessage, SmsTransport } from '../../ports/transport.port.ts';
-
-/** What every call to Twilio's REST API needs. `baseUrl` is the API origin, e.g. `https://api.twilio.com`. */
-export interface TwilioApiConfig {
-  readonly baseUrl: string;
-  readonly accountSid: string;
-  readonly authToken: string;
-  /** Injected for tests; defaults to the global `fetch`. */
-  readonly fetch?: typeof fetch;
-}
+import { setting } from '../settings.ts';
+import { type TwilioApiConfig, twilioBasicAuth, twilioMessagesUrl } from './api.ts';
+import { CALLBACK_CORRELATION_PARAM, callbackUrl } from './callbacks.ts';
 
 export interface TwilioSmsTransportOptions extends TwilioApiConfig {
   /** Sender: an E.164 number or alphanumeric sender ID owned by the account. */
@@ -28,15 +23,23 @@ export interface TwilioSmsTransportOptions extends TwilioApiConfig {
   readonly now?: () => number;
 }
 
-export const TWILIO_API_VERSION = '2010-04-01';
-
-export function twilioMessagesUrl(config: Pick<TwilioApiConfig, 'baseUrl' | 'accountSid'>): string {
-  return `${config.baseUrl.replace(/\/+$/, '')}/${TWILIO_API_VERSION}/Accounts/${encodeURIComponent(config.accountSid)}/Messages.json`;
-}
-
-export function twilioBasicAuth(config: Pick<TwilioApiConfig, 'accountSid' | 'authToken'>): string {
-  return `Basic ${Buffer.from(`${config.accountSid}:${config.authToken}`, 'utf8').toString('base64')}`;
-}
+/**
+ * The transport facet: status callbacks go to this deployment's webhook and name their intent
+ * (`?ref=ntc_…-sms`), so a callback can settle a row whose own outcome was ambiguous, before any
+ * SID was recorded. Twilio signs the full URL, query included.
+ */
+export const facet: TransportFacet = {
+  sms: (context) =>
+    new TwilioSmsTransport({
+      baseUrl: setting(context, 'TWILIO_BASE_URL'),
+      accountSid: setting(context, 'TWILIO_ACCOUNT_SID'),
+      authToken: setting(context, 'TWILIO_AUTH_TOKEN'),
+      from: setting(context, 'TWILIO_FROM'),
+      statusCallbackUrl: context.publicBaseUrl ? callbackUrl(context.publicBaseUrl) : undefined,
+      callbackCorrelationParam: CALLBACK_CORRELATION_PARAM,
+      timeoutMs: context.timeoutMs,
+    }),
+};
 
 /**
  * Prefix of rejection codes caused by our own account or configuration (credentials, sender),

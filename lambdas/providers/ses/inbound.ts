@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { SES_INTENT_HEADER, SES_INTENT_TAG } from '../adapters/ses/ses-email-transport.ts';
-import type { DeliveryReport } from '../use-cases/apply-delivery-report.ts';
-import { parseCorrelationId } from '../use-cases/deliver-intent.ts';
+import { parseCorrelationId } from '../../domain/identity.ts';
+import type { DeliveryReport, InboundFacet, InboundVerdict } from '../../ports/provider.port.ts';
+import { descriptor } from './descriptor.ts';
+import { SES_INTENT_HEADER, SES_INTENT_TAG } from './tags.ts';
 
 /**
  * The part of an SES event (configuration-set event publishing → EventBridge) we act on.
@@ -72,7 +73,7 @@ export function mapSesEvent(event: SesEvent): SesEventMapping {
   const { detail } = event;
   const ref = parseCorrelationId(correlationOf(detail) ?? '');
   if (!ref) return { kind: 'ignore', why: 'no_intent_correlation' };
-  const base = { ref, provider: 'ses', receiptId: detail.mail.messageId };
+  const base = { ref, provider: descriptor.id, receiptId: detail.mail.messageId };
   switch (detail.eventType) {
     case 'Send':
       return {
@@ -125,4 +126,41 @@ export function mapSesEvent(event: SesEvent): SesEventMapping {
     default:
       return { kind: 'ignore', why: `event_${detail.eventType.replace(/\W/g, '_').toLowerCase()}` };
   }
+}
+
+/**
+ * The inbound facet: SES publishes through its configuration set to the default EventBridge bus;
+ * the CDK binding routes `aws.ses` events of that configuration set to the provider-events
+ * function (lib/providers/ses.ts), and locally the SES event feeder plays that part.
+ */
+export const facet: InboundFacet = {
+  kind: 'eventbridge',
+  sources: ['aws.ses'],
+  create: () => (event) => verdictOf(event),
+};
+
+function verdictOf(event: {
+  source: string;
+  detailType: string;
+  time: string | undefined;
+  detail: unknown;
+}): InboundVerdict {
+  const parsed = SesEventSchema.safeParse({
+    source: event.source,
+    'detail-type': event.detailType,
+    ...(event.time !== undefined ? { time: event.time } : {}),
+    detail: event.detail,
+  });
+  if (!parsed.success) {
+    return {
+      kind: 'malformed',
+      errors: [{ path: 'detail', code: 'invalid_format', message: 'not an SES event this module reads' }],
+    };
+  }
+  const mapping = mapSesEvent(parsed.data);
+  if (mapping.kind === 'report')
+    return { kind: 'accepted', reports: [mapping.report], unmatched: 0, ignored: [] };
+  if (mapping.why === 'no_intent_correlation')
+    return { kind: 'accepted', reports: [], unmatched: 1, ignored: [] };
+  return { kind: 'accepted', reports: [], unmatched: 0, ignored: [mapping.why] };
 }

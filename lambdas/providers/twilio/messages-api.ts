@@ -1,4 +1,4 @@
-import { type TwilioApiConfig, twilioBasicAuth, twilioMessagesUrl } from './twilio-sms-transport.ts';
+import { type TwilioApiConfig, twilioBasicAuth, twilioMessagesUrl } from './api.ts';
 
 export interface TwilioLookupConfig extends TwilioApiConfig {
   /** Per HTTP request. */

@@ -1,4 +1,4 @@
-// Kept free of SDK imports: the CDK stack reads these names to build the same table.
+// Plain data (lambdas/contract): the CDK stack reads these names to build the same table.
 /**
  * One table holds the ledger. Item families (see docs/table-design.md):
  *

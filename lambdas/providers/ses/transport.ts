@@ -5,7 +5,12 @@ import {
   type SendEmailCommandInput,
 } from '@aws-sdk/client-sesv2';
 import { type ProviderOutcome, TIMEOUT_CODE } from '../../domain/outcome.ts';
+import type { TransportFacet } from '../../ports/provider.port.ts';
 import type { EmailMessage, EmailTransport } from '../../ports/transport.port.ts';
+import { setting } from '../settings.ts';
+import { SES_INTENT_HEADER, SES_INTENT_TAG, sesTagValue } from './tags.ts';
+
+export { SES_INTENT_HEADER, SES_INTENT_TAG, sesTagValue };
 
 export interface SesEmailTransportOptions {
   /** Built with `createSesClient({ timeoutMs })` when absent; an injected one should be too. */
@@ -52,17 +57,6 @@ export function createSesClient(options: { readonly timeoutMs: number } & SesCli
     },
   });
 }
-
-/** EmailTags allow only ASCII letters, digits, `_` and `-`, at most 256 characters. */
-export function sesTagValue(value: string): string {
-  return value.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 256);
-}
-
-/** The tag SES copies into every event (`mail.tags.notice_intent`), tying it to the intent. */
-export const SES_INTENT_TAG = 'notice_intent';
-
-/** The same correlation id as a message header. */
-export const SES_INTENT_HEADER = 'X-Notice-Intent';
 
 export class SesEmailTransport implements EmailTransport {
   readonly provider = 'ses';
@@ -116,6 +110,16 @@ export class SesEmailTransport implements EmailTransport {
     return { kind: 'accepted', receiptId: messageId };
   }
 }
+
+/** The transport facet (lambdas/providers/ses/index.ts): the sender's email transport. */
+export const facet: TransportFacet = {
+  email: (context) =>
+    new SesEmailTransport({
+      fromAddress: setting(context, 'SES_FROM_ADDRESS'),
+      configurationSetName: context.settings.SES_CONFIGURATION_SET,
+      timeoutMs: context.timeoutMs,
+    }),
+};
 
 /**
  * "Daily message quota exceeded": the 24-hour quota is a rolling window, so capacity returns

@@ -1,6 +1,8 @@
 import type { LookupVerdict } from '../../domain/reconcile.ts';
+import type { LookupFacet } from '../../ports/provider.port.ts';
 import type { LookupQuery, ProviderLookup } from '../../ports/provider-lookup.port.ts';
-import { findMessages, type TwilioLookupConfig, TwilioLookupError } from './twilio-lookup.ts';
+import { setting } from '../settings.ts';
+import { findMessages, type TwilioLookupConfig, TwilioLookupError } from './messages-api.ts';
 
 /** Allowance between our clock and Twilio's (its timestamps have one-second resolution). */
 const CLOCK_SKEW_MS = 60_000;
@@ -50,3 +52,12 @@ export class TwilioProviderLookup implements ProviderLookup {
     }
   }
 }
+
+/** The lookup facet: the reconciler's question about an ambiguous attempt. */
+export const facet: LookupFacet = (context) =>
+  new TwilioProviderLookup({
+    baseUrl: setting(context, 'TWILIO_BASE_URL'),
+    accountSid: setting(context, 'TWILIO_ACCOUNT_SID'),
+    authToken: setting(context, 'TWILIO_AUTH_TOKEN'),
+    timeoutMs: context.timeoutMs,
+  });

@@ -1,0 +1,43 @@
+/**
+ * Metric names, written once (plain data): the functions publish them (Powertools EMF,
+ * lambdas/handlers/observability.ts) and the CDK alarms and graphs them
+ * (lib/constructs/monitoring.ts). A renamed metric is then a compile error on both sides, not an
+ * alarm that silently watches nothing.
+ */
+
+/** CloudWatch namespace and the `service` dimension of every metric. */
+export const METRIC_NAMESPACE = 'NoticeLedger';
+export const SERVICE_NAME = 'notice-ledger';
+
+/** Unresolved states (the reconciler publishes `Open_<state>` for each, every run). */
+export const OPEN_STATES = ['reserved', 'sending', 'retry_scheduled', 'unknown'] as const;
+/** States a delivery step can record (`Outcome_<state>` from the senders). */
+export const OUTCOME_STATES = ['accepted', 'retry_scheduled', 'unknown', 'failed', 'suppressed'] as const;
+
+export const Metric = {
+  /** Reconciler gauge, every run: age of the oldest unresolved intent. Missing data = reconciler down. */
+  oldestUnresolvedAgeSeconds: 'OldestUnresolvedAgeSeconds',
+  /** Reconciler gauge: due rows handled in the run. */
+  reconcilerDueRows: 'ReconcilerDueRows',
+  /** Reconciler: rows whose handling failed in the run (the run went on with the others). */
+  reconcilerRowErrors: 'ReconcilerRowErrors',
+  /** Escalations published (deadline exceeded, attempts exhausted, unknown past grace, …). */
+  escalations: 'Escalations',
+  /** Escalation publishes that failed; the row keeps its marker and the reconciler retries. */
+  escalationPublishFailures: 'EscalationPublishFailures',
+  /** Reconciler gauge: failed rows whose escalation is not published yet. */
+  escalationsPending: 'EscalationsPending',
+  /** A sender dropped a queue message that can never be processed. */
+  poisonMessages: 'PoisonMessages',
+  /** An inbound provider event that could not be parsed (acknowledged and dropped). */
+  unparsedProviderEvents: 'UnparsedProviderEvents',
+  /** A verified inbound provider event that names no intent of ours (acknowledged, nothing changed). */
+  unmatchedProviderEvents: 'UnmatchedProviderEvents',
+  /** An inbound provider request whose signature did not verify (refused, nothing changed). */
+  refusedProviderEvents: 'RefusedProviderEvents',
+} as const;
+
+export type MetricName = (typeof Metric)[keyof typeof Metric];
+
+export const openMetric = (state: (typeof OPEN_STATES)[number]) => `Open_${state}` as const;
+export const outcomeMetric = (state: string) => `Outcome_${state}` as const;

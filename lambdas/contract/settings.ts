@@ -1,0 +1,292 @@
+/**
+ * The runtime settings every process reads from its environment, written once: name, kind,
+ * default, range and meaning. Plain data (no zod, no imports outside lambdas/contract): the
+ * runtime derives its parser from it (lambdas/edge/config.ts), the CDK derives its deployment
+ * settings and the functions' environment from it (lib/config.ts), and the local stack reads the
+ * same names (local/stack.ts). docs/architecture.md §"Configuration" explains the split.
+ *
+ * Provider settings (SES_FROM_ADDRESS, TWILIO_*, …) are not here: each provider module declares
+ * its own in its descriptor (lambdas/providers/<id>/descriptor.ts).
+ */
+
+export type SettingKind = 'integer' | 'number' | 'enum' | 'text' | 'url' | 'list';
+
+interface SettingBase {
+  readonly kind: SettingKind;
+  readonly description: string;
+  /**
+   * The CDK deployment setting that sets it (lib/config.ts), when the operator chooses it;
+   * absent: the stack sets it from a resource it creates (queue URLs, key ids) or leaves it unset.
+   */
+  readonly deployKey?: string;
+}
+
+export interface NumberSetting extends SettingBase {
+  readonly kind: 'integer' | 'number';
+  readonly default?: number;
+  /** What the code can work with (tests run with second-scale timings). */
+  readonly min: number;
+  readonly max: number;
+  /** Stricter bounds a deployment must respect (production sanity); absent: `min`/`max`. */
+  readonly deployMin?: number;
+  readonly deployMax?: number;
+  /** A deployment setting in another unit: deployment value × scale = runtime value. */
+  readonly deployScale?: number;
+}
+
+export interface EnumSetting extends SettingBase {
+  readonly kind: 'enum';
+  readonly values: readonly string[];
+  readonly default: string;
+}
+
+export interface TextSetting extends SettingBase {
+  readonly kind: 'text' | 'url' | 'list';
+  readonly default?: string;
+}
+
+export type Setting = NumberSetting | EnumSetting | TextSetting;
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+export const SETTINGS = {
+  LEDGER_TABLE_NAME: {
+    kind: 'text',
+    default: 'notice-ledger',
+    description: 'the ledger table (created when missing by the local stack)',
+  },
+  EMAIL_QUEUE_URL: { kind: 'text', description: 'the email channel queue' },
+  SMS_QUEUE_URL: { kind: 'text', description: 'the sms channel queue' },
+  EMAIL_QUEUE_ARN: { kind: 'text', description: 'the email channel queue, as a Scheduler target' },
+  SMS_QUEUE_ARN: { kind: 'text', description: 'the sms channel queue, as a Scheduler target' },
+  EMAIL_PROVIDER: {
+    kind: 'text',
+    deployKey: 'emailProvider',
+    description: 'provider module of the email channel (an id of lambdas/providers/registry.ts)',
+  },
+  SMS_PROVIDER: {
+    kind: 'text',
+    deployKey: 'smsProvider',
+    description: 'provider module of the sms channel (an id of lambdas/providers/registry.ts)',
+  },
+  RETAINED_PROVIDERS: {
+    kind: 'list',
+    deployKey: 'retainedProviders',
+    description:
+      'comma-separated ids of providers no longer selected whose lookups and inbound events stay active ' +
+      'while rows sent through them are open',
+  },
+  PUBLIC_BASE_URL: {
+    kind: 'url',
+    deployKey: 'publicBaseUrl',
+    description: 'the origin providers call back (webhook URLs, signature checks)',
+  },
+  PROVIDER_TIMEOUT_MS: {
+    kind: 'integer',
+    default: 10 * SECOND,
+    min: 1,
+    max: 10 * MINUTE,
+    deployMin: SECOND,
+    deployMax: MINUTE,
+    deployKey: 'providerTimeoutMs',
+    description: 'provider call timeout; expiry = ambiguous outcome (unknown)',
+  },
+  SEND_LEASE_MS: {
+    kind: 'integer',
+    default: MINUTE,
+    min: 1,
+    max: DAY,
+    deployMin: 10 * SECOND,
+    deployMax: HOUR,
+    deployKey: 'sendLeaseMs',
+    description:
+      'claim lease; an expired sending row becomes unknown; a reserved row unclaimed this long, or a ' +
+      'retry_scheduled row this long past due, is re-enqueued',
+  },
+  RECONCILE_INTERVAL_MS: {
+    kind: 'integer',
+    default: MINUTE,
+    min: 1,
+    max: HOUR,
+    deployMin: MINUTE,
+    deployMax: HOUR,
+    deployKey: 'reconcileIntervalMinutes',
+    deployScale: MINUTE,
+    description: 'reconciler period (and re-check period of unknown rows)',
+  },
+  UNKNOWN_GRACE_MS: {
+    kind: 'integer',
+    default: 10 * MINUTE,
+    min: 1,
+    max: 30 * DAY,
+    deployMin: MINUTE,
+    deployMax: 7 * DAY,
+    deployKey: 'unknownGraceMs',
+    description: 'how long unknown may wait for a provider answer before policy decides',
+  },
+  UNKNOWN_POLICY: {
+    kind: 'enum',
+    values: ['escalate', 'resend'],
+    default: 'escalate',
+    deployKey: 'unknownPolicy',
+    description:
+      'after the grace period without an answer: escalate (fail + escalation, no resend) or resend ' +
+      '(deliberate retry, reason recorded)',
+  },
+  RETRY_BASE_MS: {
+    kind: 'integer',
+    default: SECOND,
+    min: 1,
+    max: DAY,
+    deployMin: 100,
+    deployMax: HOUR,
+    deployKey: 'retryBaseMs',
+    description: 'backoff base (capped exponential with full jitter)',
+  },
+  RETRY_CAP_MS: {
+    kind: 'integer',
+    default: 15 * MINUTE,
+    min: 1,
+    max: 30 * DAY,
+    deployMin: SECOND,
+    deployMax: DAY,
+    deployKey: 'retryCapMs',
+    description: 'backoff cap',
+  },
+  MAX_ATTEMPTS: {
+    kind: 'integer',
+    default: 8,
+    min: 1,
+    max: 100,
+    deployKey: 'maxAttempts',
+    description: 'provider attempts per (notice, channel), all counted',
+  },
+  NOTICE_DEFAULT_DEADLINE_MS: {
+    kind: 'integer',
+    default: DAY,
+    min: 1,
+    max: 30 * DAY,
+    deployMin: MINUTE,
+    deployKey: 'noticeDefaultDeadlineMs',
+    description: 'deadline when a notice gives none',
+  },
+  FINGERPRINT_KEY: {
+    kind: 'text',
+    description: 'base64 of 32 bytes: HMAC key of destination fingerprints (local stack)',
+  },
+  FINGERPRINT_KEY_SECRET_ARN: {
+    kind: 'text',
+    description: 'AWS: Secrets Manager secret { "key": "<base64 of 32 bytes>" } (wins over FINGERPRINT_KEY)',
+  },
+  ENVELOPE_LOCAL_KEY: {
+    kind: 'text',
+    description: 'base64 of 32 bytes: AES-256-GCM key of send envelopes (local stack)',
+  },
+  ENVELOPE_KMS_KEY_ID: {
+    kind: 'text',
+    description: 'AWS: KMS key that wraps the envelope data keys (wins over ENVELOPE_LOCAL_KEY)',
+  },
+  SCHEDULE_GROUP_NAME: {
+    kind: 'text',
+    default: 'notice-ledger-retries',
+    description: 'EventBridge Scheduler group of retry schedules',
+  },
+  SCHEDULER_ROLE_ARN: { kind: 'text', description: 'role EventBridge Scheduler assumes to enqueue' },
+  ESCALATION_EVENT_BUS: {
+    kind: 'text',
+    description: 'EventBridge bus for escalations; unset: escalations are log lines',
+  },
+  EMAIL_SEND_RATE_PER_SECOND: {
+    kind: 'number',
+    min: Number.MIN_VALUE,
+    max: 100_000,
+    description: 'known email provider rate for this process (sends/s); unset: no pacing',
+  },
+  SMS_SEND_RATE_PER_SECOND: {
+    kind: 'number',
+    min: Number.MIN_VALUE,
+    max: 100_000,
+    description: 'known sms provider rate for this process (sends/s); unset: no pacing',
+  },
+  OPEN_INDEX_SHARDS: {
+    kind: 'integer',
+    default: 4,
+    min: 1,
+    max: 64,
+    deployKey: 'openIndexShards',
+    description: 'partitions of the open-intent index',
+  },
+  RETENTION_DAYS: {
+    kind: 'integer',
+    min: 1,
+    max: 36_500,
+    description: 'TTL (days) of terminal rows; unset keeps them',
+  },
+} as const satisfies Readonly<Record<string, Setting>>;
+
+export type SettingName = keyof typeof SETTINGS;
+
+export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
+
+/** The per-channel variables, named once. */
+export const CHANNEL_SETTINGS = {
+  email: {
+    provider: 'EMAIL_PROVIDER',
+    queueUrl: 'EMAIL_QUEUE_URL',
+    queueArn: 'EMAIL_QUEUE_ARN',
+    sendRate: 'EMAIL_SEND_RATE_PER_SECOND',
+  },
+  sms: {
+    provider: 'SMS_PROVIDER',
+    queueUrl: 'SMS_QUEUE_URL',
+    queueArn: 'SMS_QUEUE_ARN',
+    sendRate: 'SMS_SEND_RATE_PER_SECOND',
+  },
+} as const satisfies Readonly<
+  Record<'email' | 'sms', Readonly<Record<'provider' | 'queueUrl' | 'queueArn' | 'sendRate', SettingName>>>
+>;
+
+/** The numeric settings an invariant is written over. */
+export type Timings = Readonly<
+  Record<'PROVIDER_TIMEOUT_MS' | 'SEND_LEASE_MS' | 'RETRY_BASE_MS' | 'RETRY_CAP_MS', number>
+>;
+
+export interface Invariant {
+  /** The settings it relates; the first is the one to change. */
+  readonly names: readonly SettingName[];
+  readonly holds: (values: Timings) => boolean;
+  readonly message: (values: Timings) => string;
+}
+
+/**
+ * Rules between settings that every process checks at start. The lease must outlast the
+ * provider timeout: a worker still waiting on the provider must never see its row turned into
+ * `unknown` (and resent after a lookup) under it. The CDK adds the stricter rule that the lease
+ * outlasts the whole sender invocation (lib/config.ts, `senderTimeoutMs`).
+ */
+export const INVARIANTS: readonly Invariant[] = [
+  {
+    names: ['SEND_LEASE_MS', 'PROVIDER_TIMEOUT_MS'],
+    holds: (v) => v.SEND_LEASE_MS > v.PROVIDER_TIMEOUT_MS,
+    message: (v) =>
+      `SEND_LEASE_MS (${v.SEND_LEASE_MS}) must exceed PROVIDER_TIMEOUT_MS (${v.PROVIDER_TIMEOUT_MS}): ` +
+      'a worker waiting on the provider must not lose its lease',
+  },
+  {
+    names: ['RETRY_CAP_MS', 'RETRY_BASE_MS'],
+    holds: (v) => v.RETRY_CAP_MS >= v.RETRY_BASE_MS,
+    message: (v) => `RETRY_CAP_MS (${v.RETRY_CAP_MS}) must be at least RETRY_BASE_MS (${v.RETRY_BASE_MS})`,
+  },
+];
+
+/**
+ * How long one sender invocation may run: two provider timeouts (a batch's records run in
+ * parallel, so one call bounds the batch, and a throttle wait may precede it) plus ten seconds
+ * for the ledger writes around it and a cold start. The lease must outlast it (lib/config.ts).
+ */
+export function senderTimeoutMs(providerTimeoutMs: number): number {
+  return (2 * Math.ceil(providerTimeoutMs / 1000) + 10) * 1000;
+}

@@ -1,0 +1,49 @@
+import type { ProviderDescriptor } from '../../contract/providers.ts';
+
+/**
+ * Twilio Messaging (SMS) over its REST API with plain `fetch`. No idempotency key: an ambiguous
+ * send is looked up by listing messages to the destination (body and time must match), and
+ * settled by signed status callbacks at `POST /v1/provider-events/twilio`.
+ */
+export const descriptor = {
+  id: 'twilio',
+  title: 'Twilio Messaging',
+  channels: ['sms'],
+  defaultFor: ['sms'],
+  settings: [
+    {
+      name: 'TWILIO_BASE_URL',
+      description: 'API origin (the adapter appends /2010-04-01/Accounts/{sid}/Messages.json)',
+      default: 'https://api.twilio.com',
+      url: true,
+      requiredBy: ['transport', 'lookup'],
+    },
+    {
+      name: 'TWILIO_ACCOUNT_SID',
+      description: 'account SID (AC…)',
+      secretField: 'accountSid',
+      requiredBy: ['transport', 'lookup'],
+    },
+    {
+      name: 'TWILIO_AUTH_TOKEN',
+      description: 'auth token: API credential and the key of X-Twilio-Signature',
+      secretField: 'authToken',
+      requiredBy: ['transport', 'lookup', 'inbound'],
+    },
+    {
+      name: 'TWILIO_FROM',
+      description: 'sender: an E.164 number or alphanumeric sender id of the account',
+      secretField: 'from',
+      requiredBy: ['transport'],
+    },
+  ],
+  secretVariable: 'TWILIO_SECRET_ARN',
+  inbound: 'webhook',
+  capabilities: {
+    idempotencyKey: false,
+    lookup: true,
+    statusPull: true,
+    batchSend: false,
+    suppressionSync: false,
+  },
+} as const satisfies ProviderDescriptor;

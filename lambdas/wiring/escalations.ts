@@ -1,0 +1,15 @@
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import {
+  EventBridgeEscalationPublisher,
+  LogEscalationPublisher,
+} from '../adapters/eventbridge/escalation-publishers.ts';
+import type { Config } from '../edge/config.ts';
+import { logger } from '../handlers/observability.ts';
+import type { EscalationPublisher } from '../ports/escalation.port.ts';
+
+/** EventBridge when the stack gave a bus (ESCALATION_EVENT_BUS); a structured log line otherwise. */
+export function buildEscalations(config: Config): EscalationPublisher {
+  return config.ESCALATION_EVENT_BUS
+    ? new EventBridgeEscalationPublisher(new EventBridgeClient({}), config.ESCALATION_EVENT_BUS)
+    : new LogEscalationPublisher((message, attributes) => logger.warn(message, attributes));
+}

@@ -1,0 +1,83 @@
+import { type Config, readConfig } from '../edge/config.ts';
+import { ConfigError } from '../edge/config-error.ts';
+import { systemClock } from '../ports/clock.port.ts';
+import type { InboundEvent, InboundRequest, InboundVerdict } from '../ports/provider.port.ts';
+import type { ReportDependencies } from '../use-cases/dependencies.ts';
+import { publicBaseUrlOf, timingOf } from './core.ts';
+import { buildLedgerStore } from './ledger.ts';
+import { once } from './once.ts';
+import { answeringProviders, type LoadedFacet, loadFacet } from './providers.ts';
+
+export interface Webhook {
+  readonly contentType: string;
+  readonly handle: (request: InboundRequest) => InboundVerdict;
+}
+
+export interface EventReader {
+  readonly provider: string;
+  readonly handle: (event: InboundEvent) => InboundVerdict;
+}
+
+/**
+ * Inbound provider events (webhooks and EventBridge events) of every provider rows may still
+ * answer to, and the ledger. Nothing else: no queue, no envelope key, no fingerprint key (a
+ * suppression is keyed by the fingerprint the row already holds).
+ */
+export interface ProviderEventsRuntime {
+  readonly config: Config;
+  readonly deps: ReportDependencies;
+  /** Webhooks by provider id (the `{provider}` path segment). */
+  readonly webhooks: ReadonlyMap<string, Webhook>;
+  /** EventBridge readers by event `source`. */
+  readonly eventReaders: ReadonlyMap<string, EventReader>;
+  readonly publicBaseUrl: string | undefined;
+}
+
+/** Assembles the runtime from loaded inbound facets (tests give their own ledger). */
+export function providerEventsRuntime(
+  config: Config,
+  deps: ReportDependencies,
+  inbound: readonly LoadedFacet<'inbound'>[],
+): ProviderEventsRuntime {
+  const webhooks = new Map<string, Webhook>();
+  const eventReaders = new Map<string, EventReader>();
+  for (const { id, facet, context } of inbound) {
+    if (facet.kind === 'webhook') {
+      // Webhook signatures cover the URL the provider called: without our public origin none verifies.
+      if (!context.publicBaseUrl) {
+        throw new ConfigError(
+          `PUBLIC_BASE_URL is required by the ${id} inbound (its signatures cover the URL)`,
+        );
+      }
+      webhooks.set(id, { contentType: facet.contentType, handle: facet.create(context) });
+    } else {
+      const handle = facet.create(context);
+      for (const source of facet.sources) eventReaders.set(source, { provider: id, handle });
+    }
+  }
+  return { config, deps, webhooks, eventReaders, publicBaseUrl: publicBaseUrlOf(config) };
+}
+
+/** The inbound facets of every provider rows may still answer to (see answeringProviders). */
+export async function loadInbound(
+  config: Config,
+  env: Record<string, string | undefined>,
+): Promise<LoadedFacet<'inbound'>[]> {
+  const loaded: LoadedFacet<'inbound'>[] = [];
+  for (const provider of answeringProviders(config, env)) {
+    const facet = await loadFacet(provider, 'inbound', { config, env, clock: systemClock });
+    if (facet) loaded.push(facet);
+  }
+  return loaded;
+}
+
+export async function buildProviderEventsRuntime(
+  env: Record<string, string | undefined> = process.env,
+): Promise<ProviderEventsRuntime> {
+  const config = readConfig(env);
+  const inbound = await loadInbound(config, env);
+  const deps = { store: buildLedgerStore(config), clock: systemClock, timing: timingOf(config) };
+  return providerEventsRuntime(config, deps, inbound);
+}
+
+export const getProviderEventsRuntime = once(() => buildProviderEventsRuntime());

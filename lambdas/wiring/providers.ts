@@ -1,0 +1,155 @@
+import type { ProviderFacet } from '../contract/providers.ts';
+import { CHANNEL_SETTINGS } from '../contract/settings.ts';
+import { CHANNELS, type Channel } from '../domain/channel.ts';
+import type { Config } from '../edge/config.ts';
+import { ConfigError } from '../edge/config-error.ts';
+import type { Clock } from '../ports/clock.port.ts';
+import type {
+  InboundFacet,
+  LookupFacet,
+  ProviderContext,
+  ProviderModule,
+  TransportFacet,
+} from '../ports/provider.port.ts';
+import { PROVIDERS, type RegisteredProvider } from '../providers/registry.ts';
+import { resolveProviderSettings } from '../providers/settings.ts';
+import { publicBaseUrlOf } from './core.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Replaced by "1" in bundles whose function holds no secret grant (lib/constructs/bundling.ts). */
+const secretsAdapter = process.env.NOTICE_LEDGER_OMIT_SECRETS
+  ? undefined
+  : () => import('../adapters/secrets/secrets-manager.ts');
+
+function registered(id: string): RegisteredProvider | undefined {
+  return PROVIDERS.find((p) => p.descriptor.id === id);
+}
+
+function ids(): string {
+  return PROVIDERS.map((p) => p.descriptor.id).join(', ');
+}
+
+/**
+ * The provider of a channel: `<CHANNEL>_PROVIDER`, or the module that declares itself the
+ * channel's default. An unknown id, or one that does not serve the channel, stops the start
+ * with a message naming the variable.
+ */
+export function selectedProvider(channel: Channel, env: Env): RegisteredProvider {
+  const variable = CHANNEL_SETTINGS[channel].provider;
+  const id = env[variable]?.trim();
+  if (!id) {
+    const fallback = PROVIDERS.find((p) =>
+      (p.descriptor.defaultFor as readonly string[] | undefined)?.includes(channel),
+    );
+    if (!fallback) throw new ConfigError(`${variable} is required (no provider is the ${channel} default)`);
+    return fallback;
+  }
+  const provider = registered(id);
+  if (!provider) throw new ConfigError(`${variable}: no provider "${id}" (registered: ${ids()})`);
+  if (!(provider.descriptor.channels as readonly string[]).includes(channel)) {
+    throw new ConfigError(`${variable}: provider "${id}" does not send ${channel}`);
+  }
+  return provider;
+}
+
+/** The providers selected for any channel, each once. */
+export function selectedProviders(env: Env): RegisteredProvider[] {
+  return unique(CHANNELS.map((channel) => selectedProvider(channel, env)));
+}
+
+/**
+ * The providers whose lookups and inbound events this process must serve: the selected ones,
+ * the retained ones (RETAINED_PROVIDERS: no longer selected, but rows sent through them may
+ * still be open), and any other registered provider whose credentials are all present (the
+ * local stack's way of keeping a provider it started with answerable after a switch). A row
+ * answers to the provider it records; docs/architecture.md §"Switching providers".
+ */
+export function answeringProviders(config: Config, env: Env): RegisteredProvider[] {
+  const retained = config.RETAINED_PROVIDERS.map((id) => {
+    const provider = registered(id);
+    if (!provider) throw new ConfigError(`RETAINED_PROVIDERS: no provider "${id}" (registered: ${ids()})`);
+    return provider;
+  });
+  const configured = PROVIDERS.filter((p) => {
+    const credentials = p.descriptor.settings.filter(
+      (s) => 'secretField' in s && s.secretField !== undefined,
+    );
+    const secretVariable = p.descriptor.secretVariable;
+    if (secretVariable && env[secretVariable]?.trim()) return true;
+    return credentials.length > 0 && credentials.every((s) => env[s.name]?.trim());
+  });
+  return unique([...selectedProviders(env), ...retained, ...configured]).filter((p) => p.load !== undefined);
+}
+
+function unique(providers: readonly RegisteredProvider[]): RegisteredProvider[] {
+  return [...new Set(providers)];
+}
+
+export interface FacetBase {
+  readonly config: Config;
+  readonly env: Env;
+  readonly clock: Clock;
+}
+
+type FacetOf<F extends ProviderFacet> = F extends 'transport'
+  ? TransportFacet
+  : F extends 'lookup'
+    ? LookupFacet
+    : InboundFacet;
+
+export interface LoadedFacet<F extends ProviderFacet> {
+  readonly id: string;
+  readonly facet: FacetOf<F>;
+  readonly context: ProviderContext;
+}
+
+async function moduleOf(provider: RegisteredProvider): Promise<ProviderModule> {
+  if (!provider.load) {
+    throw new ConfigError(
+      `provider "${provider.descriptor.id}" is not part of this function's bundle: the deployment ` +
+        'settings select another one (lib/providers/)',
+    );
+  }
+  return provider.load();
+}
+
+async function secretOf(
+  provider: RegisteredProvider,
+  env: Env,
+): Promise<Record<string, unknown> | undefined> {
+  const variable = provider.descriptor.secretVariable;
+  const arn = variable ? env[variable]?.trim() : undefined;
+  if (!variable || !arn) return undefined;
+  if (!secretsAdapter) {
+    throw new ConfigError(`${variable} is set, but this function was built without access to secrets`);
+  }
+  return (await secretsAdapter()).readSecretJson(arn, variable);
+}
+
+/**
+ * One facet of a provider module with its settings resolved (a missing credential is a
+ * ConfigError naming the variable), or `undefined` when the module does not offer the facet.
+ */
+export async function loadFacet<F extends ProviderFacet>(
+  provider: RegisteredProvider,
+  facet: F,
+  base: FacetBase,
+): Promise<LoadedFacet<F> | undefined> {
+  const module = await moduleOf(provider);
+  const load = module[facet] as (() => Promise<FacetOf<F>>) | undefined;
+  if (!load) return undefined;
+  const settings = resolveProviderSettings(
+    provider.descriptor,
+    facet,
+    base.env,
+    await secretOf(provider, base.env),
+  );
+  const context: ProviderContext = {
+    settings,
+    timeoutMs: base.config.PROVIDER_TIMEOUT_MS,
+    publicBaseUrl: publicBaseUrlOf(base.config),
+    clock: base.clock,
+  };
+  return { id: provider.descriptor.id, facet: await load(), context };
+}

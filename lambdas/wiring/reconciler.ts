@@ -1,0 +1,74 @@
+import { templateCatalog } from '../../templates/catalog.ts';
+import { CHANNELS } from '../domain/channel.ts';
+import { type Config, readConfig } from '../edge/config.ts';
+import { logger } from '../handlers/observability.ts';
+import { systemClock } from '../ports/clock.port.ts';
+import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
+import type { ReconcilerDependencies } from '../use-cases/reconcile.ts';
+import { retryPolicyOf, timingOf } from './core.ts';
+import { buildSealer } from './envelope.ts';
+import { buildEscalations } from './escalations.ts';
+import { buildLedgerStore, verifyKeys } from './ledger.ts';
+import { once } from './once.ts';
+import { answeringProviders, loadFacet, selectedProvider } from './providers.ts';
+import { buildQueue, buildRetryScheduler } from './queue.ts';
+
+/**
+ * The reconciler: the ledger, both queues, retry schedules, escalations, envelope opening (to
+ * render what a lookup matches on) and the lookups of every provider rows may still answer to.
+ */
+export interface ReconcilerRuntime {
+  readonly config: Config;
+  readonly deps: ReconcilerDependencies;
+}
+
+export async function buildReconcilerRuntime(
+  env: Record<string, string | undefined> = process.env,
+  onRowError?: ReconcilerDependencies['onRowError'],
+): Promise<ReconcilerRuntime> {
+  const config = readConfig(env);
+  const lookups: Record<string, ProviderLookup> = {};
+  for (const provider of answeringProviders(config, env)) {
+    const loaded = await loadFacet(provider, 'lookup', { config, env, clock: systemClock });
+    if (loaded) lookups[loaded.id] = loaded.facet(loaded.context);
+  }
+  const channelProviders = Object.fromEntries(
+    CHANNELS.map((channel) => [channel, selectedProvider(channel, env).descriptor.id]),
+  ) as ReconcilerDependencies['channelProviders'];
+  const store = buildLedgerStore(config);
+  const { sealer, held } = buildSealer(config);
+  await verifyKeys(store, held);
+  const queue = buildQueue(config);
+  return {
+    config,
+    deps: {
+      store,
+      queue,
+      scheduler: buildRetryScheduler(config, queue),
+      escalations: buildEscalations(config),
+      sealer,
+      catalog: templateCatalog,
+      clock: systemClock,
+      random: Math.random,
+      timing: timingOf(config),
+      retryPolicy: retryPolicyOf(config),
+      lookups,
+      channelProviders,
+      unknownGraceMs: config.UNKNOWN_GRACE_MS,
+      unknownPolicy: config.UNKNOWN_POLICY,
+      recheckMs: config.RECONCILE_INTERVAL_MS,
+      ...(onRowError ? { onRowError } : {}),
+    },
+  };
+}
+
+export const getReconcilerRuntime = once(() =>
+  buildReconcilerRuntime(process.env, (ref, error) =>
+    logger.error('reconciler row failed', {
+      noticeId: ref.noticeId,
+      channel: ref.channel,
+      errorName: error instanceof Error ? error.name : typeof error,
+      errorMessage: error instanceof Error ? error.message : undefined,
+    }),
+  ),
+);

@@ -1,0 +1,78 @@
+import { templateCatalog } from '../../templates/catalog.ts';
+import { CHANNEL_SETTINGS } from '../contract/settings.ts';
+import type { Channel } from '../domain/channel.ts';
+import { type Config, readConfig } from '../edge/config.ts';
+import { ConfigError } from '../edge/config-error.ts';
+import { systemClock } from '../ports/clock.port.ts';
+import type { SenderDependencies } from '../use-cases/dependencies.ts';
+import { SharedSendGate } from '../use-cases/shared-send-gate.ts';
+import { retryPolicyOf, timingOf, workerIdOf } from './core.ts';
+import { buildSealer } from './envelope.ts';
+import { buildEscalations } from './escalations.ts';
+import { buildLedgerStore, verifyKeys } from './ledger.ts';
+import { once } from './once.ts';
+import { loadFacet, selectedProvider } from './providers.ts';
+import { buildQueue, buildRetryScheduler } from './queue.ts';
+
+/** A channel sender: the channel's selected provider's transport and nothing of any other. */
+export interface SenderRuntime {
+  readonly config: Config;
+  readonly channel: Channel;
+  /** The selected provider's id, recorded on each row it claims. */
+  readonly provider: string;
+  readonly deps: SenderDependencies;
+}
+
+export async function buildSenderRuntime(
+  channel: Channel,
+  env: Record<string, string | undefined> = process.env,
+): Promise<SenderRuntime> {
+  const config = readConfig(env);
+  const provider = selectedProvider(channel, env);
+  const loaded = await loadFacet(provider, 'transport', { config, env, clock: systemClock });
+  const create = loaded?.facet[channel];
+  if (!loaded || !create) {
+    throw new ConfigError(
+      `${CHANNEL_SETTINGS[channel].provider}: provider "${provider.descriptor.id}" offers no ${channel} transport`,
+    );
+  }
+  const transport = create(loaded.context);
+  const store = buildLedgerStore(config);
+  const { sealer, held } = buildSealer(config);
+  await verifyKeys(store, held);
+  const queue = buildQueue(config);
+  const rate = config[CHANNEL_SETTINGS[channel].sendRate];
+  return {
+    config,
+    channel,
+    provider: provider.descriptor.id,
+    deps: {
+      store,
+      queue,
+      scheduler: buildRetryScheduler(config, queue),
+      escalations: buildEscalations(config),
+      sealer,
+      catalog: templateCatalog,
+      clock: systemClock,
+      random: Math.random,
+      timing: timingOf(config),
+      retryPolicy: retryPolicyOf(config),
+      transports: { [channel]: transport },
+      workerId: workerIdOf(),
+      gate: new SharedSendGate({
+        store,
+        clock: systemClock,
+        ...(rate ? { ratePerSecond: { [channel]: rate } } : {}),
+      }),
+    },
+  };
+}
+
+const senders = {
+  email: once(() => buildSenderRuntime('email')),
+  sms: once(() => buildSenderRuntime('sms')),
+};
+
+export function getSenderRuntime(channel: Channel): Promise<SenderRuntime> {
+  return senders[channel]();
+}

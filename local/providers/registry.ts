@@ -1,0 +1,13 @@
+import type { LocalProvider } from './local-provider.ts';
+import { sesLocal } from './ses.ts';
+import { twilioLocal } from './twilio.ts';
+
+/**
+ * The local part of each provider module, one line each: the stack starts the simulators of the
+ * selected providers only (lambdas/providers/registry.ts has the modules themselves).
+ */
+export const LOCAL_PROVIDERS: readonly LocalProvider[] = [sesLocal, twilioLocal];
+
+export function localProvider(id: string): LocalProvider | undefined {
+  return LOCAL_PROVIDERS.find((p) => p.id === id);
+}

@@ -1,0 +1,129 @@
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEventV2, EventBridgeEvent } from 'aws-lambda';
+import { findRoute } from '../../lambdas/contract/routes.ts';
+import { CHANNELS, type Channel } from '../../lambdas/domain/channel.ts';
+import { handler as httpApi } from '../../lambdas/handlers/http-api.ts';
+import { handler as providerEvents } from '../../lambdas/handlers/provider-events.ts';
+import { handler as reconcilerHandler } from '../../lambdas/handlers/reconciler.ts';
+import { handler as sendEmail } from '../../lambdas/handlers/send-email.ts';
+import { handler as sendSms } from '../../lambdas/handlers/send-sms.ts';
+import { getHttpRuntime } from '../../lambdas/wiring/http.ts';
+import { getProviderEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
+import { getReconcilerRuntime } from '../../lambdas/wiring/reconciler.ts';
+import { getSenderRuntime } from '../../lambdas/wiring/sender.ts';
+import { type CrashPointSpec, describeCrashPoint, installCrashPoints } from '../crash-points.ts';
+import type { HttpApiHandler } from '../http-gateway.ts';
+import { startPeriodicTask } from '../periodic-task.ts';
+import type { LocalProvider } from '../providers/local-provider.ts';
+import type { LocalService, StackContext } from '../service.ts';
+import { type SqsEventSource, type SqsHandler, startSqsEventSource } from '../sqs-event-source.ts';
+import type { QueueInfo } from './queues.ts';
+
+const RECONCILER_FIRST_RUN_MS = 1_000;
+const POLLER_DRAIN_MS = 10_000;
+const RECONCILER_DRAIN_MS = 10_000;
+
+/** Where each route's function runs locally: the same split as the two API integrations in AWS. */
+export const dispatchHttp: HttpApiHandler = async (event: APIGatewayProxyEventV2) => {
+  const fn = findRoute(event.rawPath || '/')?.route.function;
+  return fn === 'providerEvents' ? providerEvents(event) : httpApi(event);
+};
+
+export interface FunctionsOptions {
+  readonly queues: () => Readonly<Record<Channel, QueueInfo>>;
+  readonly functionTimeoutMs: number;
+  readonly concurrency: number;
+  readonly reconcileIntervalMs: number;
+  readonly crashPoint: CrashPointSpec | undefined;
+  /** Providers with a feed (events their simulator cannot deliver) and whether this stack started them. */
+  readonly feeds: readonly { readonly provider: LocalProvider; readonly started: boolean }[];
+}
+
+/**
+ * The functions, as Lambda would run them: the runtimes are built first (so a configuration
+ * problem stops the start with its message, as a cold start would), then the SQS event sources
+ * of the two senders, the reconciler's schedule, and the event feeds of simulators that publish
+ * none. The HTTP functions are served by the gateway (see `dispatchHttp`).
+ */
+export function functionsService(options: FunctionsOptions): LocalService {
+  return {
+    name: 'functions',
+    async start(context) {
+      const { log, region } = context;
+      await getHttpRuntime();
+      await getProviderEventsRuntime();
+      const senders = await Promise.all(CHANNELS.map((channel) => getSenderRuntime(channel)));
+      await getReconcilerRuntime();
+      if (options.crashPoint) {
+        // Before any handler runs: the ports are wrapped on the runtimes the handlers use.
+        for (const sender of senders) installCrashPoints(sender, options.crashPoint);
+        log(
+          `CRASH_POINT armed: ${describeCrashPoint(options.crashPoint)} (this process will SIGKILL itself)`,
+        );
+      }
+
+      const sqs = new SQSClient({
+        endpoint: context.env.AWS_ENDPOINT_URL_SQS,
+        region,
+        requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
+      });
+      const handlers: Record<Channel, SqsHandler> = { email: sendEmail, sms: sendSms };
+      const queues = options.queues();
+      const pollers: SqsEventSource[] = CHANNELS.map((channel) =>
+        startSqsEventSource({
+          client: sqs,
+          queueUrl: queues[channel].url,
+          queueArn: queues[channel].arn,
+          region,
+          functionName: `notice-ledger-send-${channel}`,
+          handler: handlers[channel],
+          functionTimeoutMs: options.functionTimeoutMs,
+          concurrency: options.concurrency,
+          log,
+        }),
+      );
+      const reconciler = startPeriodicTask({
+        intervalMs: options.reconcileIntervalMs,
+        firstRunAfterMs: RECONCILER_FIRST_RUN_MS,
+        // The handler takes nothing from EventBridge Scheduler's event: a tick is a tick.
+        run: async () => {
+          await reconcilerHandler();
+        },
+        onError: (error) =>
+          log(
+            `reconciler run failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+          ),
+      });
+      const feeds = startFeeds(context, options.feeds);
+
+      return {
+        describe: `reconciler every ${options.reconcileIntervalMs} ms${feeds.length > 0 ? `; ${feeds.map((f) => f.describe).join('; ')}` : ''}`,
+        async stop() {
+          for (const feed of feeds) feed.stop();
+          const [abandoned] = await Promise.all([
+            Promise.all(pollers.map((poller) => poller.stop(POLLER_DRAIN_MS))),
+            reconciler.stop(RECONCILER_DRAIN_MS),
+          ]);
+          const left = abandoned.reduce((sum, n) => sum + n, 0);
+          if (left > 0) {
+            log(
+              `${left} event-source worker(s) still busy after ${POLLER_DRAIN_MS} ms; rows they hold will see their leases expire`,
+            );
+          }
+          sqs.destroy();
+        },
+      };
+    },
+  };
+}
+
+function startFeeds(
+  context: StackContext,
+  feeds: FunctionsOptions['feeds'],
+): { stop(): void; readonly describe: string }[] {
+  const deliver = (event: EventBridgeEvent<string, unknown>) => providerEvents(event);
+  return feeds.flatMap(({ provider, started }) => {
+    const feed = provider.feed?.({ ...context, started }, deliver);
+    return feed ? [feed] : [];
+  });
+}

@@ -1,0 +1,77 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbLedgerStore } from '../../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
+import { ensureLedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
+import { keyCheckValue } from '../../lambdas/domain/identity.ts';
+import { ConfigError } from '../../lambdas/edge/config-error.ts';
+import { LOCAL_SECRETS_FILE } from '../local-secrets.ts';
+import type { LocalService } from '../service.ts';
+
+const b64 = (value: string) => new Uint8Array(Buffer.from(value, 'base64'));
+
+/**
+ * The ledger table (created when missing: stacks may share one DynamoDB), and the keys that go
+ * with it. A table records check values of the keys it was first used with and where those keys
+ * are kept (`keysFrom`: a local-secrets.json path). A stack whose keys differ — two stacks on
+ * one DynamoDB started with different data dirs, say — then either adopts the table's keys
+ * from that file (when it may: its own keys were generated, not given) or refuses to start,
+ * naming FINGERPRINT_KEY and ENVELOPE_LOCAL_KEY. Never does it run with keys that would fail
+ * every envelope of the other stack's rows (`envelope_unreadable`) or split fingerprints.
+ */
+export function ledgerService(options: { readonly keysGiven: boolean }): LocalService {
+  return {
+    name: 'ledger',
+    async start({ env, dataDir, region, log }) {
+      const client = new DynamoDBClient({ endpoint: env.AWS_ENDPOINT_URL_DYNAMODB, region });
+      try {
+        const tableName = env.LEDGER_TABLE_NAME || 'notice-ledger';
+        await ensureLedgerTable(client, tableName);
+        const store = new DynamoDbLedgerStore({ client, tableName });
+        const ours = { fingerprint: env.FINGERPRINT_KEY ?? '', envelope: env.ENVELOPE_LOCAL_KEY ?? '' };
+        const { recorded, mismatched } = await store.checkKeys({
+          fingerprint: keyCheckValue(b64(ours.fingerprint)),
+          envelope: keyCheckValue(b64(ours.envelope)),
+          keysFrom: join(dataDir, LOCAL_SECRETS_FILE),
+        });
+        if (mismatched.length === 0) return { describe: `table ${tableName}`, stop: async () => undefined };
+        const adopted = options.keysGiven ? undefined : await adoptable(recorded.keysFrom, recorded);
+        if (!adopted) {
+          const where = recorded.keysFrom ? ` (kept in ${recorded.keysFrom})` : '';
+          throw new ConfigError(
+            `the ledger table ${tableName} was first used with other keys${where}: set FINGERPRINT_KEY and ` +
+              'ENVELOPE_LOCAL_KEY to those keys, or use another LEDGER_TABLE_NAME; with these keys every ' +
+              "fingerprint and envelope of that table's rows would fail to match",
+          );
+        }
+        log(`keys: using the ledger table's keys from ${recorded.keysFrom} (this data dir's differ)`);
+        return {
+          env: { FINGERPRINT_KEY: adopted.fingerprintKey, ENVELOPE_LOCAL_KEY: adopted.envelopeKey },
+          describe: `table ${tableName}; keys from ${recorded.keysFrom}`,
+          stop: async () => undefined,
+        };
+      } finally {
+        client.destroy();
+      }
+    },
+  };
+}
+
+/** The keys in `file` when they are the table's (their check values match), else undefined. */
+async function adoptable(
+  file: string | undefined,
+  recorded: { fingerprint?: string | undefined; envelope?: string | undefined },
+): Promise<{ fingerprintKey: string; envelopeKey: string } | undefined> {
+  if (!file) return undefined;
+  let keys: { fingerprintKey?: unknown; envelopeKey?: unknown };
+  try {
+    keys = JSON.parse(await readFile(file, 'utf8')) as typeof keys;
+  } catch {
+    return undefined;
+  }
+  if (typeof keys.fingerprintKey !== 'string' || typeof keys.envelopeKey !== 'string') return undefined;
+  const matches =
+    keyCheckValue(b64(keys.fingerprintKey)) === recorded.fingerprint &&
+    keyCheckValue(b64(keys.envelopeKey)) === recorded.envelope;
+  return matches ? { fingerprintKey: keys.fingerprintKey, envelopeKey: keys.envelopeKey } : undefined;
+}

@@ -1,0 +1,38 @@
+import { join } from 'node:path';
+import { LOCAL_ACCOUNT_ID } from '../lambda-context.ts';
+import { startSchedulerStandIn } from '../scheduler/server.ts';
+import type { LocalService } from '../service.ts';
+
+/**
+ * No Scheduler emulator exists: the stand-in (local/scheduler) plays EventBridge Scheduler unless
+ * `AWS_ENDPOINT_URL_SCHEDULER` names one, so the production adapter runs unchanged. Its schedules
+ * persist in the data dir, so a retry scheduled before a crash still fires after the restart.
+ * `LOCAL_SCHEDULER_PORT` fixes its port.
+ */
+export const schedulerService: LocalService = {
+  name: 'scheduler',
+  external: (env) => env.AWS_ENDPOINT_URL_SCHEDULER || undefined,
+  async start({ env, dataDir, region, log }) {
+    const stateFile = join(dataDir, 'scheduler.json');
+    const port = env.LOCAL_SCHEDULER_PORT ? Number(env.LOCAL_SCHEDULER_PORT) : 0;
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+      throw new Error(`LOCAL_SCHEDULER_PORT must be 0–65535, got "${env.LOCAL_SCHEDULER_PORT}"`);
+    }
+    const standIn = await startSchedulerStandIn({
+      sqsEndpoint: env.AWS_ENDPOINT_URL_SQS as string,
+      region,
+      stateFile,
+      log,
+      port,
+    });
+    return {
+      env: { AWS_ENDPOINT_URL_SCHEDULER: standIn.endpoint },
+      endpoint: standIn.endpoint,
+      describe: `started (local EventBridge Scheduler stand-in, schedules in ${stateFile})`,
+      stop: () => standIn.close(),
+    };
+  },
+};
+
+/** With a Scheduler endpoint, the production adapter runs: it only needs a role to name. */
+export const SCHEDULER_ROLE_ARN = `arn:aws:iam::${LOCAL_ACCOUNT_ID}:role/notice-ledger-scheduler`;

@@ -1,0 +1,326 @@
+/**
+ * The SMS simulator's fault controls: a token-bucket rate limit, a queue of scripted faults
+ * (`failNext`), seeded random faults, callback and progression switches, delivery failures by
+ * destination suffix, and the counters tests read. Validated on every change, so a bad patch
+ * changes nothing.
+ */
+import { seededRandom as prng } from '../seeded-random.ts';
+
+/** Upper bound for any configured hold, so a mistyped fault cannot hang a test run for hours. */
+export const MAX_DELAY_MS = 10 * 60_000;
+
+export type FailNextFault =
+  /** Answer with this status and a Twilio error body; nothing stored. */
+  | {
+      readonly kind: 'status';
+      readonly status: number;
+      readonly code?: number;
+      readonly retryAfterSeconds?: number;
+    }
+  /** Store the message, then hold the 201 for `delayMs`: the provider accepted, the client may time out. */
+  | { readonly kind: 'timeout_after_accept'; readonly delayMs: number }
+  /** Hold for `delayMs`, store nothing, then answer 503 if the client is still there. */
+  | { readonly kind: 'timeout_before_accept'; readonly delayMs: number }
+  /** Store the message, then destroy the socket without answering. */
+  | { readonly kind: 'reset_after_accept' }
+  /** Destroy the socket without storing anything. */
+  | { readonly kind: 'reset_before_accept' };
+
+/** Per create call, drawn from the seeded PRNG when `failNext` is empty; their sum must be ≤ 1. */
+export interface FaultProbabilities {
+  readonly timeoutAfterAccept: number;
+  readonly timeoutBeforeAccept: number;
+  readonly status500: number;
+  readonly status429: number;
+}
+
+/** A destination whose number ends in `toSuffix` is accepted, then ends in `status` with `errorCode`. */
+export interface DeliveryFailureRule {
+  readonly toSuffix: string;
+  readonly status: 'undelivered' | 'failed';
+  readonly errorCode: number;
+}
+
+export interface FaultSettings {
+  /** Token bucket: at most R tokens, refilled at R per second; `null` = unlimited. */
+  rateLimitPerSecond: number | null;
+  failNext: FailNextFault[];
+  probabilities: FaultProbabilities;
+  /** Setting it restarts the PRNG, so a run with the same seed draws the same faults. */
+  seed: number;
+  /** How long randomized timeouts hold the response. */
+  randomTimeoutMs: number;
+  callbacksEnabled: boolean;
+  /** Delay between status changes. */
+  statusDelayMs: number;
+  /** When false, messages stay `queued` until moved with `setStatus`. */
+  autoAdvance: boolean;
+  deliveryFailures: DeliveryFailureRule[];
+}
+
+export interface SimulatorCounters {
+  /** Every POST to Messages.json, whatever the answer. */
+  readonly createCalls: number;
+  /** Messages stored (including those whose response was then withheld). */
+  readonly accepted: number;
+  /** 429 answers, from the bucket or injected. */
+  readonly rateLimited: number;
+  readonly faultsInjected: number;
+  readonly callbacksSent: number;
+  readonly callbacksFailed: number;
+}
+
+export interface FaultControls extends FaultSettings {
+  readonly counters: SimulatorCounters;
+  /** Applies a partial patch, validated like the HTTP endpoint; throws `RangeError` on bad input. */
+  set(patch: Partial<FaultSettings>): void;
+  snapshot(): FaultSettings & { counters: SimulatorCounters };
+}
+
+export function defaultSettings(options: {
+  readonly seed?: number;
+  readonly statusDelayMs?: number;
+}): FaultSettings {
+  return {
+    rateLimitPerSecond: null,
+    failNext: [],
+    probabilities: { timeoutAfterAccept: 0, timeoutBeforeAccept: 0, status500: 0, status429: 0 },
+    seed: options.seed ?? 1,
+    randomTimeoutMs: 15_000,
+    callbacksEnabled: true,
+    statusDelayMs: options.statusDelayMs ?? 50,
+    autoAdvance: true,
+    deliveryFailures: [{ toSuffix: '0000', status: 'undelivered', errorCode: 30003 }],
+  };
+}
+
+class TokenBucket {
+  #tokens: number;
+  #last: number;
+  readonly #capacity: number;
+  constructor(
+    readonly rate: number,
+    now: number,
+  ) {
+    // A fractional rate still needs room for one whole token.
+    this.#capacity = Math.max(1, rate);
+    this.#tokens = this.#capacity;
+    this.#last = now;
+  }
+  /** `undefined` when a token was taken, else whole seconds until the next one (≥ 1). */
+  take(now: number): number | undefined {
+    if (now > this.#last) {
+      this.#tokens = Math.min(this.#capacity, this.#tokens + ((now - this.#last) / 1000) * this.rate);
+      this.#last = now;
+    }
+    if (this.#tokens >= 1) {
+      this.#tokens -= 1;
+      return undefined;
+    }
+    return Math.max(1, Math.ceil((1 - this.#tokens) / this.rate));
+  }
+}
+
+export class FaultState implements FaultControls {
+  #settings: FaultSettings;
+  #bucket: TokenBucket | undefined;
+  #random: () => number;
+  readonly #clock: () => number;
+  mutableCounters = zeroCounters();
+
+  constructor(settings: FaultSettings, clock: () => number) {
+    this.#settings = settings;
+    this.#clock = clock;
+    this.#random = prng(settings.seed);
+  }
+
+  get rateLimitPerSecond(): number | null {
+    return this.#settings.rateLimitPerSecond;
+  }
+  set rateLimitPerSecond(value: number | null) {
+    if (value !== null && !(Number.isFinite(value) && value > 0))
+      throw new RangeError('rateLimitPerSecond must be > 0 or null');
+    this.#settings.rateLimitPerSecond = value;
+    this.#bucket = value === null ? undefined : new TokenBucket(value, this.#clock());
+  }
+  get failNext(): FailNextFault[] {
+    return this.#settings.failNext;
+  }
+  set failNext(value: FailNextFault[]) {
+    if (!Array.isArray(value)) throw new RangeError('failNext must be an array');
+    this.#settings.failNext = value.map(validateFault);
+  }
+  get probabilities(): FaultProbabilities {
+    return this.#settings.probabilities;
+  }
+  set probabilities(value: Partial<FaultProbabilities>) {
+    const merged = { ...this.#settings.probabilities, ...value };
+    let sum = 0;
+    for (const [key, p] of Object.entries(merged)) {
+      if (typeof p !== 'number' || !(p >= 0 && p <= 1))
+        throw new RangeError(`probabilities.${key} must be in [0, 1]`);
+      sum += p;
+    }
+    if (sum > 1 + 1e-9) throw new RangeError('probabilities must sum to at most 1');
+    this.#settings.probabilities = merged;
+  }
+  get seed(): number {
+    return this.#settings.seed;
+  }
+  set seed(value: number) {
+    if (!Number.isInteger(value)) throw new RangeError('seed must be an integer');
+    this.#settings.seed = value;
+    this.#random = prng(value);
+  }
+  get randomTimeoutMs(): number {
+    return this.#settings.randomTimeoutMs;
+  }
+  set randomTimeoutMs(value: number) {
+    this.#settings.randomTimeoutMs = validDelay(value, 'randomTimeoutMs');
+  }
+  get callbacksEnabled(): boolean {
+    return this.#settings.callbacksEnabled;
+  }
+  set callbacksEnabled(value: boolean) {
+    if (typeof value !== 'boolean') throw new RangeError('callbacksEnabled must be a boolean');
+    this.#settings.callbacksEnabled = value;
+  }
+  get statusDelayMs(): number {
+    return this.#settings.statusDelayMs;
+  }
+  set statusDelayMs(value: number) {
+    this.#settings.statusDelayMs = validDelay(value, 'statusDelayMs');
+  }
+  get autoAdvance(): boolean {
+    return this.#settings.autoAdvance;
+  }
+  set autoAdvance(value: boolean) {
+    if (typeof value !== 'boolean') throw new RangeError('autoAdvance must be a boolean');
+    this.#settings.autoAdvance = value;
+  }
+  get deliveryFailures(): DeliveryFailureRule[] {
+    return this.#settings.deliveryFailures;
+  }
+  set deliveryFailures(value: DeliveryFailureRule[]) {
+    if (!Array.isArray(value)) throw new RangeError('deliveryFailures must be an array');
+    this.#settings.deliveryFailures = value.map((rule) => {
+      if (
+        typeof rule !== 'object' ||
+        rule === null ||
+        typeof rule.toSuffix !== 'string' ||
+        (rule.status !== 'undelivered' && rule.status !== 'failed') ||
+        !Number.isInteger(rule.errorCode)
+      ) {
+        throw new RangeError(
+          'deliveryFailures entries need toSuffix, status (undelivered|failed), errorCode',
+        );
+      }
+      return { toSuffix: rule.toSuffix, status: rule.status, errorCode: rule.errorCode };
+    });
+  }
+  get counters(): SimulatorCounters {
+    return { ...this.mutableCounters };
+  }
+
+  set(patch: Partial<FaultSettings>): void {
+    if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
+      throw new RangeError('expected an object');
+    const known: (keyof FaultSettings)[] = [
+      'rateLimitPerSecond',
+      'failNext',
+      'probabilities',
+      'seed',
+      'randomTimeoutMs',
+      'callbacksEnabled',
+      'statusDelayMs',
+      'autoAdvance',
+      'deliveryFailures',
+    ];
+    for (const key of Object.keys(patch)) {
+      if (!(known as string[]).includes(key)) throw new RangeError(`unknown setting: ${key}`);
+    }
+    // Validate everything on a scratch copy first, so a bad patch changes nothing.
+    const scratch = new FaultState(structuredClone(this.#settings), this.#clock);
+    Object.assign(scratch, patch);
+    Object.assign(this, patch);
+  }
+
+  snapshot(): FaultSettings & { counters: SimulatorCounters } {
+    return { ...structuredClone(this.#settings), counters: this.counters };
+  }
+
+  /** `undefined` = a token was available (or no limit); else the Retry-After in seconds. */
+  takeToken(): number | undefined {
+    return this.#bucket?.take(this.#clock());
+  }
+
+  nextFault(): FailNextFault | undefined {
+    const queued = this.#settings.failNext.shift();
+    if (queued !== undefined) return queued;
+    const p = this.#settings.probabilities;
+    if (p.timeoutAfterAccept + p.timeoutBeforeAccept + p.status500 + p.status429 === 0) return undefined;
+    const r = this.#random();
+    let edge = p.timeoutAfterAccept;
+    if (r < edge) return { kind: 'timeout_after_accept', delayMs: this.#settings.randomTimeoutMs };
+    edge += p.timeoutBeforeAccept;
+    if (r < edge) return { kind: 'timeout_before_accept', delayMs: this.#settings.randomTimeoutMs };
+    edge += p.status500;
+    if (r < edge) return { kind: 'status', status: 500 };
+    edge += p.status429;
+    if (r < edge) return { kind: 'status', status: 429, retryAfterSeconds: 1 };
+    return undefined;
+  }
+}
+
+export function zeroCounters(): { -readonly [K in keyof SimulatorCounters]: number } {
+  return {
+    createCalls: 0,
+    accepted: 0,
+    rateLimited: 0,
+    faultsInjected: 0,
+    callbacksSent: 0,
+    callbacksFailed: 0,
+  };
+}
+
+function validDelay(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !(value >= 0 && value <= MAX_DELAY_MS)) {
+    throw new RangeError(`${name} must be between 0 and ${MAX_DELAY_MS} ms`);
+  }
+  return value;
+}
+
+function validateFault(fault: unknown): FailNextFault {
+  if (typeof fault !== 'object' || fault === null)
+    throw new RangeError('each failNext entry must be an object');
+  const f = fault as Record<string, unknown>;
+  switch (f.kind) {
+    case 'status': {
+      if (!Number.isInteger(f.status) || (f.status as number) < 400 || (f.status as number) > 599) {
+        throw new RangeError('status fault needs a 4xx/5xx status');
+      }
+      if (f.code !== undefined && !Number.isInteger(f.code))
+        throw new RangeError('status fault code must be an integer');
+      if (
+        f.retryAfterSeconds !== undefined &&
+        !(Number.isInteger(f.retryAfterSeconds) && (f.retryAfterSeconds as number) >= 0)
+      ) {
+        throw new RangeError('retryAfterSeconds must be a non-negative integer');
+      }
+      return {
+        kind: 'status',
+        status: f.status as number,
+        ...(f.code === undefined ? {} : { code: f.code as number }),
+        ...(f.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: f.retryAfterSeconds as number }),
+      };
+    }
+    case 'timeout_after_accept':
+    case 'timeout_before_accept':
+      return { kind: f.kind, delayMs: validDelay(f.delayMs, `${f.kind}.delayMs`) };
+    case 'reset_after_accept':
+    case 'reset_before_accept':
+      return { kind: f.kind };
+    default:
+      throw new RangeError('unknown fault kind');
+  }
+}
