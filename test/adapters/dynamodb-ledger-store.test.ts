@@ -277,11 +277,11 @@ describe('open-intent index', () => {
       const intent = newIntent({ createdAt: T0 + i });
       await own.reserve(intent);
       if (i % 3 === 0) {
-        // reserved → failed: terminal, must leave the index.
+        // reserved → failed (a provider's verdict, nothing to escalate): terminal, must leave the index.
         await own.apply(
           planTransition(
             intent,
-            { to: 'failed', reason: Reason.deadlineExceeded, at: T0 + 100 },
+            { to: 'failed', reason: Reason.providerRejected, at: T0 + 100 },
             TEST_TIMING,
           ),
         );
@@ -322,6 +322,79 @@ describe('open-intent index', () => {
       else expect(item.openShard?.S).toMatch(/^open#[0-2]$/);
     }
     expect(closed).toHaveLength(4);
+  });
+
+  it('keeps a failed row with a pending escalation in the index, due at once, until the escalation is settled', async () => {
+    const own = new DynamoDbLedgerStore({ client, tableName: uniqueTableName('escalation') });
+    await ensureLedgerTable(client, (own as unknown as { tableName: string }).tableName);
+    const intent = newIntent({ createdAt: T0 });
+    await own.reserve(intent);
+    const plan = planTransition(
+      intent,
+      { to: 'failed', reason: Reason.deadlineExceeded, at: T0 + 100 },
+      TEST_TIMING,
+    );
+    await own.apply(plan);
+
+    const pending = await own.get(intent.noticeId, intent.channel);
+    const dueBefore = await own.listDue(T0 + 100);
+    const counts = await own.countOpen();
+    const stale = await own.settleEscalation(intent.noticeId, intent.channel, intent.version);
+    const settled = await own.settleEscalation(intent.noticeId, intent.channel, plan.next.version);
+    const again = await own.settleEscalation(intent.noticeId, intent.channel, plan.next.version);
+
+    expect(pending).toMatchObject({ state: 'failed', escalationPending: true, dueAt: T0 + 100 });
+    expect(dueBefore.items.map((i) => i.noticeId)).toEqual([intent.noticeId]);
+    // Counted apart from the unresolved rows: it is no open intent, and has no unresolved age.
+    expect(counts).toEqual({ byState: { failed: 1 }, oldestCreatedAt: undefined });
+    expect([stale, settled, again]).toEqual([false, true, false]);
+    expect(await own.get(intent.noticeId, intent.channel)).toMatchObject({
+      state: 'failed',
+      escalationPending: undefined,
+      dueAt: undefined,
+    });
+    expect((await own.listOpen()).items).toHaveLength(0);
+  });
+});
+
+describe('key check values', () => {
+  it('the first process records its keys; a later one with other keys learns which differ', async () => {
+    const own = new DynamoDbLedgerStore({ client, tableName: uniqueTableName('keys') });
+    await ensureLedgerTable(client, (own as unknown as { tableName: string }).tableName);
+
+    const first = await own.checkKeys({
+      fingerprint: 'fp-a',
+      envelope: 'env-a',
+      keysFrom: '/data/a/local-secrets.json',
+    });
+    const same = await own.checkKeys({ fingerprint: 'fp-a' });
+    const other = await own.checkKeys({
+      fingerprint: 'fp-b',
+      envelope: 'env-a',
+      keysFrom: '/data/b/local-secrets.json',
+    });
+
+    expect(first).toEqual({
+      recorded: { fingerprint: 'fp-a', envelope: 'env-a', keysFrom: '/data/a/local-secrets.json' },
+      mismatched: [],
+    });
+    expect(same.mismatched).toEqual([]);
+    expect(other).toEqual({
+      recorded: { fingerprint: 'fp-a', envelope: 'env-a', keysFrom: '/data/a/local-secrets.json' },
+      mismatched: ['fingerprint'],
+    });
+  });
+
+  it('of two first users racing with different keys, exactly one records its keys', async () => {
+    const tableName = uniqueTableName('keys-race');
+    await ensureLedgerTable(client, tableName);
+    const stores = Array.from({ length: 6 }, () => new DynamoDbLedgerStore({ client, tableName }));
+    const results = await Promise.all(
+      stores.map((s, i) => s.checkKeys({ fingerprint: `fp-${i}`, envelope: `env-${i}` })),
+    );
+    expect(results.filter((r) => r.mismatched.length === 0)).toHaveLength(1);
+    const winner = results.find((r) => r.mismatched.length === 0)?.recorded;
+    for (const r of results) expect(r.recorded).toEqual(winner);
   });
 });
 

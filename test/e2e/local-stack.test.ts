@@ -210,4 +210,66 @@ describe('local stack (npm start) through HTTP', () => {
     expect(await smsTo(phone)).toHaveLength(1);
     expect((await second.stop()).code).toBe(0);
   });
+
+  it("two stacks on one shared backend with their own data dirs: the second uses the table's keys; every notice is delivered once", async () => {
+    // Prepare: the second stack shares DynamoDB, SQS, SES and the SMS simulator, but has a data
+    // dir of its own (its own freshly generated keys) and is given no keys.
+    const secrets = JSON.parse(await readFile(join(stack.dataDir, 'local-secrets.json'), 'utf8')) as {
+      twilio: { accountSid: string; authToken: string; from: string };
+    };
+    const { endpoints } = stack.state;
+    const second = await startStackProcess({
+      tableName: stack.state.tableName,
+      env: {
+        AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+        AWS_ENDPOINT_URL_SESV2: endpoints.sesv2,
+        TWILIO_BASE_URL: endpoints.twilio,
+        TWILIO_ACCOUNT_SID: secrets.twilio.accountSid,
+        TWILIO_AUTH_TOKEN: secrets.twilio.authToken,
+        TWILIO_FROM: secrets.twilio.from,
+      },
+    });
+    const recipients = Array.from({ length: 6 }, () => testRecipient());
+
+    // Act: notices into both stacks; either stack's workers may send any of them.
+    const created = await Promise.all(
+      recipients.map(({ email, phone }, i) =>
+        postNotice(
+          (i % 2 === 0 ? stack : second).apiUrl,
+          noticeBody({ eventId: `evt_shared_${randomBytes(6).toString('hex')}`, email, phone }),
+        ),
+      ),
+    );
+    const timelines = await Promise.all(created.map((c) => untilSent(c.json.noticeId as string)));
+
+    // Assess
+    expect(second.output()).toContain("using the ledger table's keys");
+    for (const [i, { email, phone }] of recipients.entries()) {
+      expect(created[i]?.status).toBe(202);
+      for (const channel of timelines[i]?.channels ?? []) {
+        expect(channel.transitions.map((t) => t.reason)).not.toContain('envelope_unreadable');
+      }
+      expect(await emailsTo(email)).toHaveLength(1);
+      expect(await smsTo(phone)).toHaveLength(1);
+    }
+    expect((await second.stop()).code).toBe(0);
+  });
+
+  it('a stack given other keys for a shared table refuses to start, naming the variables', async () => {
+    // Act
+    const refused = startStackProcess({
+      tableName: stack.state.tableName,
+      env: {
+        AWS_ENDPOINT_URL_SQS: stack.state.endpoints.sqs,
+        FINGERPRINT_KEY: randomBytes(32).toString('base64'),
+        ENVELOPE_LOCAL_KEY: randomBytes(32).toString('base64'),
+      },
+      readyTimeoutMs: 60_000,
+    });
+
+    // Assess
+    await expect(refused).rejects.toThrow(
+      /exited \(code 1\)[\s\S]*first used with other keys[\s\S]*FINGERPRINT_KEY and ENVELOPE_LOCAL_KEY/,
+    );
+  });
 });

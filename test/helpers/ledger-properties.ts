@@ -4,12 +4,20 @@ import { IllegalTransitionError, IncompleteTransitionError } from '../../lambdas
 import {
   decideClaim,
   type Intent,
+  planFact,
   planOutcome,
   planTransition,
   type TransitionPlan,
 } from '../../lambdas/domain/intent.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
-import { canTransition, INTENT_STATES, isUnresolved, Reason } from '../../lambdas/domain/state-machine.ts';
+import {
+  canTransition,
+  ESCALATING_FAILURES,
+  INTENT_STATES,
+  isTerminal,
+  isUnresolved,
+  Reason,
+} from '../../lambdas/domain/state-machine.ts';
 import type { LedgerStore } from '../../lambdas/ports/ledger-store.port.ts';
 import { newIntent, TEST_TIMING } from './factories.ts';
 
@@ -34,6 +42,12 @@ export type LedgerOp =
   | { op: 'claim'; worker: string }
   | { op: 'outcome'; outcome: ProviderOutcome; random: number }
   | { op: 'force'; to: (typeof INTENT_STATES)[number] }
+  /** Fail the row with an escalating reason: the marker comes with it. */
+  | { op: 'escalate' }
+  /** The escalation was published: the marker goes, and the row leaves the open index. */
+  | { op: 'settle' }
+  /** A provider's word after the row finished: a record that changes no state. */
+  | { op: 'fact'; reason: 'complaint' | 'delivery_reported' }
   | { op: 'replayStale' };
 
 export const ledgerOpArb: fc.Arbitrary<LedgerOp> = fc.oneof(
@@ -45,6 +59,12 @@ export const ledgerOpArb: fc.Arbitrary<LedgerOp> = fc.oneof(
     random: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
   }),
   fc.record({ op: fc.constant('force' as const), to: fc.constantFrom(...INTENT_STATES) }),
+  fc.record({ op: fc.constant('escalate' as const) }),
+  fc.record({ op: fc.constant('settle' as const) }),
+  fc.record({
+    op: fc.constant('fact' as const),
+    reason: fc.constantFrom('complaint' as const, 'delivery_reported' as const),
+  }),
   fc.record({ op: fc.constant('replayStale' as const) }),
 );
 
@@ -57,7 +77,9 @@ export function assertRowInvariants(row: Intent): void {
     if (index > 0) {
       const previous = records[index - 1];
       expect(record.from).toBe(previous?.to);
-      expect(canTransition(record.from as Intent['state'], record.to)).toBe(true);
+      // A fact (from = to) is only ever recorded on a finished row; anything else is a legal move.
+      if (record.from === record.to) expect(isTerminal(record.to)).toBe(true);
+      else expect(canTransition(record.from as Intent['state'], record.to)).toBe(true);
       expect(record.at).toBeGreaterThanOrEqual(previous?.at ?? 0);
     }
   });
@@ -66,7 +88,9 @@ export function assertRowInvariants(row: Intent): void {
   expect(row.leaseOwner !== undefined).toBe(row.state === 'sending');
   expect(row.nextAttemptAt !== undefined).toBe(row.state === 'retry_scheduled');
   expect(row.envelope !== undefined).toBe(isUnresolved(row.state));
-  expect(row.dueAt !== undefined).toBe(isUnresolved(row.state));
+  // Open index: unresolved rows, and failed rows whose escalation is not published yet.
+  if (row.escalationPending) expect(row.state).toBe('failed');
+  expect(row.dueAt !== undefined).toBe(isUnresolved(row.state) || row.escalationPending === true);
   if (row.dueAt !== undefined && row.state !== 'unknown') expect(row.dueAt).toBeLessThanOrEqual(row.deadline);
   if (row.state === 'accepted' || row.state === 'delivered') expect(row.providerReceiptId).toBeDefined();
 }
@@ -124,6 +148,37 @@ export async function runLedgerSequence(store: LedgerStore, ops: LedgerOp[]): Pr
             expect(error).toBeInstanceOf(IllegalTransitionError);
             expect(canTransition(before.state, step.to)).toBe(false);
           }
+        }
+        break;
+      case 'escalate':
+        if (canTransition(before.state, 'failed')) {
+          plan = planTransition(
+            before,
+            { to: 'failed', reason: Reason.attemptsExhausted, at: now },
+            TEST_TIMING,
+          );
+          expect(ESCALATING_FAILURES.has(plan.record.reason)).toBe(true);
+          expect(plan.next).toMatchObject({ escalationPending: true, dueAt: plan.record.at });
+        }
+        break;
+      case 'settle': {
+        const settled = await store.settleEscalation(before.noticeId, before.channel, before.version);
+        expect(settled).toBe(before.escalationPending === true);
+        const after = await store.get(seed.noticeId, seed.channel);
+        if (settled) expect(after).toEqual({ ...before, escalationPending: undefined, dueAt: undefined });
+        else expect(after).toEqual(before);
+        break;
+      }
+      case 'fact':
+        if (isTerminal(before.state)) {
+          plan = planFact(before, { reason: step.reason, at: now, detail: 'test' });
+          expect(plan.next).toEqual({
+            ...before,
+            version: before.version + 1,
+            transitions: plan.next.transitions,
+          });
+        } else {
+          expect(() => planFact(before, { reason: step.reason, at: now })).toThrow(IllegalTransitionError);
         }
         break;
       case 'replayStale':

@@ -1,0 +1,109 @@
+/**
+ * Per-function composition (lambdas/wiring/): each function starts from its own configuration,
+ * refuses a start it cannot honour with a message naming the variable, and checks its keys
+ * against the ledger table at cold start.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ensureLedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
+import { buildHttpRuntime } from '../../lambdas/wiring/http.ts';
+import { buildProviderEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
+import { buildReconcilerRuntime } from '../../lambdas/wiring/reconciler.ts';
+import { buildSenderRuntime } from '../../lambdas/wiring/sender.ts';
+import { ddbClient, uniqueTableName } from '../helpers/dynamodb.ts';
+
+const key = () => randomBytes(32).toString('base64');
+const TWILIO = { TWILIO_ACCOUNT_SID: 'AC1', TWILIO_AUTH_TOKEN: 'token', TWILIO_FROM: '+15005550006' };
+
+let base: Record<string, string>;
+const saved: Record<string, string | undefined> = {};
+
+beforeAll(async () => {
+  const tableName = uniqueTableName('wiring');
+  await ensureLedgerTable(ddbClient(), tableName);
+  base = {
+    LEDGER_TABLE_NAME: tableName,
+    FINGERPRINT_KEY: key(),
+    ENVELOPE_LOCAL_KEY: key(),
+    PUBLIC_BASE_URL: 'https://notices.example.test',
+  };
+  // The SDK clients the wiring builds read these from process.env.
+  for (const [name, value] of Object.entries({
+    AWS_ENDPOINT_URL_DYNAMODB: inject('ddbEndpoint'),
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+  })) {
+    saved[name] = process.env[name];
+    process.env[name] = value;
+  }
+});
+
+afterAll(() => {
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+
+describe('provider selection', () => {
+  it('an unknown EMAIL_PROVIDER stops the start naming the variable and the registered ids', async () => {
+    await expect(buildSenderRuntime('email', { ...base, EMAIL_PROVIDER: 'mailgun' })).rejects.toThrow(
+      'EMAIL_PROVIDER: no provider "mailgun" (registered: ses, twilio)',
+    );
+  });
+
+  it('a provider for the wrong channel is refused', async () => {
+    await expect(buildSenderRuntime('sms', { ...base, SMS_PROVIDER: 'ses' })).rejects.toThrow(
+      'SMS_PROVIDER: provider "ses" does not send sms',
+    );
+  });
+
+  it('a missing credential stops the sender, naming each variable and the secret field in AWS', async () => {
+    await expect(buildSenderRuntime('sms', { ...base, TWILIO_ACCOUNT_SID: 'AC1' })).rejects.toThrow(
+      'TWILIO_AUTH_TOKEN, TWILIO_FROM are required by the twilio transport (in AWS: fields authToken, from of the secret TWILIO_SECRET_ARN names)',
+    );
+  });
+
+  it('an unknown RETAINED_PROVIDERS entry stops the reconciler and the provider-events function', async () => {
+    const env = { ...base, ...TWILIO, RETAINED_PROVIDERS: 'ses,oldmail' };
+    await expect(buildReconcilerRuntime(env)).rejects.toThrow('RETAINED_PROVIDERS: no provider "oldmail"');
+    await expect(buildProviderEventsRuntime(env)).rejects.toThrow(
+      'RETAINED_PROVIDERS: no provider "oldmail"',
+    );
+  });
+
+  it('each function carries only what it uses: the sender one transport, the reconciler lookups by provider', async () => {
+    const sender = await buildSenderRuntime('email', base);
+    const reconciler = await buildReconcilerRuntime({ ...base, ...TWILIO });
+    const events = await buildProviderEventsRuntime({ ...base, ...TWILIO });
+
+    expect(sender.provider).toBe('ses');
+    expect(Object.keys(sender.deps.transports)).toEqual(['email']);
+    expect(sender.deps.transports.email?.provider).toBe('ses');
+    // SES has no lookup: only Twilio answers the reconciler's questions.
+    expect(Object.keys(reconciler.deps.lookups)).toEqual(['twilio']);
+    expect(reconciler.deps.channelProviders).toEqual({ email: 'ses', sms: 'twilio' });
+    expect([...events.webhooks.keys()]).toEqual(['twilio']);
+    expect([...events.eventReaders.keys()]).toEqual(['aws.ses']);
+  });
+});
+
+describe('keys checked against the ledger table at cold start', () => {
+  it('a function holding another fingerprint or envelope key than the table was first used with refuses to start', async () => {
+    // Prepare: the first start records the table's keys.
+    await buildHttpRuntime(base);
+
+    // Act
+    const otherFingerprint = buildHttpRuntime({ ...base, FINGERPRINT_KEY: key() });
+    const otherEnvelope = buildSenderRuntime('email', { ...base, ENVELOPE_LOCAL_KEY: key() });
+    const same = buildSenderRuntime('email', base);
+
+    // Assess
+    await expect(otherFingerprint).rejects.toThrow(
+      /^FINGERPRINT_KEY does not match the key this ledger table was first used with/,
+    );
+    await expect(otherEnvelope).rejects.toThrow(/^ENVELOPE_LOCAL_KEY does not match/);
+    await expect(same).resolves.toMatchObject({ provider: 'ses' });
+  });
+});
