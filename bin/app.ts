@@ -1,7 +1,15 @@
 #!/usr/bin/env node
 import { createNoticeLedgerApp } from '../lib/app.ts';
+import { ConfigurationError } from '../lib/config.ts';
 
 // Run by the CDK CLI through `npx tsx bin/app.ts` (cdk.json): TypeScript 7 has no JS API, so
 // ts-node cannot load it. Settings come from deploy/settings.json only; the CLI passes the
 // account and Region of its credentials (see deploymentEnvironment in lib/app.ts).
-createNoticeLedgerApp({ cli: process.env }).app.synth();
+try {
+  createNoticeLedgerApp({ cli: process.env }).app.synth();
+} catch (error) {
+  // A settings mistake is the operator's to fix: say which setting, without a stack trace.
+  if (!(error instanceof ConfigurationError)) throw error;
+  console.error(`notice-ledger: ${error.message}`);
+  process.exit(1);
+}
