@@ -1,9 +1,9 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cdkJsonContext, PLACEHOLDER_SENDER_WARNING } from '../../lib/app.ts';
 import {
   ACCEPTED_WARNINGS,
@@ -124,6 +124,7 @@ describe('nagResourceName: a resource as cdk-nag names it', () => {
  */
 describe('synthesis as `cdk synth` runs it, environment-agnostic and for concrete Regions', () => {
   const outdir = mkdtempSync(join(tmpdir(), 'compliance-'));
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
   const synth = (target: Target) =>
     synthesizeTarget(target, { outdir: join(outdir, target.label.replace(/\W+/g, '_')), bundle: false });
   const targets = checkTargets({});
