@@ -1,16 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Annotations, App, type AppProps, type Environment, Token, Validations } from 'aws-cdk-lib';
+import { App, type AppProps, type Environment, Validations } from 'aws-cdk-lib';
 import {
   ConfigurationError,
   loadSettings,
   type NoticeLedgerConfig,
-  PLACEHOLDER_SENDER,
   readConfig,
   SETTING_DEFAULTS,
   SETTINGS_FILE,
 } from './config.ts';
-import { REPO_ROOT } from './constructs/notice-function.ts';
+import { REPO_ROOT } from './constructs/bundling.ts';
 import { compliancePacks } from './nag.ts';
 import { DeliveryStack } from './stacks/delivery-stack.ts';
 import { StatefulStack } from './stacks/stateful-stack.ts';
@@ -37,9 +36,6 @@ export interface BuildOptions {
   readonly compliance?: boolean;
 }
 
-/** Id of the warning a real-account deployment with the placeholder sender carries. */
-export const PLACEHOLDER_SENDER_WARNING = 'notice-ledger:placeholderSender';
-
 /** The composition root: both stacks from one configuration. */
 export function buildNoticeLedger(app: App, options: BuildOptions): NoticeLedgerStacks {
   const { config } = options;
@@ -53,22 +49,10 @@ export function buildNoticeLedger(app: App, options: BuildOptions): NoticeLedger
   const delivery = new DeliveryStack(app, `${config.stackPrefix}Delivery`, {
     ...env,
     stackName: `${config.stackPrefix}-Delivery`,
-    description: 'notice-ledger: functions, HTTP API, event sources, schedules, SES events, alarms',
+    description: 'notice-ledger: functions, HTTP API, event sources, schedules, provider events, alarms',
     config,
     stateful,
   });
-  // A warning, not an error: the stacks are valid and deploy, SMS and the API work, and SES
-  // rejects every message from the placeholder, each ending `failed` with an escalation; an
-  // error would also refuse the account-specific synth of a fresh clone (CI, deploy:check).
-  // `cdk synth` and `cdk deploy` print it; `--strict` turns it into a failure.
-  if (!Token.isUnresolved(delivery.account) && config.ses.fromAddress === PLACEHOLDER_SENDER) {
-    Annotations.of(delivery).addWarningV2(
-      PLACEHOLDER_SENDER_WARNING,
-      `sesFromAddress is still the placeholder ${PLACEHOLDER_SENDER} (${SETTINGS_FILE}): deployed to account ` +
-        `${delivery.account}, SES rejects every e-mail it sends. Set sesFromAddress to an address of an SES-verified ` +
-        'domain (docs/deploy.md, "Configure") before sending e-mail.',
-    );
-  }
   if (options.compliance ?? true) Validations.of(app).addPlugins(...compliancePacks());
   return { config, stateful, delivery };
 }

@@ -1,6 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { z } from 'zod';
+import { FUNCTION_NAMES, type FunctionName } from '../lambdas/contract/functions.ts';
+import type { ProviderChannel } from '../lambdas/contract/providers.ts';
+import {
+  INVARIANTS,
+  SETTINGS,
+  type Setting,
+  type SettingName,
+  senderTimeoutMs,
+} from '../lambdas/contract/settings.ts';
+import { PROVIDER_BINDINGS } from './providers/registry.ts';
+import { SETTINGS_FILE } from './settings-file.ts';
 
 /**
  * Deployment settings, read once from one versioned file, {@link SETTINGS_FILE}, that the
@@ -14,15 +25,49 @@ import { z } from 'zod';
  * them (a test keeps the two in step). A key that is not a setting is an error, not ignored.
  */
 
-/** The settings file, relative to the repository root. */
-export const SETTINGS_FILE = 'deploy/settings.json';
+export { FUNCTION_NAMES, type FunctionName, SETTINGS_FILE };
 
-/** The functions the delivery stack deploys; keys of per-function settings. */
-export const FUNCTION_NAMES = ['http', 'sendEmail', 'sendSms', 'reconciler', 'sesEvents'] as const;
-export type FunctionName = (typeof FUNCTION_NAMES)[number];
+/**
+ * Runtime settings a deployment chooses: the contract's settings that name a deployment key
+ * (lambdas/contract/settings.ts), with their defaults and deployment ranges, written once there.
+ * The delivery stack hands them to the functions under their runtime names.
+ */
+const RUNTIME_SETTINGS = (Object.entries(SETTINGS) as [SettingName, Setting][]).filter(
+  (entry): entry is [SettingName, Setting & { deployKey: string }] =>
+    entry[1].deployKey !== undefined &&
+    (entry[1].kind === 'integer' || entry[1].kind === 'number' || entry[1].kind === 'enum'),
+);
+
+function runtimeDefault(setting: Setting): unknown {
+  if (setting.kind === 'enum') return setting.default;
+  if (setting.kind === 'integer' || setting.kind === 'number') {
+    return setting.default === undefined ? undefined : setting.default / (setting.deployScale ?? 1);
+  }
+  return undefined;
+}
+
+function runtimeSchema(setting: Setting): z.ZodType {
+  if (setting.kind === 'enum') return z.enum(setting.values as [string, ...string[]]);
+  if (setting.kind === 'integer' || setting.kind === 'number') {
+    const scale = setting.deployScale ?? 1;
+    const base = setting.kind === 'integer' ? z.number().int() : z.number();
+    return base
+      .min(Math.ceil((setting.deployMin ?? setting.min) / scale))
+      .max((setting.deployMax ?? setting.max) / scale);
+  }
+  return z.string();
+}
+
+/** The channel's default provider: the module that declares itself so (its descriptor). */
+function defaultProvider(channel: ProviderChannel): string {
+  const binding = PROVIDER_BINDINGS.find((b) =>
+    (b.descriptor.defaultFor as readonly string[] | undefined)?.includes(channel),
+  );
+  return binding?.descriptor.id ?? '';
+}
 
 /** Documented defaults of every setting (see docs/deploy.md "Configure"). */
-export const SETTING_DEFAULTS = {
+export const CORE_SETTING_DEFAULTS = {
   /**
    * Account and Region to deploy to, set together; '' → the CDK CLI's (credentials and profile
    * Region, passed to the app as CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION).
@@ -31,18 +76,14 @@ export const SETTING_DEFAULTS = {
   region: '',
   /** Prefix of stack names and of derived resource names (schedule group, configuration set). */
   stackPrefix: 'NoticeLedger',
-  /** SES sender (`From`). Its identity must be verified in SES before the first e-mail. */
-  sesFromAddress: 'notices@example.com',
-  /** Verified SES identity that authorises the sender; '' → the domain of sesFromAddress. */
-  sesIdentity: '',
-  /** More identities the e-mail sender may use: in the SES sandbox, the verified recipients. */
-  sesAdditionalIdentities: [] as string[],
-  /** SES configuration set created by the stack; '' → kebab-case stackPrefix. */
-  sesConfigurationSetName: '',
-  /** Refuse delivery to receiving servers that do not offer TLS. */
-  sesRequireTls: true,
-  /** Existing Twilio secret (complete ARN) to use; '' → the stack creates an empty one to fill in. */
-  twilioSecretArn: '',
+  /** Provider of each channel (EMAIL_PROVIDER / SMS_PROVIDER): an id of lib/providers/registry.ts. */
+  emailProvider: defaultProvider('email'),
+  smsProvider: defaultProvider('sms'),
+  /**
+   * Providers no longer selected whose lookups and inbound events stay deployed while rows sent
+   * through them are open (RETAINED_PROVIDERS; docs/architecture.md "Switching providers").
+   */
+  retainedProviders: [] as string[],
   /** E-mail address subscribed to the alarm topic; '' → no subscription. */
   alarmEmail: '',
   /** Origin providers call back (custom domain); '' → the HTTP API's execute-api endpoint. */
@@ -51,8 +92,8 @@ export const SETTING_DEFAULTS = {
   emailMaxConcurrency: 5,
   smsMaxConcurrency: 2,
   /**
-   * Known provider send rate per channel (messages per second: SES `MaxSendRate`, Twilio MPS of
-   * the sender number); 0 → no pacing (the shared throttle gate still reacts to 429s). Each
+   * Known provider send rate per channel (messages per second the account or sender number is
+   * allowed); 0 → no pacing (the shared throttle gate still reacts to 429s). Each
    * sender instance paces at rate ÷ maximum concurrency.
    */
   emailSendRatePerSecond: 0,
@@ -60,17 +101,6 @@ export const SETTING_DEFAULTS = {
   /** Records per sender invocation; processed in parallel, each with its own provider call. */
   emailBatchSize: 10,
   smsBatchSize: 5,
-  /** Runtime settings (DESIGN §6); the same names (in upper snake case) configure the local stack. */
-  providerTimeoutMs: 10_000,
-  sendLeaseMs: 60_000,
-  reconcileIntervalMinutes: 1,
-  unknownGraceMs: 600_000,
-  unknownPolicy: 'escalate' as 'escalate' | 'resend',
-  retryBaseMs: 1_000,
-  retryCapMs: 900_000,
-  maxAttempts: 8,
-  noticeDefaultDeadlineMs: 86_400_000,
-  openIndexShards: 4,
   /** Days a terminal ledger row is kept before DynamoDB TTL removes it; 0 → kept forever. */
   ledgerRetentionDays: 400,
   /** CloudWatch Logs retention of every function and of the API access log. */
@@ -78,7 +108,7 @@ export const SETTING_DEFAULTS = {
   /** Default stage throttle of the HTTP API (requests per second, burst). */
   apiThrottleRateLimit: 50,
   apiThrottleBurstLimit: 100,
-  /** Throttle of the unauthenticated Twilio callback route. */
+  /** Throttle of each unauthenticated provider webhook route (`POST /v1/provider-events/<id>`). */
   providerCallbackRateLimit: 20,
   providerCallbackBurstLimit: 40,
   /** Memory of every function (MB). */
@@ -94,10 +124,17 @@ export const SETTING_DEFAULTS = {
   reservedConcurrency: {} as Partial<Record<FunctionName, number>>,
 } as const;
 
-export type SettingKey = keyof typeof SETTING_DEFAULTS;
+/**
+ * Every setting's default: the core ones above, the runtime ones from the contract (under their
+ * deployment keys: `providerTimeoutMs` is PROVIDER_TIMEOUT_MS), and each provider binding's own.
+ */
+export const SETTING_DEFAULTS: Readonly<Record<string, unknown>> = {
+  ...CORE_SETTING_DEFAULTS,
+  ...Object.fromEntries(RUNTIME_SETTINGS.map(([, setting]) => [setting.deployKey, runtimeDefault(setting)])),
+  ...Object.assign({}, ...PROVIDER_BINDINGS.map((b) => b.settings.defaults)),
+};
 
-/** The placeholder sender: SES rejects every message from it (nobody can verify example.com). */
-export const PLACEHOLDER_SENDER = SETTING_DEFAULTS.sesFromAddress;
+export type SettingKey = string;
 
 const VALID_LOG_RETENTION = new Set<number>(
   Object.values(RetentionDays).filter((v): v is number => typeof v === 'number' && v > 0),
@@ -106,53 +143,44 @@ const VALID_LOG_RETENTION = new Set<number>(
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const text = z.string().trim();
 
+const CORE_SHAPE = {
+  account: text.regex(/^(\d{12})?$/, 'a 12-digit account id, or empty'),
+  region: text.regex(/^([a-z]{2}(-[a-z]+)+-\d+)?$/, 'a Region code such as eu-west-1, or empty'),
+  stackPrefix: text.regex(/^[A-Za-z][A-Za-z0-9]{0,39}$/, 'letters and digits, starting with a letter'),
+  emailProvider: text,
+  smsProvider: text,
+  retainedProviders: z.array(text.min(1)),
+  alarmEmail: text.regex(/^([^@\s]+@[^@\s]+\.[^@\s]+)?$/, 'an e-mail address, or empty'),
+  publicBaseUrl: text.regex(/^(https:\/\/[^\s/]+(\/[^\s]*)?)?$/, 'an https URL'),
+  emailMaxConcurrency: int(2, 1000),
+  smsMaxConcurrency: int(2, 1000),
+  emailSendRatePerSecond: z.number().min(0).max(100_000),
+  smsSendRatePerSecond: z.number().min(0).max(100_000),
+  emailBatchSize: int(1, 100),
+  smsBatchSize: int(1, 100),
+  ledgerRetentionDays: int(0, 36_500),
+  logRetentionDays: z
+    .number()
+    .int()
+    .refine((d) => VALID_LOG_RETENTION.has(d), 'a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, …)'),
+  apiThrottleRateLimit: int(1, 10_000),
+  apiThrottleBurstLimit: int(1, 5_000),
+  providerCallbackRateLimit: int(1, 10_000),
+  providerCallbackBurstLimit: int(1, 5_000),
+  memorySize: int(128, 10_240),
+  oldestUnresolvedAlarmSeconds: int(60, 7 * 86_400),
+  queueAgeAlarmSeconds: int(60, 14 * 86_400),
+  reservedConcurrency: z.partialRecord(z.enum(FUNCTION_NAMES), int(1, 1000)),
+};
+
+type CoreSettings = z.infer<z.ZodObject<typeof CORE_SHAPE>>;
+
+/** Core, runtime (from the contract) and provider settings; any other key is an error. */
 const SettingsSchema = z
   .object({
-    account: text.regex(/^(\d{12})?$/, 'a 12-digit account id, or empty'),
-    region: text.regex(/^([a-z]{2}(-[a-z]+)+-\d+)?$/, 'a Region code such as eu-west-1, or empty'),
-    stackPrefix: text.regex(/^[A-Za-z][A-Za-z0-9]{0,39}$/, 'letters and digits, starting with a letter'),
-    sesFromAddress: text.regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
-    sesIdentity: text,
-    sesAdditionalIdentities: z.array(text.min(1)),
-    sesConfigurationSetName: text.regex(/^[A-Za-z0-9_-]{0,64}$/, 'letters, digits, _ and -'),
-    sesRequireTls: z.boolean(),
-    twilioSecretArn: text.regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
-      message: 'a complete secret ARN (with its 6-character suffix)',
-    }),
-    alarmEmail: text.regex(/^([^@\s]+@[^@\s]+\.[^@\s]+)?$/, 'an e-mail address, or empty'),
-    publicBaseUrl: text.regex(/^(https:\/\/[^\s/]+(\/[^\s]*)?)?$/, 'an https URL'),
-    emailMaxConcurrency: int(2, 1000),
-    smsMaxConcurrency: int(2, 1000),
-    emailSendRatePerSecond: z.number().min(0).max(100_000),
-    smsSendRatePerSecond: z.number().min(0).max(100_000),
-    emailBatchSize: int(1, 100),
-    smsBatchSize: int(1, 100),
-    providerTimeoutMs: int(1_000, 60_000),
-    sendLeaseMs: int(10_000, 3_600_000),
-    reconcileIntervalMinutes: int(1, 60),
-    unknownGraceMs: int(60_000, 7 * 86_400_000),
-    unknownPolicy: z.enum(['escalate', 'resend']),
-    retryBaseMs: int(100, 3_600_000),
-    retryCapMs: int(1_000, 86_400_000),
-    maxAttempts: int(1, 100),
-    noticeDefaultDeadlineMs: int(60_000, 30 * 86_400_000),
-    openIndexShards: int(1, 64),
-    ledgerRetentionDays: int(0, 36_500),
-    logRetentionDays: z
-      .number()
-      .int()
-      .refine(
-        (d) => VALID_LOG_RETENTION.has(d),
-        'a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, …)',
-      ),
-    apiThrottleRateLimit: int(1, 10_000),
-    apiThrottleBurstLimit: int(1, 5_000),
-    providerCallbackRateLimit: int(1, 10_000),
-    providerCallbackBurstLimit: int(1, 5_000),
-    memorySize: int(128, 10_240),
-    oldestUnresolvedAlarmSeconds: int(60, 7 * 86_400),
-    queueAgeAlarmSeconds: int(60, 14 * 86_400),
-    reservedConcurrency: z.partialRecord(z.enum(FUNCTION_NAMES), int(1, 1000)),
+    ...CORE_SHAPE,
+    ...Object.fromEntries(RUNTIME_SETTINGS.map(([, setting]) => [setting.deployKey, runtimeSchema(setting)])),
+    ...Object.assign({}, ...PROVIDER_BINDINGS.map((b) => b.settings.shape)),
   })
   .strict();
 
@@ -170,30 +198,30 @@ export interface NoticeLedgerConfig {
   readonly stackPrefix: string;
   /** kebab-case form of stackPrefix, for physical names. */
   readonly resourcePrefix: string;
-  readonly ses: {
-    readonly fromAddress: string;
-    readonly identity: string;
-    readonly additionalIdentities: readonly string[];
-    readonly configurationSetName: string;
-    readonly requireTls: boolean;
+  /** Each channel's provider, and those retained for the rows they may still hold. */
+  readonly providers: {
+    readonly email: string;
+    readonly sms: string;
+    readonly retained: readonly string[];
   };
-  readonly twilioSecretArn: string | undefined;
+  /** The parsed settings, for the provider bindings (lib/providers/binding.ts `bindingSettings`). */
+  readonly settings: Readonly<Record<string, unknown>>;
+  /**
+   * The runtime settings as the functions read them (`PROVIDER_TIMEOUT_MS` …), from the
+   * contract's names and each deployment key's value (× its scale).
+   */
+  readonly runtimeEnvironment: Readonly<Record<string, string>>;
   readonly alarmEmail: string | undefined;
   readonly publicBaseUrl: string | undefined;
   readonly channels: {
     readonly email: ChannelSettings;
     readonly sms: ChannelSettings;
   };
+  /** The runtime settings the stack itself builds on (function timeouts, the schedule). */
   readonly runtime: {
     readonly providerTimeoutMs: number;
     readonly sendLeaseMs: number;
     readonly reconcileIntervalMinutes: number;
-    readonly unknownGraceMs: number;
-    readonly unknownPolicy: 'escalate' | 'resend';
-    readonly retryBaseMs: number;
-    readonly retryCapMs: number;
-    readonly maxAttempts: number;
-    readonly noticeDefaultDeadlineMs: number;
   };
   readonly openIndexShards: number;
   readonly ledgerRetentionDays: number | undefined;
@@ -279,18 +307,35 @@ export function readConfig(
   if (!parsed.success) {
     throw new ConfigurationError(`invalid ${source}: ${parsed.error.issues.map(describeIssue).join('; ')}`);
   }
-  const c = parsed.data;
+  // Runtime settings by deployment key are typed by the contract, not by this schema.
+  const c = parsed.data as unknown as CoreSettings & Readonly<Record<string, unknown>>;
   const resourcePrefix = kebab(c.stackPrefix);
-  const senderTimeoutSeconds = 2 * Math.ceil(c.providerTimeoutMs / 1000) + 10;
+  const runtimeEnvironment = Object.fromEntries(
+    RUNTIME_SETTINGS.map(([name, setting]) => {
+      const value = c[setting.deployKey] as number | string;
+      const scale = setting.kind === 'integer' || setting.kind === 'number' ? (setting.deployScale ?? 1) : 1;
+      return [name, String(typeof value === 'number' ? value * scale : value)];
+    }),
+  );
+  const timings = {
+    PROVIDER_TIMEOUT_MS: Number(runtimeEnvironment.PROVIDER_TIMEOUT_MS),
+    SEND_LEASE_MS: Number(runtimeEnvironment.SEND_LEASE_MS),
+    RETRY_BASE_MS: Number(runtimeEnvironment.RETRY_BASE_MS),
+    RETRY_CAP_MS: Number(runtimeEnvironment.RETRY_CAP_MS),
+  };
+  const senderTimeoutSeconds = senderTimeoutMs(timings.PROVIDER_TIMEOUT_MS) / 1000;
   // A sender must be gone before its lease expires: the reconciler turns an expired `sending`
   // lease into `unknown` on the assumption that the worker holding it is dead.
-  if (senderTimeoutSeconds * 1000 >= c.sendLeaseMs) {
+  if (senderTimeoutSeconds * 1000 >= timings.SEND_LEASE_MS) {
     throw new ConfigurationError(
-      `sendLeaseMs (${c.sendLeaseMs}) must exceed the sender timeout (${senderTimeoutSeconds} s, ` +
+      `sendLeaseMs (${timings.SEND_LEASE_MS}) must exceed the sender timeout (${senderTimeoutSeconds} s, ` +
         `2 × providerTimeoutMs + 10 s): raise sendLeaseMs or lower providerTimeoutMs`,
     );
   }
-  if (c.retryCapMs < c.retryBaseMs) throw new ConfigurationError('retryCapMs must be ≥ retryBaseMs');
+  for (const rule of INVARIANTS) {
+    if (!rule.holds(timings))
+      throw new ConfigurationError(`invalid ${source}: ${deployWords(rule.message(timings))}`);
+  }
   for (const channel of ['email', 'sms'] as const) {
     const reserved = c.reservedConcurrency[channel === 'email' ? 'sendEmail' : 'sendSms'];
     const cap = channel === 'email' ? c.emailMaxConcurrency : c.smsMaxConcurrency;
@@ -306,19 +351,14 @@ export function readConfig(
       `invalid ${source}: account and region are set together (both pin the deployment) or both left empty`,
     );
   }
-  const fromDomain = c.sesFromAddress.split('@')[1] as string;
+  const providers = checkProviders(c.emailProvider, c.smsProvider, c.retainedProviders, source);
   return {
     target: c.account ? { account: c.account, region: c.region } : undefined,
     stackPrefix: c.stackPrefix,
     resourcePrefix,
-    ses: {
-      fromAddress: c.sesFromAddress,
-      identity: c.sesIdentity || fromDomain,
-      additionalIdentities: c.sesAdditionalIdentities,
-      configurationSetName: c.sesConfigurationSetName || resourcePrefix,
-      requireTls: c.sesRequireTls,
-    },
-    twilioSecretArn: c.twilioSecretArn || undefined,
+    providers,
+    settings: c,
+    runtimeEnvironment,
     alarmEmail: c.alarmEmail || undefined,
     publicBaseUrl: c.publicBaseUrl ? c.publicBaseUrl.replace(/\/+$/, '') : undefined,
     channels: {
@@ -334,17 +374,11 @@ export function readConfig(
       },
     },
     runtime: {
-      providerTimeoutMs: c.providerTimeoutMs,
-      sendLeaseMs: c.sendLeaseMs,
-      reconcileIntervalMinutes: c.reconcileIntervalMinutes,
-      unknownGraceMs: c.unknownGraceMs,
-      unknownPolicy: c.unknownPolicy,
-      retryBaseMs: c.retryBaseMs,
-      retryCapMs: c.retryCapMs,
-      maxAttempts: c.maxAttempts,
-      noticeDefaultDeadlineMs: c.noticeDefaultDeadlineMs,
+      providerTimeoutMs: timings.PROVIDER_TIMEOUT_MS,
+      sendLeaseMs: timings.SEND_LEASE_MS,
+      reconcileIntervalMinutes: Number(runtimeEnvironment.RECONCILE_INTERVAL_MS) / 60_000,
     },
-    openIndexShards: c.openIndexShards,
+    openIndexShards: Number(runtimeEnvironment.OPEN_INDEX_SHARDS),
     ledgerRetentionDays: c.ledgerRetentionDays > 0 ? c.ledgerRetentionDays : undefined,
     logRetention: c.logRetentionDays as RetentionDays,
     api: {
@@ -361,4 +395,37 @@ export function readConfig(
     },
     reservedConcurrency: c.reservedConcurrency,
   };
+}
+
+/** A runtime invariant's message in deployment words (`SEND_LEASE_MS` → `sendLeaseMs`). */
+function deployWords(message: string): string {
+  return message.replace(/\b[A-Z][A-Z0-9_]+\b/g, (name) => {
+    const setting = (SETTINGS as Readonly<Record<string, Setting>>)[name];
+    return setting?.deployKey ?? name;
+  });
+}
+
+/**
+ * The channels' providers must be registered (lib/providers/registry.ts) and serve their channel;
+ * retained ones must be registered. Messages name the setting and the ids there are.
+ */
+function checkProviders(
+  email: string,
+  sms: string,
+  retained: readonly string[],
+  source: string,
+): NoticeLedgerConfig['providers'] {
+  const ids = PROVIDER_BINDINGS.map((b) => b.descriptor.id);
+  const check = (key: string, id: string, channel?: ProviderChannel) => {
+    const binding = PROVIDER_BINDINGS.find((b) => b.descriptor.id === id);
+    if (!binding)
+      throw new ConfigurationError(`invalid ${source}: ${key}: no provider "${id}" (${ids.join(', ')})`);
+    if (channel && !(binding.descriptor.channels as readonly string[]).includes(channel)) {
+      throw new ConfigurationError(`invalid ${source}: ${key}: provider "${id}" does not send ${channel}`);
+    }
+  };
+  check('emailProvider', email, 'email');
+  check('smsProvider', sms, 'sms');
+  for (const id of retained) check('retainedProviders', id);
+  return { email, sms, retained: [...new Set(retained)].filter((id) => id !== email && id !== sms) };
 }

@@ -4,12 +4,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Token } from 'aws-cdk-lib';
 import { FAIL_SYNTH_ON_VALIDATION_ERRORS_CONTEXT, VALIDATION_REPORT_FILE } from 'aws-cdk-lib/cx-api';
-import {
-  type CliEnvironment,
-  cdkJsonContext,
-  createNoticeLedgerApp,
-  PLACEHOLDER_SENDER_WARNING,
-} from './app.ts';
+import { type CliEnvironment, cdkJsonContext, createNoticeLedgerApp } from './app.ts';
+import { PROVIDER_BINDINGS } from './providers/registry.ts';
 
 /**
  * `npm run deploy:check` (bin/deploy-check.ts): what `cdk deploy` would reject, found offline.
@@ -25,13 +21,16 @@ export const CHECK_ACCOUNT = '123456789012';
 /**
  * Regions checked besides a pinned one: two commercial Regions and one of AWS GovCloud (US), so
  * every acknowledgement is exercised with the `aws` and `aws-us-gov` partitions. The China
- * Regions (`aws-cn`) are no target: Amazon SES does not exist there (CDK's CloudFormation
- * validation rejects AWS::SES::ConfigurationSet, F3006), see test/infra/compliance.test.ts.
+ * Regions (`aws-cn`) are no target: the default e-mail provider's service is not offered there
+ * (CDK's CloudFormation validation rejects its configuration set, F3006), see
+ * test/infra/compliance.test.ts.
  */
 export const CHECK_REGIONS = ['eu-west-1', 'us-east-1', 'us-gov-west-1'] as const;
 
 /** Warnings a check reports without failing (they describe the settings, not a defect). */
-export const ACCEPTED_WARNINGS: readonly string[] = [`Annotation::${PLACEHOLDER_SENDER_WARNING}`];
+export const ACCEPTED_WARNINGS: readonly string[] = PROVIDER_BINDINGS.flatMap(
+  (b) => b.acceptedWarnings ?? [],
+);
 
 export interface Target {
   /** `environment-agnostic` or `<account>/<region>`. */

@@ -70,7 +70,7 @@ export function routeKey(method: HttpMethod, path: string): string {
 
 /**
  * The concrete paths a deployment serves for a route: a provider route once per provider with
- * an inbound webhook (`/v1/provider-events/twilio`), any other route as written.
+ * an inbound webhook (`/v1/provider-events/<id>`), any other route as written.
  */
 export function deployedPaths(route: RouteSpec, webhookProviders: readonly string[]): string[] {
   const placeholder = `{${PROVIDER_PARAMETER}}`;

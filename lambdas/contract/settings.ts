@@ -5,7 +5,7 @@
  * settings and the functions' environment from it (lib/config.ts), and the local stack reads the
  * same names (local/stack.ts). docs/architecture.md §"Configuration" explains the split.
  *
- * Provider settings (SES_FROM_ADDRESS, TWILIO_*, …) are not here: each provider module declares
+ * Provider settings (the sender address, API credentials …) are not here: each provider module declares
  * its own in its descriptor (lambdas/providers/<id>/descriptor.ts).
  */
 

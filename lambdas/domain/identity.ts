@@ -36,7 +36,7 @@ export function isNoticeId(value: string): boolean {
   return /^ntc_[a-z2-7]{26}$/.test(value);
 }
 
-/** The correlation id providers carry back to us (SES tag, Twilio callback query): `<noticeId>-<channel>`. */
+/** The correlation id providers carry back to us (a message tag, a callback query): `<noticeId>-<channel>`. */
 export function correlationId(ref: { readonly noticeId: string; readonly channel: Channel }): string {
   return `${ref.noticeId}-${ref.channel}`;
 }

@@ -3,7 +3,7 @@
  * answer; whether and when to try again is decided by the retry policy, not the adapter.
  */
 export type ProviderOutcome =
-  /** The provider holds the message; `receiptId` is its id for it (SES MessageId, Twilio SID). */
+  /** The provider holds the message; `receiptId` is its id for it (a message id, a SID). */
   | { readonly kind: 'accepted'; readonly receiptId: string }
   /**
    * Provably not accepted and worth trying again: throttling, 5xx before the request was

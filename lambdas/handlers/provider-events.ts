@@ -22,7 +22,7 @@ import { logger, metrics } from './observability.ts';
  *  - webhooks at `POST /v1/provider-events/{provider}` (API Gateway, open route): the provider's
  *    module verifies the request; forged or unsigned → 401/403 and nothing changes; verified but
  *    for no intent of ours → 200 (counted); unreadable → 400; never a 5xx for what was sent;
- *  - EventBridge events (SES configuration-set events …), routed by their `source`.
+ *  - EventBridge events (a provider publishing to the default bus), routed by their `source`.
  * Duplicates and any order are fine: applying a report is idempotent. An error reaching the
  * ledger is thrown, so the provider (or EventBridge) retries it.
  */

@@ -50,7 +50,7 @@ export interface SuppressionEntry {
   readonly fingerprint: string;
   readonly masked: string;
   readonly reason: string;
-  /** Who added it: `operator`, `ses_bounce`, `ses_complaint`, `twilio` … */
+  /** Who added it: `operator`, or the id of the provider that reported the bounce or complaint. */
   readonly source: string;
   readonly createdAt: number;
   readonly detail?: string | undefined;

@@ -14,12 +14,12 @@ export interface DeliveryReport {
   readonly ref: IntentRef;
   /** The module that produced it (a row's `provider`). */
   readonly provider: string;
-  /** The provider's id for the message (Twilio SID, SES MessageId). */
+  /** The provider's id for the message (the receipt its send answered with). */
   readonly receiptId: string;
   readonly kind: 'accepted' | 'delivered' | 'failed';
   /** Why it failed, when it did: `hard_bounce`, `complaint`, `delivery_failed`. */
   readonly failure?: 'hard_bounce' | 'complaint' | 'delivery_failed' | undefined;
-  /** Provider code (Twilio ErrorCode, SES bounce type/subtype). */
+  /** The provider's own code (an error code, a bounce type and subtype). */
   readonly code?: string | undefined;
   /** Whether the destination should stop receiving this channel (hard bounce, complaint, opt-out). */
   readonly suppress?: boolean | undefined;

@@ -5,7 +5,7 @@ export interface EmailMessage {
   readonly subject: string;
   readonly text: string;
   readonly html?: string | undefined;
-  /** Ties provider events back to the intent (SES `EmailTags`, webhook metadata). */
+  /** Ties provider events back to the intent (message tags, webhook metadata, a callback query). */
   readonly correlationId: string;
   /** Same for every attempt of one (noticeId, channel); used by providers that support one. */
   readonly idempotencyKey: string;

@@ -123,7 +123,8 @@ function planReport(
   deps: ReportDependencies,
 ): TransitionPlan[] | 'not_accepted' {
   // The provider's clock says when it acted, which can precede what the ledger already wrote
-  // (SES stamps a Send event with its acceptance time, before our timeout recorded `unknown`).
+  // (a provider may stamp its acceptance event with the time it took the message, before our
+  // timeout recorded `unknown`).
   // Records are appended in order, so their times must not go backwards: never before the last.
   const at = Math.max(report.at, row.transitions[row.transitions.length - 1]?.at ?? row.createdAt);
   const plans: TransitionPlan[] = [];

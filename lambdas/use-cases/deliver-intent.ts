@@ -32,7 +32,7 @@ export type DeliveryResult =
       readonly escalation?: Exclude<EscalationOutcome, 'none'>;
     };
 
-/** How long a "slow down" without advice (SES sends no Retry-After) holds the channel. */
+/** How long a "slow down" without advice (a provider that sends no Retry-After) holds the channel. */
 const DEFAULT_THROTTLE_HOLD_MS = 1000;
 
 interface FollowedUp {

@@ -1,6 +1,4 @@
-import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { HybridRetryScheduler } from '../adapters/scheduler/retry-scheduler.ts';
 import { SqsIntentQueue } from '../adapters/sqs/sqs-intent-queue.ts';
 import { CHANNEL_SETTINGS } from '../contract/settings.ts';
 import { CHANNELS } from '../domain/channel.ts';
@@ -14,21 +12,4 @@ export function buildQueue(config: Config): SqsIntentQueue {
     }),
   );
   return new SqsIntentQueue(new SQSClient({}), urls);
-}
-
-/** SQS delays for short waits; EventBridge Scheduler one-time schedules when the stack set it up. */
-export function buildRetryScheduler(config: Config, queue: SqsIntentQueue): HybridRetryScheduler {
-  if (!config.SCHEDULER_ROLE_ARN) return new HybridRetryScheduler(queue, undefined);
-  const queueArns = Object.fromEntries(
-    CHANNELS.flatMap((channel) => {
-      const arn = config[CHANNEL_SETTINGS[channel].queueArn];
-      return arn ? [[channel, arn]] : [];
-    }),
-  );
-  return new HybridRetryScheduler(queue, {
-    client: new SchedulerClient({}),
-    groupName: config.SCHEDULE_GROUP_NAME,
-    roleArn: config.SCHEDULER_ROLE_ARN,
-    queueArns,
-  });
 }

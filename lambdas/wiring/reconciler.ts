@@ -11,7 +11,8 @@ import { buildEscalations } from './escalations.ts';
 import { buildLedgerStore, verifyKeys } from './ledger.ts';
 import { once } from './once.ts';
 import { answeringProviders, loadFacet, selectedProvider } from './providers.ts';
-import { buildQueue, buildRetryScheduler } from './queue.ts';
+import { buildQueue } from './queue.ts';
+import { buildRetryScheduler } from './retries.ts';
 
 /**
  * The reconciler: the ledger, both queues, retry schedules, escalations, envelope opening (to

@@ -12,7 +12,8 @@ import { buildEscalations } from './escalations.ts';
 import { buildLedgerStore, verifyKeys } from './ledger.ts';
 import { once } from './once.ts';
 import { loadFacet, selectedProvider } from './providers.ts';
-import { buildQueue, buildRetryScheduler } from './queue.ts';
+import { buildQueue } from './queue.ts';
+import { buildRetryScheduler } from './retries.ts';
 
 /** A channel sender: the channel's selected provider's transport and nothing of any other. */
 export interface SenderRuntime {

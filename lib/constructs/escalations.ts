@@ -3,9 +3,9 @@ import { SnsTopic } from 'aws-cdk-lib/aws-events-targets';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 
-/** Source and detail-type of escalation events (lambdas/adapters/eventbridge/escalation-publishers.ts). */
-export const ESCALATION_SOURCE = 'notice-ledger';
-export const ESCALATION_DETAIL_TYPE = 'Notice Escalated';
+import { ESCALATION_DETAIL_TYPE, ESCALATION_SOURCE } from '../../lambdas/contract/escalations.ts';
+
+export { ESCALATION_DETAIL_TYPE, ESCALATION_SOURCE };
 
 /**
  * Escalations (deadline exceeded, attempts exhausted, unknown past grace) as events on a bus of

@@ -3,7 +3,7 @@ import { AccessLogField, AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   type CfnStage,
   HttpApi,
-  HttpMethod,
+  type HttpMethod,
   HttpNoneAuthorizer,
   type HttpRoute,
   HttpStage,
@@ -16,14 +16,24 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import {
+  type HttpMethod as ContractMethod,
+  deployedPaths,
+  ROUTES,
+  type RouteFunction,
+  type RouteSpec,
+  routeKey,
+} from '../../lambdas/contract/routes.ts';
 import { acknowledge, acknowledgeWildcardResources } from '../nag.ts';
 
 export interface IntakeApiProps {
-  /** The one function behind every route (it routes on method and path itself). */
-  readonly handler: IFunction;
+  /** The function behind each route function of the contract (each routes on method and path itself). */
+  readonly handlers: Readonly<Record<RouteFunction, IFunction>>;
+  /** Providers with an inbound webhook in this deployment: one `POST /v1/provider-events/<id>` each. */
+  readonly webhookProviders: readonly string[];
   /** Default stage throttle. */
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
-  /** Tighter throttle of the unauthenticated provider callback route. */
+  /** Tighter throttle of each unauthenticated provider webhook route. */
   readonly callbackThrottle: { readonly rateLimit: number; readonly burstLimit: number };
   readonly logRetention: RetentionDays;
   readonly logEncryptionKey: IKey;
@@ -31,34 +41,26 @@ export interface IntakeApiProps {
   readonly policyNamePrefix: string;
 }
 
-/** `true` → SigV4 (IAM) required; `false` → open, the handler authenticates the caller itself. */
-interface RouteSpec {
-  readonly path: string;
-  readonly methods: readonly HttpMethod[];
-  readonly iam: boolean;
-}
-
 /**
- * The contract of DESIGN §6. Every operator and business route requires IAM (SigV4): callers are
- * AWS principals with `execute-api:Invoke` on the routes they need. Health is IAM too: an open
- * route would let anyone on the internet invoke the function (cost, noise) to learn nothing a
- * monitoring role could not learn signed. The Twilio callback is open because Twilio cannot sign
- * with SigV4; the handler verifies `X-Twilio-Signature` and answers 403 otherwise.
+ * The routes of lambdas/contract/routes.ts, as this deployment serves them: every operator and
+ * business route requires IAM (SigV4): callers are AWS principals with `execute-api:Invoke` on the
+ * routes they need. Health is IAM too: an open route would let anyone on the internet invoke the
+ * function (cost, noise) to learn nothing a monitoring role could not learn signed. A provider's
+ * webhook is open because providers cannot sign with SigV4; its module verifies the provider's own
+ * signature and answers 401/403 otherwise. One webhook route per provider that has one (an unknown
+ * provider is API Gateway's 404), each throttled apart.
  */
-export const ROUTES: readonly RouteSpec[] = [
-  { path: '/v1/notices', methods: [HttpMethod.POST], iam: true },
-  { path: '/v1/notices/batch', methods: [HttpMethod.POST], iam: true },
-  { path: '/v1/notices/{noticeId}', methods: [HttpMethod.GET], iam: true },
-  {
-    path: '/v1/suppressions/{channel}/{destination}',
-    methods: [HttpMethod.GET, HttpMethod.PUT, HttpMethod.DELETE],
-    iam: true,
-  },
-  { path: '/v1/health', methods: [HttpMethod.GET], iam: true },
-  { path: '/v1/provider-events/twilio', methods: [HttpMethod.POST], iam: false },
-];
-
-export const TWILIO_CALLBACK_ROUTE_KEY = 'POST /v1/provider-events/twilio';
+export function deployedRoutes(
+  webhookProviders: readonly string[],
+): { readonly path: string; readonly methods: HttpMethod[]; readonly route: RouteSpec }[] {
+  return ROUTES.flatMap((route) =>
+    deployedPaths(route, webhookProviders).map((path) => ({
+      path,
+      methods: route.methods.map((m) => m as HttpMethod),
+      route,
+    })),
+  );
+}
 
 /** `/v1/notices/{noticeId}` → `/v1/notices/*`: IAM matches request paths, not route templates. */
 function wildcardParameters(path: string): string {
@@ -66,12 +68,12 @@ function wildcardParameters(path: string): string {
 }
 
 /**
- * API Gateway HTTP API in front of the http function: explicit routes (anything else is a 404
+ * API Gateway HTTP API in front of the http and provider-events functions: explicit routes (anything else is a 404
  * from API Gateway, never reaching the function), IAM authorization, a `$default` stage with
  * throttling and JSON access logs.
  *
  * Access logs record the route template, never the raw path: suppression paths carry a
- * destination (DESIGN §5: no raw addresses in logs).
+ * destination (docs/architecture.md §5: no raw addresses in logs).
  */
 export class IntakeApi extends Construct {
   readonly api: HttpApi;
@@ -122,56 +124,64 @@ export class IntakeApi extends Construct {
     });
     const policyName = (role: string) => `${props.policyNamePrefix}-${role}-${Stack.of(this).region}`;
     this.policyNames = { submitter: policyName('submitter'), operator: policyName('operator') };
+    const routesFor = (role: 'submitter' | 'operator') =>
+      ROUTES.filter((r) => r.auth === 'iam' && r.roles.includes(role)).flatMap((r) =>
+        r.methods.map((m) => [m as HttpMethod, r.path] as [HttpMethod, string]),
+      );
     this.submitterPolicy = this.invokePolicy(
       'SubmitterPolicy',
       this.policyNames.submitter,
       'notice-ledger: submit notices and read timelines',
-      [
-        [HttpMethod.POST, '/v1/notices'],
-        [HttpMethod.POST, '/v1/notices/batch'],
-        [HttpMethod.GET, '/v1/notices/{noticeId}'],
-      ],
+      routesFor('submitter'),
     );
     this.operatorPolicy = this.invokePolicy(
       'OperatorPolicy',
       this.policyNames.operator,
       'notice-ledger: every IAM route (notices, timelines, suppressions, health)',
-      ROUTES.filter((r) => r.iam).flatMap((r) => r.methods.map((m) => [m, r.path] as [HttpMethod, string])),
+      routesFor('operator'),
     );
 
-    const integration = new HttpLambdaIntegration('Http', props.handler);
+    // One integration per function: the http function never sees a provider's request.
+    const integrations = {
+      http: new HttpLambdaIntegration('Http', props.handlers.http),
+      providerEvents: new HttpLambdaIntegration('ProviderEvents', props.handlers.providerEvents),
+    } satisfies Record<RouteFunction, HttpLambdaIntegration>;
     const iam = new HttpIamAuthorizer();
     const none = new HttpNoneAuthorizer();
     const routesByKey = new Map<string, HttpRoute>();
-    for (const route of ROUTES) {
+    const webhookSettings: Record<string, Record<string, number>> = {};
+    for (const { path, methods, route } of deployedRoutes(props.webhookProviders)) {
       const routes = this.api.addRoutes({
-        path: route.path,
-        methods: [...route.methods],
-        integration,
-        authorizer: route.iam ? iam : none,
+        path,
+        methods,
+        integration: integrations[route.function],
+        authorizer: route.auth === 'iam' ? iam : none,
       });
-      for (const [i, method] of route.methods.entries()) {
-        routesByKey.set(`${method} ${route.path}`, routes[i] as HttpRoute);
+      for (const [i, method] of methods.entries()) {
+        routesByKey.set(routeKey(method as ContractMethod, path), routes[i] as HttpRoute);
       }
-      if (!route.iam) {
-        for (const r of routes) {
+      if (route.auth === 'provider') {
+        for (const [i, r] of routes.entries()) {
+          webhookSettings[routeKey(methods[i] as ContractMethod, path)] = {
+            ThrottlingRateLimit: props.callbackThrottle.rateLimit,
+            ThrottlingBurstLimit: props.callbackThrottle.burstLimit,
+          };
           acknowledge(r, {
             rule: 'AwsSolutions-APIG4',
             reason:
-              'Twilio status callbacks cannot carry SigV4; the handler verifies X-Twilio-Signature (HMAC over ' +
-              'the URL and parameters with the auth token) and answers 403 otherwise; the route is throttled apart.',
+              'Provider webhooks cannot carry SigV4; the provider module verifies the provider signature (an ' +
+              'HMAC or public-key signature over the request with its credentials) and answers 401/403 otherwise; ' +
+              'the route is throttled apart.',
           });
         }
       }
     }
-
-    this.setRouteSettings(routesByKey, {
-      [TWILIO_CALLBACK_ROUTE_KEY]: {
-        ThrottlingRateLimit: props.callbackThrottle.rateLimit,
-        ThrottlingBurstLimit: props.callbackThrottle.burstLimit,
-      },
-    });
+    this.routeKeys = [...routesByKey.keys()];
+    if (Object.keys(webhookSettings).length > 0) this.setRouteSettings(routesByKey, webhookSettings);
   }
+
+  /** Every route key the API serves (`POST /v1/notices`, `POST /v1/provider-events/<id>` …). */
+  readonly routeKeys: readonly string[];
 
   /**
    * Per-route settings of the stage, each waiting for its route. The L2 stage has no per-route

@@ -20,14 +20,22 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
-/** Where the functions publish (Powertools EMF, lambdas/handlers/observability.ts). */
-export const METRIC_NAMESPACE = 'NoticeLedger';
-export const METRIC_DIMENSIONS = { service: 'notice-ledger' } as const;
+import {
+  Metric as AppMetric,
+  METRIC_NAMESPACE,
+  OPEN_STATES,
+  OUTCOME_STATES,
+  openMetric,
+  outcomeMetric,
+  SERVICE_NAME,
+} from '../../lambdas/contract/metrics.ts';
 
-/** Unresolved states (DESIGN §3): the reconciler publishes `Open_<state>` for each, every run. */
-export const UNRESOLVED_STATES = ['reserved', 'sending', 'retry_scheduled', 'unknown'] as const;
-/** States a delivery step can record (`Outcome_<state>` from the senders). */
-export const OUTCOME_STATES = ['accepted', 'retry_scheduled', 'unknown', 'failed', 'suppressed'] as const;
+/** Where the functions publish (Powertools EMF): names from lambdas/contract/metrics.ts. */
+export { METRIC_NAMESPACE, OUTCOME_STATES };
+export const METRIC_DIMENSIONS = { service: SERVICE_NAME } as const;
+
+/** Unresolved states: the reconciler publishes `Open_<state>` for each, every run. */
+export const UNRESOLVED_STATES = OPEN_STATES;
 
 export interface MonitoredQueue {
   readonly label: string;
@@ -138,7 +146,7 @@ export class Monitoring extends Construct {
       return created;
     };
 
-    const oldestUnresolved = appMetric('OldestUnresolvedAgeSeconds', 'Maximum');
+    const oldestUnresolved = appMetric(AppMetric.oldestUnresolvedAgeSeconds, 'Maximum');
     alarm('OldestUnresolvedAge', oldestUnresolved, {
       threshold: props.oldestUnresolvedAlarmSeconds,
       // 15 minutes: long enough to ride out one slow reconciler run, short against a deadline.
@@ -165,14 +173,23 @@ export class Monitoring extends Construct {
         description: `${label} dead-letter queue holds messages: inspect and redrive.`,
       });
     }
-    alarm('Escalations', appMetric('Escalations', 'Sum'), {
+    alarm('Escalations', appMetric(AppMetric.escalations, 'Sum'), {
       threshold: 0,
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
       description:
         'The reconciler escalated intents (deadline exceeded, attempts exhausted, unknown past grace).',
     });
-    alarm('PoisonMessages', appMetric('PoisonMessages', 'Sum'), {
+    alarm('EscalationsPending', appMetric(AppMetric.escalationsPending, 'Maximum'), {
+      threshold: 0,
+      // Two reconciler periods: one failed publish is retried by the next run.
+      evaluationPeriods: 2,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      description:
+        'Escalations could not be published to their bus for two periods (failed rows keep a marker and the ' +
+        'reconciler retries): check the escalation bus and the reconciler logs.',
+    });
+    alarm('PoisonMessages', appMetric(AppMetric.poisonMessages, 'Sum'), {
       threshold: 0,
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
@@ -204,7 +221,7 @@ export class Monitoring extends Construct {
     this.dashboard.addWidgets(
       new GraphWidget({
         title: 'Open intents by state',
-        left: UNRESOLVED_STATES.map((s) => appMetric(`Open_${s}`, 'Maximum', minute).with({ label: s })),
+        left: UNRESOLVED_STATES.map((s) => appMetric(openMetric(s), 'Maximum', minute).with({ label: s })),
         width: 12,
       }),
       new GraphWidget({
@@ -241,13 +258,13 @@ export class Monitoring extends Construct {
     this.dashboard.addWidgets(
       new GraphWidget({
         title: 'Delivery outcomes',
-        left: OUTCOME_STATES.map((s) => appMetric(`Outcome_${s}`, 'Sum', minute).with({ label: s })),
+        left: OUTCOME_STATES.map((s) => appMetric(outcomeMetric(s), 'Sum', minute).with({ label: s })),
         stacked: true,
         width: 12,
       }),
       new GraphWidget({
         title: 'Throttling: retries scheduled, sender throttles',
-        left: [appMetric('Outcome_retry_scheduled', 'Sum', minute).with({ label: 'retry_scheduled' })],
+        left: [appMetric(outcomeMetric('retry_scheduled'), 'Sum', minute).with({ label: 'retry_scheduled' })],
         right: props.senders.flatMap((label) => {
           const fn = props.functions[label];
           return fn
@@ -261,8 +278,8 @@ export class Monitoring extends Construct {
       new SingleValueWidget({
         title: 'Escalations / poison messages (24 h)',
         metrics: [
-          appMetric('Escalations', 'Sum', Duration.days(1)).with({ label: 'escalations' }),
-          appMetric('PoisonMessages', 'Sum', Duration.days(1)).with({ label: 'poison messages' }),
+          appMetric(AppMetric.escalations, 'Sum', Duration.days(1)).with({ label: 'escalations' }),
+          appMetric(AppMetric.poisonMessages, 'Sum', Duration.days(1)).with({ label: 'poison messages' }),
         ],
         width: 6,
       }),

@@ -6,29 +6,22 @@ import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ENVELOPE_ENCRYPTION_CONTEXT } from '../../lambdas/contract/envelope.ts';
+import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
+import { METRIC_NAMESPACE, SERVICE_NAME } from '../../lambdas/contract/metrics.ts';
 import { acknowledge, acknowledgeWildcardResources } from '../nag.ts';
+import { type BundleSelection, cdkBundling, handlerEntry, REPO_ROOT } from './bundling.ts';
 import type { ChannelQueue } from './channel-queue.ts';
 import type { LedgerTable } from './ledger-table.ts';
 import { ManagedPolicyRole } from './managed-policy-role.ts';
 import type { RetryScheduler } from './retry-scheduler.ts';
 
-/** Repository root: the esbuild project root and the home of `lambdas/handlers`. */
-export const REPO_ROOT = join(import.meta.dirname, '..', '..');
-
-/** The encryption context every envelope data key is bound to (kms-data-key-source.ts). */
-export const ENVELOPE_ENCRYPTION_CONTEXT = { purpose: 'notice-ledger-envelope' } as const;
-
-/**
- * The one documented way to get CommonJS dependencies working inside an ESM bundle: esbuild's
- * `require` shim needs a real `require` in scope.
- */
-const ESM_REQUIRE_BANNER =
-  "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+export { ENVELOPE_ENCRYPTION_CONTEXT, REPO_ROOT };
 
 export type LedgerItemAction = 'GetItem' | 'BatchGetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query';
 
@@ -43,8 +36,12 @@ export interface LedgerAccess {
 }
 
 export interface NoticeFunctionProps {
-  /** Handler file under `lambdas/handlers/` exporting `handler`, e.g. `send-email.ts`. */
-  readonly handlerFile: string;
+  /** Which function (lambdas/contract/functions.ts): its handler is the bundle's entry. */
+  readonly name: FunctionName;
+  /** What its bundle carries (lib/constructs/bundling.ts); everything else is left out. */
+  readonly bundle: BundleSelection;
+  /** Every provider id the runtime registry holds (what the bundle leaves out unless selected). */
+  readonly registeredProviders: readonly string[];
   readonly description: string;
   readonly timeout: Duration;
   /**
@@ -54,7 +51,7 @@ export interface NoticeFunctionProps {
   readonly logRetention: RetentionDays;
   /** Key of the function's log group (HIPAA: log groups encrypted with a customer key). */
   readonly logEncryptionKey: IKey;
-  /** Settings shared by every function (DESIGN §6 names); bind* helpers add resource ones. */
+  /** Settings shared by every function (lambdas/contract/settings.ts names); bind* helpers add resource ones. */
   readonly environment: Readonly<Record<string, string>>;
   /**
    * How the function is invoked. `sync` (API Gateway, SQS event source) has no use for a
@@ -89,12 +86,12 @@ export class NoticeFunction extends Construct {
 
   constructor(scope: Construct, id: string, props: NoticeFunctionProps) {
     super(scope, id);
-    const entry = join(REPO_ROOT, 'lambdas', 'handlers', props.handlerFile);
-    if (!existsSync(entry)) throw new Error(`handler ${props.handlerFile} does not exist at ${entry}`);
+    const entry = handlerEntry(props.name);
+    if (!existsSync(entry)) throw new Error(`handler of ${props.name} does not exist at ${entry}`);
 
     this.role = new ManagedPolicyRole(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `notice-ledger ${props.handlerFile}`,
+      description: `notice-ledger ${FUNCTIONS[props.name].handler}`,
     });
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention,
@@ -122,34 +119,22 @@ export class NoticeFunction extends Construct {
         : {}),
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: 'notice-ledger',
-        POWERTOOLS_METRICS_NAMESPACE: 'NoticeLedger',
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
         POWERTOOLS_LOG_LEVEL: 'INFO',
         ...props.environment,
       },
       projectRoot: REPO_ROOT,
       depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
-      bundling: {
-        format: OutputFormat.ESM,
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-        minify: true,
-        sourceMap: true,
-        // Line mappings are enough for stack traces; embedded sources would ship the code twice.
-        sourcesContent: false,
-        bundleAwsSDK: true,
-        externalModules: [],
-        forceDockerBundling: false,
-        logLevel: LogLevel.ERROR,
-      },
+      bundling: cdkBundling(props.bundle, props.registeredProviders),
     });
 
     acknowledge(this.function, {
       rule: 'HIPAA.Security-LambdaInsideVPC',
       reason:
-        'The function reaches only AWS APIs (DynamoDB, SQS, KMS, Secrets Manager, Scheduler, SES, EventBridge) ' +
-        'over TLS with IAM auth, and Twilio over the internet; it holds no network-reachable resource a VPC ' +
-        'would protect, and a VPC would add NAT gateways (cost, an egress single point) for no isolation gain.',
+        'The function reaches only AWS APIs (DynamoDB, SQS, KMS, Secrets Manager, Scheduler, EventBridge, ' +
+        'provider APIs) over TLS with IAM auth or provider credentials; it holds no network-reachable resource ' +
+        'a VPC would protect, and a VPC would add NAT gateways (cost, an egress single point) for no isolation gain.',
     });
     if (props.reservedConcurrentExecutions === undefined) {
       acknowledge(this.function, {
@@ -274,8 +259,13 @@ export class NoticeFunction extends Construct {
    * grant goes through a principal wrapper and lands in the key policy of the stateful stack,
    * naming this role there (a reference back from the stateful stack: a dependency cycle).
    */
-  bindSecret(secret: ISecret, variable: 'FINGERPRINT_KEY_SECRET_ARN' | 'TWILIO_SECRET_ARN'): void {
-    const sid = variable === 'TWILIO_SECRET_ARN' ? 'Twilio' : 'FingerprintKey';
+  bindSecret(secret: ISecret, variable: string | undefined): void {
+    if (!variable) throw new Error('bindSecret needs the variable that names the secret');
+    // FINGERPRINT_KEY_SECRET_ARN → FingerprintKey: statement ids say whose secret it is.
+    const sid = variable
+      .replace(/_SECRET_ARN$/, '')
+      .toLowerCase()
+      .replace(/(^|_)([a-z0-9])/g, (_, _u: string, c: string) => c.toUpperCase());
     const arn = secret.secretFullArn ?? secret.secretArn;
     this.role.addToPrincipalPolicy(
       new PolicyStatement({
@@ -324,30 +314,7 @@ export class NoticeFunction extends Construct {
     this.addEnvironment('ESCALATION_EVENT_BUS', bus.eventBusName);
   }
 
-  /**
-   * `ses:SendEmail` from the configured sender only, through the configuration set only (SES
-   * authorises both the identity and the configuration set). Sets SES_FROM_ADDRESS and
-   * SES_CONFIGURATION_SET.
-   */
-  bindSesSender(sender: {
-    fromAddress: string;
-    identityArns: readonly string[];
-    configurationSetName: string;
-    configurationSetArn: string;
-  }): void {
-    this.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'SendEmailAsTheNoticeSender',
-        actions: ['ses:SendEmail'],
-        resources: [...sender.identityArns, sender.configurationSetArn],
-        conditions: { StringEquals: { 'ses:FromAddress': sender.fromAddress } },
-      }),
-    );
-    this.addEnvironment('SES_FROM_ADDRESS', sender.fromAddress);
-    this.addEnvironment('SES_CONFIGURATION_SET', sender.configurationSetName);
-  }
-
-  /** The origin providers call back (Twilio StatusCallback, signature checks): PUBLIC_BASE_URL. */
+  /** The origin providers call back (webhook URLs, signature checks): PUBLIC_BASE_URL. */
   bindPublicBaseUrl(url: string): void {
     this.addEnvironment('PUBLIC_BASE_URL', url);
   }

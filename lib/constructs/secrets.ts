@@ -1,4 +1,4 @@
-import { RemovalPolicy, SecretValue } from 'aws-cdk-lib';
+import { RemovalPolicy } from 'aws-cdk-lib';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -8,33 +8,25 @@ export interface NoticeSecretsProps {
   readonly encryptionKey: IKey;
   /** Name prefix, e.g. `notice-ledger` → `notice-ledger/fingerprint-key`. */
   readonly namePrefix: string;
-  /**
-   * Complete ARN of an existing Twilio secret (`{ accountSid, authToken, from }`).
-   * @default - the stack creates `<prefix>/twilio` with empty fields, to be filled in
-   */
-  readonly twilioSecretArn?: string;
 }
 
 /**
- * The two secrets the functions read at cold start:
+ * The secrets the functions read at cold start. Here: the **fingerprint key**
+ * (FINGERPRINT_KEY_SECRET_ARN) `{ "key": "<base64 of 32 bytes>" }`, the HMAC key of destination
+ * fingerprints, read by the http function only. Generated as 43 letters and digits, which Node's
+ * base64 decoder reads as exactly 32 bytes (~254 bits of entropy). It must never change once
+ * notices exist: suppressions and ledger rows are keyed by fingerprints made with it, and the
+ * ledger table records a check value of it, so a function started with another key refuses to
+ * start. Replace it only before the first notice (docs/deploy.md shows how). Not rotated.
  *
- * - **fingerprint key** (FINGERPRINT_KEY_SECRET_ARN) `{ "key": "<base64 of 32 bytes>" }`: the
- *   HMAC key of destination fingerprints. Generated here as 43 letters and digits, which Node's
- *   base64 decoder reads as exactly 32 bytes (~254 bits of entropy). It must never change once
- *   notices exist: suppressions and ledger rows are keyed by fingerprints made with it. Replace it
- *   only before the first notice (docs/deploy.md shows how).
- * - **Twilio** (TWILIO_SECRET_ARN) `{ "accountSid", "authToken", "from" }`: created with empty
- *   fields unless an existing secret is given. Until it is filled, the SMS sender has no transport
- *   (SMS intents fail) and Twilio callbacks are refused.
- *
- * Neither rotates automatically: rotating the fingerprint key would orphan every suppression, and
- * Twilio auth tokens are rotated in the Twilio console (then `put-secret-value`).
+ * Providers' credentials are secrets too, created by each provider's binding under this
+ * construct (`Secrets/<Provider>`, lib/providers/provider-secret.ts) and only when the provider is
+ * deployed.
  */
 export class NoticeSecrets extends Construct {
   readonly fingerprintKey: Secret;
-  readonly twilio: ISecret;
-  /** True when the stack owns the Twilio secret (and must acknowledge its rotation finding). */
-  readonly twilioCreated: boolean;
+  /** Provider credentials by provider id (those the deployment selects or retains). */
+  readonly providers = new Map<string, ISecret>();
 
   constructor(scope: Construct, id: string, props: NoticeSecretsProps) {
     super(scope, id);
@@ -51,26 +43,5 @@ export class NoticeSecrets extends Construct {
       },
       removalPolicy: RemovalPolicy.RETAIN,
     });
-
-    if (props.twilioSecretArn) {
-      this.twilio = Secret.fromSecretCompleteArn(this, 'Twilio', props.twilioSecretArn);
-      this.twilioCreated = false;
-    } else {
-      this.twilio = new Secret(this, 'Twilio', {
-        secretName: `${props.namePrefix}/twilio`,
-        description:
-          'notice-ledger: Twilio credentials { accountSid, authToken, from }; fill in after deploy',
-        encryptionKey: props.encryptionKey,
-        // Empty placeholders document the shape; CloudFormation writes them once, and later
-        // `put-secret-value` updates survive deploys as long as this definition is unchanged.
-        secretObjectValue: {
-          accountSid: SecretValue.unsafePlainText(''),
-          authToken: SecretValue.unsafePlainText(''),
-          from: SecretValue.unsafePlainText(''),
-        },
-        removalPolicy: RemovalPolicy.RETAIN,
-      });
-      this.twilioCreated = true;
-    }
   }
 }

@@ -1,13 +1,19 @@
-import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
+import type { ProviderChannel } from '../../lambdas/contract/providers.ts';
+import { CHANNEL_SETTINGS } from '../../lambdas/contract/settings.ts';
 import type { ChannelSettings, NoticeLedgerConfig } from '../config.ts';
+import type { BundleSelection } from '../constructs/bundling.ts';
 import { Escalations } from '../constructs/escalations.ts';
 import { IntakeApi } from '../constructs/intake-api.ts';
 import { Monitoring } from '../constructs/monitoring.ts';
 import { NoticeFunction, type NoticeFunctionProps } from '../constructs/notice-function.ts';
 import { ReconcilerSchedule } from '../constructs/reconciler-schedule.ts';
-import { SesEvents } from '../constructs/ses-events.ts';
 import { acknowledge } from '../nag.ts';
+import type { DeployedProvider, ProviderBinding } from '../providers/binding.ts';
+import { deployedBindings, REGISTERED_PROVIDER_IDS } from '../providers/registry.ts';
 import type { StatefulStack } from './stateful-stack.ts';
 
 export interface DeliveryStackProps extends StackProps {
@@ -17,33 +23,32 @@ export interface DeliveryStackProps extends StackProps {
 
 /**
  * The stateless half: the five functions, the HTTP API, the SQS event sources, the reconciler
- * schedule, SES event routing, escalations, alarms and the dashboard. It holds no data of its
- * own (log groups excepted, which are retained), so it can be destroyed and redeployed at will.
+ * schedule, the deployed providers' bindings (lib/providers/), escalations, alarms and the
+ * dashboard. It holds no data of its own (log groups excepted, which are retained), so it can be
+ * destroyed and redeployed at will.
  *
- * Who may do what (least privilege, each function its own role and managed policy):
+ * Who may do what (least privilege, each function its own role and managed policy; provider
+ * grants come from the bindings of the providers the function carries):
  *
- * | function    | ledger table                              | queues        | envelope key    | secrets            | other |
- * |-------------|-------------------------------------------|---------------|-----------------|--------------------|-------|
- * | http        | Put/Get/Query/Update/Delete item          | send both     | GenerateDataKey | fingerprint, Twilio | — |
- * | send-email  | Get/Update item                           | own: consume+send | Decrypt     | fingerprint        | ses:SendEmail, scheduler, escalations |
- * | send-sms    | Get/Update item                           | own: consume+send | Decrypt     | fingerprint, Twilio | scheduler, escalations |
- * | reconciler  | Get/BatchGet/Update item, Query open index | send both    | Decrypt         | fingerprint, Twilio | scheduler, escalations |
- * | ses-events  | Get/Update/Put item (suppressions)        | —             | —               | fingerprint        | — |
+ * | function        | ledger table                               | queues            | envelope key    | secrets            | other |
+ * |-----------------|--------------------------------------------|-------------------|-----------------|--------------------|-------|
+ * | http            | Put/Get/Query/Update/Delete item           | send both         | GenerateDataKey | fingerprint        | — |
+ * | send-email      | Get/Update item                            | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
+ * | send-sms        | Get/Update item                            | own: consume+send | Decrypt         | its provider's     | scheduler, escalations |
+ * | reconciler      | Get/BatchGet/Update item, Query open index | send both         | Decrypt         | lookups' providers | scheduler, escalations |
+ * | provider-events | Get/Update/Put item (suppressions)         | its DLQ           | —               | inbound providers' | — |
  */
 export class DeliveryStack extends Stack {
-  readonly functions: {
-    readonly http: NoticeFunction;
-    readonly sendEmail: NoticeFunction;
-    readonly sendSms: NoticeFunction;
-    readonly reconciler: NoticeFunction;
-    readonly sesEvents: NoticeFunction;
-  };
+  readonly functions: Readonly<Record<FunctionName, NoticeFunction>>;
   readonly api: IntakeApi;
-  readonly sesEvents: SesEvents;
   readonly escalations: Escalations;
   readonly monitoring: Monitoring;
+  /** Inbound events the provider-events function could not take (after retries), kept for replay. */
+  readonly providerEventsDeadLetterQueue: Queue;
   /** The origin providers call back (PUBLIC_BASE_URL). */
   readonly publicBaseUrl: string;
+  /** The providers this deployment carries (selected and retained), each with its bindings. */
+  readonly providers: ReadonlyMap<string, DeployedProvider>;
 
   constructor(scope: Construct, id: string, props: DeliveryStackProps) {
     super(scope, id, props);
@@ -52,44 +57,58 @@ export class DeliveryStack extends Stack {
     // the dependency runs one way: delivery → stateful.
     this.addStackDependency(stateful);
     const { keys, ledger, queues, retryScheduler, secrets } = stateful;
-    const rt = config.runtime;
+    const bindings = deployedBindings(config.providers);
+    const ids = bindings.map((b) => b.descriptor.id);
+    const byChannel = (channel: ProviderChannel) => config.providers[channel];
+    const hasSecret = (id: string) =>
+      Boolean(bindings.find((b) => b.descriptor.id === id)?.descriptor.secretVariable);
 
+    /** What each function's bundle carries (lambdas/contract/functions.ts says which facets). */
+    const selection = (name: FunctionName): BundleSelection => {
+      const spec = FUNCTIONS[name];
+      const providers =
+        spec.providers === 'none' ? [] : spec.providers === 'answering' ? ids : [byChannel(spec.providers)];
+      return {
+        providers,
+        facets: [...spec.facets],
+        // Intake reads the fingerprint key; the others only their providers' credentials.
+        secrets: name === 'http' || providers.some(hasSecret),
+      };
+    };
+
+    // Names and values from the contract (lambdas/contract/settings.ts), set on every function.
     const environment: Record<string, string> = {
-      EMAIL_PROVIDER: 'ses',
-      SMS_PROVIDER: 'twilio',
-      PROVIDER_TIMEOUT_MS: String(rt.providerTimeoutMs),
-      SEND_LEASE_MS: String(rt.sendLeaseMs),
-      RECONCILE_INTERVAL_MS: String(rt.reconcileIntervalMinutes * 60_000),
-      UNKNOWN_GRACE_MS: String(rt.unknownGraceMs),
-      UNKNOWN_POLICY: rt.unknownPolicy,
-      RETRY_BASE_MS: String(rt.retryBaseMs),
-      RETRY_CAP_MS: String(rt.retryCapMs),
-      MAX_ATTEMPTS: String(rt.maxAttempts),
-      NOTICE_DEFAULT_DEADLINE_MS: String(rt.noticeDefaultDeadlineMs),
+      ...config.runtimeEnvironment,
+      [CHANNEL_SETTINGS.email.provider]: config.providers.email,
+      [CHANNEL_SETTINGS.sms.provider]: config.providers.sms,
+      ...(config.providers.retained.length > 0
+        ? { RETAINED_PROVIDERS: config.providers.retained.join(',') }
+        : {}),
     };
-    const common = {
-      environment,
-      memorySize: config.memorySize,
-      logRetention: config.logRetention,
-      logEncryptionKey: keys.observability,
-    } satisfies Partial<NoticeFunctionProps>;
-    const reserved = (name: keyof NoticeLedgerConfig['reservedConcurrency']) => {
-      const value = config.reservedConcurrency[name];
-      return value === undefined ? {} : { reservedConcurrentExecutions: value };
+    const make = (
+      constructId: string,
+      name: FunctionName,
+      options: Pick<NoticeFunctionProps, 'description' | 'timeout' | 'invocation' | 'deadLetterQueue'>,
+    ): NoticeFunction => {
+      const reserved = config.reservedConcurrency[name];
+      return new NoticeFunction(this, constructId, {
+        ...options,
+        name,
+        bundle: bundleSelection(name, config.providers),
+        registeredProviders: REGISTERED_PROVIDER_IDS,
+        environment,
+        memorySize: config.memorySize,
+        logRetention: config.logRetention,
+        logEncryptionKey: keys.observability,
+        ...(reserved === undefined ? {} : { reservedConcurrentExecutions: reserved }),
+      });
     };
 
-    this.sesEvents = new SesEvents(this, 'SesEvents', {
-      configurationSetName: config.ses.configurationSetName,
-      requireTls: config.ses.requireTls,
-    });
     this.escalations = new Escalations(this, 'Escalations');
 
-    // HTTP API function: intake, timelines, suppressions, Twilio callbacks.
-    const http = new NoticeFunction(this, 'Http', {
-      ...common,
-      ...reserved('http'),
-      handlerFile: 'http-api.ts',
-      description: 'notice-ledger HTTP API: intake, timelines, suppressions, provider callbacks',
+    // HTTP API function: intake, timelines, suppressions. No provider code.
+    const http = make('Http', 'http', {
+      description: 'notice-ledger HTTP API: intake, timelines, suppressions',
       // API Gateway gives up after 30 s; a 100-notice batch is ~100 conditional puts.
       timeout: Duration.seconds(20),
       invocation: 'sync',
@@ -99,10 +118,27 @@ export class DeliveryStack extends Stack {
     http.bindChannelQueue(queues.sms);
     http.bindEnvelopeKey(keys.envelope, 'seal');
     http.bindSecret(secrets.fingerprintKey, 'FINGERPRINT_KEY_SECRET_ARN');
-    http.bindSecret(secrets.twilio, 'TWILIO_SECRET_ARN');
+
+    // Provider events: webhooks (API) and EventBridge events of every deployed provider.
+    this.providerEventsDeadLetterQueue = new Queue(this, 'ProviderEventsDeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const providerEvents = make('ProviderEvents', 'providerEvents', {
+      description: 'notice-ledger provider events: delivery reports and suppressions',
+      timeout: Duration.seconds(30),
+      invocation: 'async',
+      deadLetterQueue: this.providerEventsDeadLetterQueue,
+    });
+    providerEvents.bindTable(ledger, { items: ['GetItem', 'UpdateItem', 'PutItem'] });
 
     this.api = new IntakeApi(this, 'Api', {
-      handler: http.function,
+      handlers: { http: http.function, providerEvents: providerEvents.function },
+      webhookProviders: bindings
+        .filter((b) => b.descriptor.inbound === 'webhook')
+        .map((b) => b.descriptor.id),
       throttle: { rateLimit: config.api.rateLimit, burstLimit: config.api.burstLimit },
       callbackThrottle: {
         rateLimit: config.api.callbackRateLimit,
@@ -112,69 +148,42 @@ export class DeliveryStack extends Stack {
       logEncryptionKey: keys.observability,
       policyNamePrefix: config.resourcePrefix,
     });
-    // The function reads the API's own URL: no cycle, since the API resource does not depend on
-    // the function (only its routes' integration does).
+    // The functions read the API's own URL: no cycle, since the API resource does not depend on
+    // a function (only its routes' integrations do).
     this.publicBaseUrl = config.publicBaseUrl ?? this.api.endpoint;
-    http.bindPublicBaseUrl(this.publicBaseUrl);
 
     // Senders, one per channel.
     const senderTimeout = Duration.seconds(config.senderTimeoutSeconds);
-    const identityArns = [config.ses.identity, ...config.ses.additionalIdentities].map((identity) =>
-      this.formatArn({ service: 'ses', resource: 'identity', resourceName: identity }),
-    );
-    const sender = (
-      id: string,
-      handlerFile: string,
-      channel: ChannelSettings,
-      name: 'sendEmail' | 'sendSms',
-    ): NoticeFunction => {
-      const fn = new NoticeFunction(this, id, {
-        ...common,
-        ...reserved(name),
-        handlerFile,
-        description: `notice-ledger ${handlerFile.replace('.ts', '')}: claim, send once, record the outcome`,
+    const sender = (constructId: string, name: 'sendEmail' | 'sendSms', channel: ChannelSettings) => {
+      const fn = make(constructId, name, {
+        description: `notice-ledger ${FUNCTIONS[name].handler.replace('.ts', '')}: claim, send once, record the outcome`,
         timeout: senderTimeout,
         invocation: 'sync',
       });
       fn.bindTable(ledger, { items: ['GetItem', 'UpdateItem'] });
       fn.bindEnvelopeKey(keys.envelope, 'open');
-      fn.bindSecret(secrets.fingerprintKey, 'FINGERPRINT_KEY_SECRET_ARN');
       fn.bindRetryScheduler(retryScheduler);
       fn.bindEscalations(this.escalations.bus);
       if (channel.sendRatePerSecond !== undefined) {
         // Each concurrent instance paces at its share of the provider's rate.
         fn.function.addEnvironment(
-          `${name === 'sendEmail' ? 'EMAIL' : 'SMS'}_SEND_RATE_PER_SECOND`,
+          CHANNEL_SETTINGS[name === 'sendEmail' ? 'email' : 'sms'].sendRate,
           String(channel.sendRatePerSecond / channel.maxConcurrency),
         );
       }
       return fn;
     };
-
-    const sendEmail = sender('SendEmail', 'send-email.ts', config.channels.email, 'sendEmail');
+    const sendEmail = sender('SendEmail', 'sendEmail', config.channels.email);
     // Its own queue only: short retries ride on an SQS delay, throttled sends are deferred.
     sendEmail.bindChannelQueue(queues.email);
     sendEmail.consumeChannelQueue(queues.email, config.channels.email);
-    sendEmail.bindSesSender({
-      fromAddress: config.ses.fromAddress,
-      identityArns,
-      configurationSetName: this.sesEvents.configurationSetName,
-      configurationSetArn: this.sesEvents.configurationSetArn,
-    });
-
-    const sendSms = sender('SendSms', 'send-sms.ts', config.channels.sms, 'sendSms');
+    const sendSms = sender('SendSms', 'sendSms', config.channels.sms);
     sendSms.bindChannelQueue(queues.sms);
     sendSms.consumeChannelQueue(queues.sms, config.channels.sms);
-    sendSms.bindSecret(secrets.twilio, 'TWILIO_SECRET_ARN');
-    // Twilio's StatusCallback points back at the API.
-    sendSms.bindPublicBaseUrl(this.publicBaseUrl);
 
     // Reconciler: every interval, sweep the open index.
-    const reconcileInterval = Duration.minutes(rt.reconcileIntervalMinutes);
-    const reconciler = new NoticeFunction(this, 'Reconciler', {
-      ...common,
-      ...reserved('reconciler'),
-      handlerFile: 'reconciler.ts',
+    const reconcileInterval = Duration.minutes(config.runtime.reconcileIntervalMinutes);
+    const reconciler = make('Reconciler', 'reconciler', {
       description:
         'notice-ledger reconciler: expired leases, unknown outcomes, overdue retries, deadlines, gauges',
       // Done before the next tick starts, so runs do not overlap.
@@ -185,8 +194,6 @@ export class DeliveryStack extends Stack {
     reconciler.bindChannelQueue(queues.email);
     reconciler.bindChannelQueue(queues.sms);
     reconciler.bindEnvelopeKey(keys.envelope, 'open');
-    reconciler.bindSecret(secrets.fingerprintKey, 'FINGERPRINT_KEY_SECRET_ARN');
-    reconciler.bindSecret(secrets.twilio, 'TWILIO_SECRET_ARN');
     reconciler.bindRetryScheduler(retryScheduler);
     reconciler.bindEscalations(this.escalations.bus);
     // A failed or late tick is superseded by the next one: no retries, no stale queued ticks.
@@ -202,22 +209,18 @@ export class DeliveryStack extends Stack {
       interval: reconcileInterval,
     });
 
-    // SES configuration-set events → ledger (delivered, bounced, complained …).
-    const sesEventsFn = new NoticeFunction(this, 'SesEventsHandler', {
-      ...common,
-      ...reserved('sesEvents'),
-      handlerFile: 'ses-events.ts',
-      description: 'notice-ledger SES events: delivery reports and suppressions',
-      timeout: Duration.seconds(30),
-      invocation: 'async',
-      deadLetterQueue: this.sesEvents.deadLetterQueue,
+    // Each deployed provider binds the functions that carry its facets, and nothing else.
+    this.providers = bindProviders(this, bindings, {
+      config,
+      stateful,
+      publicBaseUrl: this.publicBaseUrl,
+      eventsDeadLetterQueue: this.providerEventsDeadLetterQueue,
+      senders: { email: sendEmail, sms: sendSms },
+      reconciler,
+      providerEvents,
     });
-    sesEventsFn.bindTable(ledger, { items: ['GetItem', 'UpdateItem', 'PutItem'] });
-    sesEventsFn.bindEnvelopeKey(keys.envelope, 'none');
-    sesEventsFn.bindSecret(secrets.fingerprintKey, 'FINGERPRINT_KEY_SECRET_ARN');
-    this.sesEvents.routeTo(sesEventsFn.function);
 
-    this.functions = { http, sendEmail, sendSms, reconciler, sesEvents: sesEventsFn };
+    this.functions = { http, sendEmail, sendSms, reconciler, providerEvents };
 
     this.monitoring = new Monitoring(this, 'Monitoring', {
       topicKey: keys.observability,
@@ -227,7 +230,7 @@ export class DeliveryStack extends Stack {
         SendEmail: sendEmail.function,
         SendSms: sendSms.function,
         Reconciler: reconciler.function,
-        SesEvents: sesEventsFn.function,
+        ProviderEvents: providerEvents.function,
       },
       senders: ['SendEmail', 'SendSms'],
       workQueues: [
@@ -237,7 +240,7 @@ export class DeliveryStack extends Stack {
       deadLetterQueues: [
         { label: 'Email', queue: queues.email.deadLetterQueue },
         { label: 'Sms', queue: queues.sms.deadLetterQueue },
-        { label: 'SesEvents', queue: this.sesEvents.deadLetterQueue },
+        { label: 'ProviderEvents', queue: this.providerEventsDeadLetterQueue },
       ],
       api: this.api.api,
       oldestUnresolvedAlarmSeconds: config.alarms.oldestUnresolvedSeconds,
@@ -265,7 +268,73 @@ export class DeliveryStack extends Stack {
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
-    new CfnOutput(this, 'SesConfigurationSet', { value: this.sesEvents.configurationSetName });
     new CfnOutput(this, 'EscalationBusName', { value: this.escalations.bus.eventBusName });
   }
+}
+
+/**
+ * What a function's bundle carries (lambdas/contract/functions.ts says which facets, for whose
+ * providers): the sender its channel's provider's transport, the reconciler and provider-events
+ * the lookups and inbound facets of every deployed provider, intake nothing of any provider.
+ */
+export function bundleSelection(
+  name: FunctionName,
+  providers: NoticeLedgerConfig['providers'],
+): BundleSelection {
+  const bindings = deployedBindings(providers);
+  const spec = FUNCTIONS[name];
+  const ids =
+    spec.providers === 'none'
+      ? []
+      : spec.providers === 'answering'
+        ? bindings.map((b) => b.descriptor.id)
+        : [providers[spec.providers]];
+  const hasSecret = (id: string) =>
+    Boolean(bindings.find((b) => b.descriptor.id === id)?.descriptor.secretVariable);
+  return {
+    providers: ids,
+    facets: [...spec.facets],
+    // Intake reads the fingerprint key; the others only their providers' credentials.
+    secrets: name === 'http' || ids.some(hasSecret),
+  };
+}
+
+interface BindTargets {
+  readonly config: NoticeLedgerConfig;
+  readonly stateful: StatefulStack;
+  readonly publicBaseUrl: string;
+  readonly eventsDeadLetterQueue: Queue;
+  readonly senders: Readonly<Record<ProviderChannel, NoticeFunction>>;
+  readonly reconciler: NoticeFunction;
+  readonly providerEvents: NoticeFunction;
+}
+
+/**
+ * The transport of each channel's provider on that channel's sender; the lookups and inbound
+ * facets of every deployed provider (selected and retained) on the reconciler and the
+ * provider-events function, so rows sent through a retired provider stay answerable.
+ */
+function bindProviders(
+  scope: Construct,
+  bindings: readonly ProviderBinding[],
+  targets: BindTargets,
+): ReadonlyMap<string, DeployedProvider> {
+  const deployed = new Map<string, DeployedProvider>();
+  for (const binding of bindings) {
+    const id = binding.descriptor.id;
+    const provider = binding.deliver(scope, {
+      config: targets.config,
+      resources: targets.stateful.providerResources.get(id) ?? {},
+      publicBaseUrl: targets.publicBaseUrl,
+      eventsDeadLetterQueue: targets.eventsDeadLetterQueue,
+    });
+    deployed.set(id, provider);
+    for (const channel of ['email', 'sms'] as const) {
+      if (targets.config.providers[channel] === id)
+        provider.bindTransport?.(targets.senders[channel], channel);
+    }
+    provider.bindLookup?.(targets.reconciler);
+    provider.bindInbound?.(targets.providerEvents);
+  }
+  return deployed;
 }

@@ -7,6 +7,9 @@ import { LedgerTable } from '../constructs/ledger-table.ts';
 import { RetryScheduler } from '../constructs/retry-scheduler.ts';
 import { NoticeSecrets } from '../constructs/secrets.ts';
 import { acknowledge } from '../nag.ts';
+import type { ProviderResources } from '../providers/binding.ts';
+import { pascal } from '../providers/provider-secret.ts';
+import { deployedBindings } from '../providers/registry.ts';
 
 export interface StatefulStackProps extends StackProps {
   readonly config: NoticeLedgerConfig;
@@ -24,6 +27,8 @@ export class StatefulStack extends Stack {
   readonly queues: { readonly email: ChannelQueue; readonly sms: ChannelQueue };
   readonly retryScheduler: RetryScheduler;
   readonly secrets: NoticeSecrets;
+  /** What each deployed provider's binding keeps in this stack, by provider id. */
+  readonly providerResources = new Map<string, ProviderResources>();
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, { terminationProtection: true, ...props });
@@ -56,34 +61,31 @@ export class StatefulStack extends Stack {
     this.secrets = new NoticeSecrets(this, 'Secrets', {
       encryptionKey: this.keys.data,
       namePrefix: config.resourcePrefix,
-      ...(config.twilioSecretArn ? { twilioSecretArn: config.twilioSecretArn } : {}),
     });
-    const noRotation = (reason: string) => [
-      { rule: 'AwsSolutions-SMG4', reason },
-      { rule: 'HIPAA.Security-SecretsManagerRotationEnabled', reason },
-    ];
     acknowledge(
       this.secrets.fingerprintKey,
-      ...noRotation(
-        'The fingerprint HMAC key must stay constant: suppression entries and ledger rows are keyed by ' +
+      ...['AwsSolutions-SMG4', 'HIPAA.Security-SecretsManagerRotationEnabled'].map((rule) => ({
+        rule,
+        reason:
+          'The fingerprint HMAC key must stay constant: suppression entries and ledger rows are keyed by ' +
           'fingerprints made with it, so a rotation would silently un-suppress every destination.',
-      ),
+      })),
     );
-    if (this.secrets.twilioCreated) {
-      acknowledge(
-        this.secrets.twilio,
-        ...noRotation(
-          'Twilio auth tokens are issued and rotated in the Twilio console (primary/secondary token), ' +
-            'then written here with put-secret-value (docs/deploy.md); Secrets Manager cannot rotate them.',
-        ),
-      );
+    // What each deployed provider keeps here (its credentials' secret), and nothing of the others.
+    for (const binding of deployedBindings(config.providers)) {
+      const resources = binding.stateful?.(this.secrets, { config, secretsKey: this.keys.data }) ?? {};
+      this.providerResources.set(binding.descriptor.id, resources);
+      if (resources.secret) {
+        this.secrets.providers.set(binding.descriptor.id, resources.secret);
+        const fields = binding.descriptor.settings.flatMap((s) => (s.secretField ? [s.secretField] : []));
+        new CfnOutput(this, `${pascal(binding.descriptor.id)}SecretArn`, {
+          value: resources.secret.secretArn,
+          description: `Fill with { ${fields.join(', ')} } (docs/deploy.md)`,
+        });
+      }
     }
 
     new CfnOutput(this, 'LedgerTableName', { value: this.ledger.tableName });
-    new CfnOutput(this, 'TwilioSecretArn', {
-      value: this.secrets.twilio.secretArn,
-      description: 'Fill with { accountSid, authToken, from } (docs/deploy.md)',
-    });
     new CfnOutput(this, 'FingerprintKeySecretArn', { value: this.secrets.fingerprintKey.secretArn });
   }
 }

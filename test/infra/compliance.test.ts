@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { cdkJsonContext, PLACEHOLDER_SENDER_WARNING } from '../../lib/app.ts';
+import { cdkJsonContext } from '../../lib/app.ts';
 import {
   ACCEPTED_WARNINGS,
   CHECK_ACCOUNT,
@@ -15,6 +15,7 @@ import {
   type TargetResult,
 } from '../../lib/deploy-check.ts';
 import { compliancePacks, nagResourceName } from '../../lib/nag.ts';
+import { PLACEHOLDER_SENDER_WARNING } from '../../lib/providers/ses/binding.ts';
 import { synthesize } from './synth.ts';
 
 interface Finding {

@@ -20,24 +20,39 @@ describe('deployment settings (deploy/settings.json)', () => {
     const config = fromSettings({});
     expect(config.resourcePrefix).toBe('notice-ledger');
     expect(config.target).toBeUndefined();
-    expect(config.ses).toEqual({
-      fromAddress: 'notices@example.com',
-      identity: 'example.com',
-      additionalIdentities: [],
-      configurationSetName: 'notice-ledger',
-      requireTls: true,
+    expect(config.providers).toEqual({ email: 'ses', sms: 'twilio', retained: [] });
+    expect(config.settings).toMatchObject({
+      sesFromAddress: 'notices@example.com',
+      sesIdentity: '',
+      sesAdditionalIdentities: [],
+      sesConfigurationSetName: '',
+      sesRequireTls: true,
+      twilioSecretArn: '',
     });
     expect(config.senderTimeoutSeconds).toBe(30);
     expect(config.channels.email).toEqual({ maxConcurrency: 5, batchSize: 10, sendRatePerSecond: undefined });
-    expect(config.twilioSecretArn).toBeUndefined();
     expect(config.ledgerRetentionDays).toBe(400);
   });
 
-  it('agrees with the runtime’s own defaults (DESIGN §6), so AWS and the local stack behave alike', () => {
+  it('agrees with the runtime’s own defaults (one contract), so AWS and the local stack behave alike', () => {
     const runtime = readRuntimeConfig({});
+    expect(fromSettings({}).runtimeEnvironment).toEqual({
+      PROVIDER_TIMEOUT_MS: String(runtime.PROVIDER_TIMEOUT_MS),
+      SEND_LEASE_MS: String(runtime.SEND_LEASE_MS),
+      RECONCILE_INTERVAL_MS: String(runtime.RECONCILE_INTERVAL_MS),
+      UNKNOWN_GRACE_MS: String(runtime.UNKNOWN_GRACE_MS),
+      UNKNOWN_POLICY: runtime.UNKNOWN_POLICY,
+      RETRY_BASE_MS: String(runtime.RETRY_BASE_MS),
+      RETRY_CAP_MS: String(runtime.RETRY_CAP_MS),
+      MAX_ATTEMPTS: String(runtime.MAX_ATTEMPTS),
+      NOTICE_DEFAULT_DEADLINE_MS: String(runtime.NOTICE_DEFAULT_DEADLINE_MS),
+      OPEN_INDEX_SHARDS: String(runtime.OPEN_INDEX_SHARDS),
+    });
     expect(runtime.PROVIDER_TIMEOUT_MS).toBe(SETTING_DEFAULTS.providerTimeoutMs);
     expect(runtime.SEND_LEASE_MS).toBe(SETTING_DEFAULTS.sendLeaseMs);
-    expect(runtime.RECONCILE_INTERVAL_MS).toBe(SETTING_DEFAULTS.reconcileIntervalMinutes * 60_000);
+    expect(runtime.RECONCILE_INTERVAL_MS).toBe(
+      (SETTING_DEFAULTS.reconcileIntervalMinutes as number) * 60_000,
+    );
     expect(runtime.UNKNOWN_GRACE_MS).toBe(SETTING_DEFAULTS.unknownGraceMs);
     expect(runtime.UNKNOWN_POLICY).toBe(SETTING_DEFAULTS.unknownPolicy);
     expect(runtime.RETRY_BASE_MS).toBe(SETTING_DEFAULTS.retryBaseMs);
@@ -72,8 +87,8 @@ describe('deployment settings (deploy/settings.json)', () => {
       '//': 'a comment for the next reader',
     });
     expect(config.channels.email.maxConcurrency).toBe(10);
-    expect(config.ses.requireTls).toBe(false);
-    expect(config.ses.additionalIdentities).toEqual(['ada@example.org', 'bob@example.org']);
+    expect(config.settings.sesRequireTls).toBe(false);
+    expect(config.settings.sesAdditionalIdentities).toEqual(['ada@example.org', 'bob@example.org']);
     expect(config.reservedConcurrency).toEqual({ reconciler: 1 });
     expect(config.channels.sms.sendRatePerSecond).toBe(1);
     expect(config.ledgerRetentionDays).toBeUndefined();
@@ -95,6 +110,13 @@ describe('deployment settings (deploy/settings.json)', () => {
     [{ account: '123' }, /account: a 12-digit account id/],
     [{ region: 'Ireland' }, /region: a Region code/],
     [{ account: '111122223333' }, /account and region are set together/],
+    [{ emailProvider: 'mailgun' }, /emailProvider: no provider "mailgun" \(ses, twilio\)/],
+    [{ smsProvider: 'ses' }, /smsProvider: provider "ses" does not send sms/],
+    [{ retainedProviders: ['nobody'] }, /retainedProviders: no provider "nobody"/],
+    [
+      { sendLeaseMs: 40_000, providerTimeoutMs: 1_000, retryBaseMs: 5_000, retryCapMs: 1_000 },
+      /retryCapMs \(1000\) must be at least retryBaseMs/,
+    ],
   ])('rejects %j, naming the setting and the file', (settings, message) => {
     expect(() => fromSettings(settings)).toThrow(ConfigurationError);
     expect(() => fromSettings(settings)).toThrow(message);

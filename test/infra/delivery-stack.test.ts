@@ -9,6 +9,7 @@ import {
 } from '../../lambdas/adapters/eventbridge/escalation-publishers.ts';
 import { UNRESOLVED_STATES as DOMAIN_UNRESOLVED_STATES } from '../../lambdas/domain/state-machine.ts';
 import { ConfigSchema, readConfig as readRuntimeConfig } from '../../lambdas/edge/config.ts';
+import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { ESCALATION_DETAIL_TYPE, ESCALATION_SOURCE } from '../../lib/constructs/escalations.ts';
 import { UNRESOLVED_STATES } from '../../lib/constructs/monitoring.ts';
 import { ENVELOPE_ENCRYPTION_CONTEXT, type NoticeFunction } from '../../lib/constructs/notice-function.ts';
@@ -27,7 +28,7 @@ let template: Template;
 let synthMs = 0;
 
 type FunctionKey = keyof Synthesized['delivery']['functions'];
-const FUNCTIONS: readonly FunctionKey[] = ['http', 'sendEmail', 'sendSms', 'reconciler', 'sesEvents'];
+const FUNCTIONS: readonly FunctionKey[] = ['http', 'sendEmail', 'sendSms', 'reconciler', 'providerEvents'];
 
 beforeAll(() => {
   const started = performance.now();
@@ -99,15 +100,22 @@ describe('delivery stack: functions', () => {
   });
 });
 
-describe('delivery stack: environment (DESIGN §6 names)', () => {
-  const runtimeKeys = new Set(Object.keys(ConfigSchema.shape));
+describe('delivery stack: environment (lambdas/contract names)', () => {
+  // The core settings and every registered provider's own (its descriptor's variables).
+  const runtimeKeys = new Set([
+    ...Object.keys(ConfigSchema.shape),
+    ...PROVIDERS.flatMap((p) => [
+      ...p.descriptor.settings.map((s) => s.name),
+      p.descriptor.secretVariable ?? '',
+    ]),
+  ]);
   const platformKeys = /^(NODE_OPTIONS|POWERTOOLS_[A-Z_]+|AWS_[A-Z_]+)$/;
   const everyFunction = [
     'LEDGER_TABLE_NAME',
     'OPEN_INDEX_SHARDS',
     'RETENTION_DAYS',
-    'ENVELOPE_KMS_KEY_ID',
-    'FINGERPRINT_KEY_SECRET_ARN',
+    'EMAIL_PROVIDER',
+    'SMS_PROVIDER',
     'PROVIDER_TIMEOUT_MS',
     'SEND_LEASE_MS',
     'RECONCILE_INTERVAL_MS',
@@ -119,24 +127,41 @@ describe('delivery stack: environment (DESIGN §6 names)', () => {
   ];
   const scheduling = ['SCHEDULE_GROUP_NAME', 'SCHEDULER_ROLE_ARN', 'ESCALATION_EVENT_BUS'];
   const required: Record<FunctionKey, string[]> = {
-    http: ['EMAIL_QUEUE_URL', 'SMS_QUEUE_URL', 'TWILIO_SECRET_ARN', 'PUBLIC_BASE_URL'],
+    http: ['EMAIL_QUEUE_URL', 'SMS_QUEUE_URL', 'ENVELOPE_KMS_KEY_ID', 'FINGERPRINT_KEY_SECRET_ARN'],
     sendEmail: [
       'EMAIL_QUEUE_URL',
       'EMAIL_QUEUE_ARN',
+      'ENVELOPE_KMS_KEY_ID',
       'SES_FROM_ADDRESS',
       'SES_CONFIGURATION_SET',
       ...scheduling,
     ],
-    sendSms: ['SMS_QUEUE_URL', 'SMS_QUEUE_ARN', 'TWILIO_SECRET_ARN', 'PUBLIC_BASE_URL', ...scheduling],
+    sendSms: [
+      'SMS_QUEUE_URL',
+      'SMS_QUEUE_ARN',
+      'ENVELOPE_KMS_KEY_ID',
+      'TWILIO_SECRET_ARN',
+      'PUBLIC_BASE_URL',
+      ...scheduling,
+    ],
     reconciler: [
       'EMAIL_QUEUE_URL',
       'EMAIL_QUEUE_ARN',
       'SMS_QUEUE_URL',
       'SMS_QUEUE_ARN',
+      'ENVELOPE_KMS_KEY_ID',
       'TWILIO_SECRET_ARN',
       ...scheduling,
     ],
-    sesEvents: [],
+    providerEvents: ['TWILIO_SECRET_ARN', 'PUBLIC_BASE_URL'],
+  };
+  /** What a function must not hold: another function's secrets, keys and provider settings. */
+  const forbidden: Record<FunctionKey, string[]> = {
+    http: ['TWILIO_SECRET_ARN', 'SES_FROM_ADDRESS', 'PUBLIC_BASE_URL', 'SCHEDULER_ROLE_ARN'],
+    sendEmail: ['FINGERPRINT_KEY_SECRET_ARN', 'TWILIO_SECRET_ARN'],
+    sendSms: ['FINGERPRINT_KEY_SECRET_ARN', 'SES_FROM_ADDRESS'],
+    reconciler: ['FINGERPRINT_KEY_SECRET_ARN', 'SES_FROM_ADDRESS'],
+    providerEvents: ['FINGERPRINT_KEY_SECRET_ARN', 'ENVELOPE_KMS_KEY_ID', 'SES_FROM_ADDRESS'],
   };
 
   it('sets only variables the runtime reads (no typos, no strays)', () => {
@@ -161,7 +186,11 @@ describe('delivery stack: environment (DESIGN §6 names)', () => {
       const env = Object.fromEntries(
         Object.entries(environmentOf(key)).map(([name, value]) => [
           name,
-          typeof value === 'string' ? value : `token-${name}`,
+          typeof value === 'string'
+            ? value
+            : name.endsWith('_URL')
+              ? `https://token-${name}.example`
+              : `token-${name}`,
         ]),
       );
       const config = readRuntimeConfig(env);
@@ -171,14 +200,15 @@ describe('delivery stack: environment (DESIGN §6 names)', () => {
     }
   });
 
-  it('does not tell the e-mail sender or the SES events handler about Twilio', () => {
-    expect(environmentOf('sendEmail').TWILIO_SECRET_ARN).toBeUndefined();
-    expect(environmentOf('sesEvents').TWILIO_SECRET_ARN).toBeUndefined();
+  it('gives each function only its own secrets and provider settings (the fingerprint key to intake alone)', () => {
+    for (const key of FUNCTIONS) {
+      for (const name of forbidden[key]) expect(environmentOf(key)[name], `${key} ${name}`).toBeUndefined();
+    }
   });
 
   it('points PUBLIC_BASE_URL at the API’s own endpoint', () => {
     const expected = { 'Fn::GetAtt': [logicalId(synth.delivery.api.api), 'ApiEndpoint'] };
-    expect(environmentOf('http').PUBLIC_BASE_URL).toEqual(expected);
+    expect(environmentOf('providerEvents').PUBLIC_BASE_URL).toEqual(expected);
     expect(environmentOf('sendSms').PUBLIC_BASE_URL).toEqual(expected);
   });
 });
@@ -201,14 +231,16 @@ describe('delivery stack: least privilege', () => {
     }
   });
 
-  it('http: table item CRUD + Query, enqueue both channels, seal only, read both secrets', () => {
+  it('http: table item CRUD + Query, enqueue both channels, seal only, read the fingerprint secret only', () => {
     const g = grants('http');
     expect([...g.keys()].filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(
       ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'].map(table),
     );
     expect(g.get('sqs:SendMessage')).toHaveLength(2);
     expect(g.has('kms:GenerateDataKey')).toBe(true);
-    expect(g.get('secretsmanager:GetSecretValue')).toHaveLength(2);
+    const secrets = g.get('secretsmanager:GetSecretValue') ?? [];
+    expect(secrets).toHaveLength(1);
+    expect(secrets[0]).toContain('SecretsFingerprintKey');
     for (const absent of ['scheduler:CreateSchedule', 'iam:PassRole', 'events:PutEvents', 'ses:SendEmail']) {
       expect(g.has(absent), absent).toBe(false);
     }
@@ -252,8 +284,9 @@ describe('delivery stack: least privilege', () => {
     }
     expect(grants('sendEmail').has('ses:SendEmail')).toBe(true);
     expect(grants('sendSms').has('ses:SendEmail')).toBe(false);
-    expect(grants('sendEmail').get('secretsmanager:GetSecretValue')).toHaveLength(1);
-    expect(grants('sendSms').get('secretsmanager:GetSecretValue')).toHaveLength(2);
+    // SES authorises by IAM: the e-mail sender reads no secret at all; the SMS sender Twilio's only.
+    expect(grants('sendEmail').has('secretsmanager:GetSecretValue')).toBe(false);
+    expect(grants('sendSms').get('secretsmanager:GetSecretValue')).toHaveLength(1);
   });
 
   it('e-mail sender: ses:SendEmail only as the configured sender, on its identity and configuration set', () => {
@@ -266,7 +299,7 @@ describe('delivery stack: least privilege', () => {
     expect(resources).toContain(':configuration-set/notice-ledger');
   });
 
-  it('reconciler: Query on the open index only, Get/BatchGet/Update items, both queues, open, secrets, scheduler', () => {
+  it('reconciler: Query on the open index only, Get/BatchGet/Update items, both queues, open, its lookups’ secret, scheduler', () => {
     const statements = roleStatements(template, logicalId(fn('reconciler').role));
     const g = grants('reconciler');
     const index = statements.find((s) => s.Sid === 'LedgerOpenIndex');
@@ -276,28 +309,28 @@ describe('delivery stack: least privilege', () => {
     expect(items?.Action).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']);
     expect(g.get('sqs:SendMessage')).toHaveLength(2);
     expect(statements.find((s) => s.Sid === 'OpenEnvelopes')?.Action).toBe('kms:Decrypt');
-    expect(g.get('secretsmanager:GetSecretValue')).toHaveLength(2);
+    expect(g.get('secretsmanager:GetSecretValue')).toHaveLength(1);
     expect(g.has('scheduler:CreateSchedule') && g.has('iam:PassRole') && g.has('events:PutEvents')).toBe(
       true,
     );
   });
 
-  it('SES events: Get/Update/Put item (suppressions), fingerprint secret, nothing else of note', () => {
-    const g = grants('sesEvents');
+  it('provider events: Get/Update/Put item (suppressions), the inbound providers’ secret, nothing else of note', () => {
+    const g = grants('providerEvents');
     expect([...g.keys()].filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(
       ['GetItem', 'PutItem', 'UpdateItem'].map(table),
     );
     expect(g.get('secretsmanager:GetSecretValue')).toHaveLength(1);
+    expect(g.has('kms:Decrypt') && g.get('kms:Decrypt')?.some((r) => r.includes('Envelope'))).toBe(false);
     for (const absent of ['scheduler:CreateSchedule', 'events:PutEvents', 'iam:PassRole']) {
       expect(g.has(absent), absent).toBe(false);
     }
-    // It knows the envelope key id (the runtime requires it) but may not use it.
-    const sids = roleStatements(template, logicalId(fn('sesEvents').role)).map((s) => s.Sid);
+    const sids = roleStatements(template, logicalId(fn('providerEvents').role)).map((s) => s.Sid);
     expect(sids).not.toContain('SealEnvelopes');
     expect(sids).not.toContain('OpenEnvelopes');
     // Only its DLQ (failed async invocations) is writable.
     expect(g.get('sqs:SendMessage')).toEqual([
-      JSON.stringify({ 'Fn::GetAtt': [logicalId(synth.delivery.sesEvents.deadLetterQueue), 'Arn'] }),
+      JSON.stringify({ 'Fn::GetAtt': [logicalId(synth.delivery.providerEventsDeadLetterQueue), 'Arn'] }),
     ]);
   });
 
@@ -333,7 +366,7 @@ describe('delivery stack: SQS event sources', () => {
 });
 
 describe('delivery stack: HTTP API', () => {
-  it('requires IAM on every route but the Twilio callback', () => {
+  it('requires IAM on every route but the provider webhooks, one route per deployed webhook provider', () => {
     const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')).map((r) => [
       r.Properties.RouteKey as string,
       r.Properties.AuthorizationType as string,
@@ -449,7 +482,7 @@ describe('delivery stack: schedules and events', () => {
     });
   });
 
-  it('publishes SES events of its configuration set to the default bus and routes them to the handler', () => {
+  it('publishes SES events of its configuration set to the default bus and routes them to provider events', () => {
     template.hasResourceProperties('AWS::SES::ConfigurationSet', {
       Name: 'notice-ledger',
       DeliveryOptions: { TlsPolicy: 'REQUIRE' },
@@ -481,16 +514,16 @@ describe('delivery stack: schedules and events', () => {
       },
       Targets: [
         Match.objectLike({
-          Arn: { 'Fn::GetAtt': [logicalId(fn('sesEvents').function), 'Arn'] },
+          Arn: { 'Fn::GetAtt': [logicalId(fn('providerEvents').function), 'Arn'] },
           DeadLetterConfig: {
-            Arn: { 'Fn::GetAtt': [logicalId(synth.delivery.sesEvents.deadLetterQueue), 'Arn'] },
+            Arn: { 'Fn::GetAtt': [logicalId(synth.delivery.providerEventsDeadLetterQueue), 'Arn'] },
           },
           RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 },
         }),
       ],
     });
-    expect(functionProps('sesEvents')?.DeadLetterConfig).toEqual({
-      TargetArn: { 'Fn::GetAtt': [logicalId(synth.delivery.sesEvents.deadLetterQueue), 'Arn'] },
+    expect(functionProps('providerEvents')?.DeadLetterConfig).toEqual({
+      TargetArn: { 'Fn::GetAtt': [logicalId(synth.delivery.providerEventsDeadLetterQueue), 'Arn'] },
     });
   });
 
@@ -504,9 +537,10 @@ describe('delivery stack: schedules and events', () => {
     });
   });
 
-  it('binds envelope grants to the encryption context the KMS adapter uses', () => {
+  it('binds envelope grants to the encryption context the KMS adapter uses (one contract)', () => {
     const source = readFileSync(join(ROOT, 'lambdas/adapters/crypto/kms-data-key-source.ts'), 'utf8');
-    expect(source).toContain(`purpose: '${ENVELOPE_ENCRYPTION_CONTEXT.purpose}'`);
+    expect(source).toContain('ENVELOPE_ENCRYPTION_CONTEXT');
+    expect(ENVELOPE_ENCRYPTION_CONTEXT).toEqual({ purpose: 'notice-ledger-envelope' });
   });
 });
 
@@ -551,9 +585,10 @@ describe('delivery stack: alarms and dashboard', () => {
     expect(count('AWS/SQS', 'ApproximateAgeOfOldestMessage')).toBe(2);
     expect(count('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toBe(3);
     expect(count('NoticeLedger', 'Escalations')).toBe(1);
+    expect(count('NoticeLedger', 'EscalationsPending')).toBe(1);
     expect(count('NoticeLedger', 'PoisonMessages')).toBe(1);
     expect(count('AWS/Lambda', 'Errors')).toBe(5);
-    expect(alarms).toHaveLength(13);
+    expect(alarms).toHaveLength(14);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       if (alarm.MetricName !== 'OldestUnresolvedAgeSeconds')

@@ -1,8 +1,8 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { ESCALATION_DETAIL_TYPE, ESCALATION_SOURCE } from '../../contract/escalations.ts';
 import type { Escalation, EscalationPublisher } from '../../ports/escalation.port.ts';
 
-export const ESCALATION_SOURCE = 'notice-ledger';
-export const ESCALATION_DETAIL_TYPE = 'Notice Escalated';
+export { ESCALATION_DETAIL_TYPE, ESCALATION_SOURCE };
 
 /** Escalations as EventBridge events, for rules that page or open tickets. Contains ids and codes only. */
 export class EventBridgeEscalationPublisher implements EscalationPublisher {

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -9,7 +9,7 @@ import {
   EventDestination,
   SuppressionReasons,
 } from 'aws-cdk-lib/aws-ses';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
 /** The SES events the ledger acts on, with their EventBridge detail-types. */
@@ -39,7 +39,7 @@ export interface SesEventsProps {
  * this configuration set's events (and no other application's) to the SES events function.
  *
  * Failures are kept: EventBridge retries delivery for a day, Lambda retries a failed invocation
- * twice, and both then park the event in {@link deadLetterQueue} for replay.
+ * twice, and both then park the event in the provider-events dead-letter queue for replay.
  *
  * The sender identity is not created here: verifying a domain (DNS) and leaving the SES sandbox
  * are account prerequisites (docs/deploy.md).
@@ -47,7 +47,6 @@ export interface SesEventsProps {
 export class SesEvents extends Construct {
   readonly configurationSet: ConfigurationSet;
   readonly configurationSetName: string;
-  readonly deadLetterQueue: Queue;
 
   constructor(scope: Construct, id: string, props: SesEventsProps) {
     super(scope, id);
@@ -65,12 +64,6 @@ export class SesEvents extends Construct {
       destination: EventDestination.eventBus(EventBus.fromEventBusName(this, 'DefaultBus', 'default')),
       events: SES_EVENTS.map((e) => e.event),
     });
-    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
   }
 
   /** ARN of the configuration set, for the sender's `ses:SendEmail` grant. */
@@ -82,8 +75,8 @@ export class SesEvents extends Construct {
     });
   }
 
-  /** Routes this configuration set's events to `handler` (with retries and the DLQ). */
-  routeTo(handler: IFunction): Rule {
+  /** Routes this configuration set's events to `handler` (with retries, then `deadLetterQueue`). */
+  routeTo(handler: IFunction, deadLetterQueue: IQueue): Rule {
     return new Rule(this, 'Rule', {
       description: `SES events of configuration set ${this.configurationSetName} → notice-ledger`,
       eventPattern: {
@@ -93,7 +86,7 @@ export class SesEvents extends Construct {
       },
       targets: [
         new LambdaFunction(handler, {
-          deadLetterQueue: this.deadLetterQueue,
+          deadLetterQueue,
           retryAttempts: 185,
           maxEventAge: Duration.hours(24),
         }),

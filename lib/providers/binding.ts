@@ -1,0 +1,78 @@
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { z } from 'zod';
+import type { ProviderChannel, ProviderDescriptor } from '../../lambdas/contract/providers.ts';
+import type { NoticeLedgerConfig } from '../config.ts';
+import type { NoticeFunction } from '../constructs/notice-function.ts';
+
+/**
+ * A provider's CDK binding (docs/architecture.md §"Provider modules"): its deployment settings,
+ * what it keeps in the stateful stack (its secret), and how each function that carries one of its
+ * facets is granted and configured. The delivery stack asks the bindings of the providers the
+ * deployment settings select or retain; an unselected provider leaves no trace (no secret, no
+ * grant, no route, no rule).
+ */
+export interface ProviderBinding {
+  readonly descriptor: ProviderDescriptor;
+  /** Its deployment settings (deploy/settings.json keys): documented defaults and their schema. */
+  readonly settings: BindingSettings;
+  /** Stateful stack: what must outlive compute redeploys. */
+  stateful?(scope: Construct, context: StatefulContext): ProviderResources;
+  /** Delivery stack: shared resources of the provider, then a binder for the functions. */
+  deliver(scope: Construct, context: DeliveryContext): DeployedProvider;
+  /** Warnings the deployment check accepts (they describe the settings, not a defect). */
+  readonly acceptedWarnings?: readonly string[];
+}
+
+export interface BindingSettings {
+  readonly defaults: Readonly<Record<string, unknown>>;
+  /** One schema per key (merged into the settings schema of lib/config.ts). */
+  readonly shape: Readonly<Record<string, z.ZodType>>;
+}
+
+export interface StatefulContext {
+  readonly config: NoticeLedgerConfig;
+  /** The customer key of secrets at rest. */
+  readonly secretsKey: IKey;
+}
+
+/** What a binding kept in the stateful stack, handed to its delivery part. */
+export interface ProviderResources {
+  /** The secret of its credentials (the descriptor's `secretVariable`). */
+  readonly secret?: ISecret;
+}
+
+export interface DeliveryContext {
+  readonly config: NoticeLedgerConfig;
+  readonly resources: ProviderResources;
+  /** The origin providers call back (PUBLIC_BASE_URL). */
+  readonly publicBaseUrl: string;
+  /** Where events the provider-events function could not take end up (rule targets use it too). */
+  readonly eventsDeadLetterQueue: IQueue;
+}
+
+/** A provider in this deployment: binds the functions that carry its facets. */
+export interface DeployedProvider {
+  /** The sender of `channel`: grants and settings of the transport. */
+  bindTransport?(fn: NoticeFunction, channel: ProviderChannel): void;
+  /** The reconciler: what the lookup needs. */
+  bindLookup?(fn: NoticeFunction): void;
+  /**
+   * The provider-events function: what the inbound facet needs; webhook providers get their
+   * route `POST /v1/provider-events/<id>` from the API (lib/constructs/intake-api.ts), event
+   * providers route their events to the function here.
+   */
+  bindInbound?(fn: NoticeFunction): void;
+}
+
+/** Reads this binding's settings out of the parsed deployment settings. */
+export function bindingSettings<T>(
+  config: NoticeLedgerConfig,
+  binding: Pick<ProviderBinding, 'settings'>,
+): T {
+  return Object.fromEntries(
+    Object.keys(binding.settings.defaults).map((key) => [key, config.settings[key]]),
+  ) as T;
+}

@@ -1,0 +1,33 @@
+import type { ProviderBinding } from './binding.ts';
+import { sesBinding } from './ses/binding.ts';
+import { twilioBinding } from './twilio/binding.ts';
+
+/**
+ * The CDK binding of every provider module, one line each (lambdas/providers/registry.ts has the
+ * runtime modules; test/providers/registries.test.ts keeps the two in step).
+ */
+export const PROVIDER_BINDINGS: readonly ProviderBinding[] = [sesBinding, twilioBinding];
+
+export function bindingOf(id: string): ProviderBinding | undefined {
+  return PROVIDER_BINDINGS.find((b) => b.descriptor.id === id);
+}
+
+/** Every id the runtime registry may hold: what a bundle leaves out unless it uses it. */
+export const REGISTERED_PROVIDER_IDS: readonly string[] = PROVIDER_BINDINGS.map((b) => b.descriptor.id);
+
+/**
+ * The providers a deployment carries: each channel's, and the retained ones (rows sent through a
+ * provider no longer selected still answer to it). Nothing of any other provider is deployed.
+ */
+export function deployedBindings(providers: {
+  readonly email: string;
+  readonly sms: string;
+  readonly retained: readonly string[];
+}): ProviderBinding[] {
+  const ids = [...new Set([providers.email, providers.sms, ...providers.retained])];
+  return ids.map((id) => {
+    const binding = bindingOf(id);
+    if (!binding) throw new Error(`no CDK binding for provider ${id}`);
+    return binding;
+  });
+}

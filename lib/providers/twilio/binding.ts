@@ -1,0 +1,57 @@
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { z } from 'zod';
+import { descriptor } from '../../../lambdas/providers/twilio/descriptor.ts';
+import type { NoticeFunction } from '../../constructs/notice-function.ts';
+import { bindingSettings, type ProviderBinding } from '../binding.ts';
+import { providerSecret } from '../provider-secret.ts';
+
+const defaults = {
+  /** Existing Twilio secret (complete ARN) to use; '' → the stack creates an empty one to fill in. */
+  twilioSecretArn: '',
+};
+
+/**
+ * Twilio Messaging (lambdas/providers/twilio): its credentials `{ accountSid, authToken, from }`
+ * in a secret (created empty unless one is given), read by the SMS sender (transport), the
+ * reconciler (lookup) and the provider-events function (signature checks of its callbacks at
+ * `POST /v1/provider-events/twilio`, the route the API adds for webhook providers).
+ */
+export const twilioBinding: ProviderBinding = {
+  descriptor,
+  settings: {
+    defaults,
+    shape: {
+      twilioSecretArn: z
+        .string()
+        .trim()
+        .regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
+          message: 'a complete secret ARN (with its 6-character suffix)',
+        }),
+    },
+  },
+  stateful(scope, { config, secretsKey }) {
+    const s = bindingSettings<typeof defaults>(config, twilioBinding);
+    const secret = providerSecret(scope, descriptor, {
+      encryptionKey: secretsKey,
+      namePrefix: config.resourcePrefix,
+      existingArn: s.twilioSecretArn || undefined,
+    });
+    return { secret };
+  },
+  deliver(_scope, { resources, publicBaseUrl }) {
+    const secret = resources.secret as ISecret;
+    const credentials = (fn: NoticeFunction) => fn.bindSecret(secret, descriptor.secretVariable);
+    return {
+      bindTransport(fn) {
+        credentials(fn);
+        // The StatusCallback points back at this deployment's webhook.
+        fn.bindPublicBaseUrl(publicBaseUrl);
+      },
+      bindLookup: credentials,
+      bindInbound(fn) {
+        credentials(fn);
+        fn.bindPublicBaseUrl(publicBaseUrl);
+      },
+    };
+  },
+};

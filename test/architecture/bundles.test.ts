@@ -1,0 +1,131 @@
+/**
+ * Each function's bundle carries only what it uses: built with the very options the stack gives
+ * NodejsFunction (lib/constructs/bundling.ts) and the stack's own selection per function
+ * (`bundleSelection`), then read back from esbuild's metafile: which AWS SDK clients, which
+ * provider files. The sizes are printed for the record.
+ */
+import { build, type Metafile } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_NAMES, type FunctionName } from '../../lambdas/contract/functions.ts';
+import { readConfig } from '../../lib/config.ts';
+import { esbuildOptions } from '../../lib/constructs/bundling.ts';
+import { REGISTERED_PROVIDER_IDS } from '../../lib/providers/registry.ts';
+import { bundleSelection } from '../../lib/stacks/delivery-stack.ts';
+
+interface Bundle {
+  readonly bytes: number;
+  readonly clients: string[];
+  /** Files under lambdas/providers/ (without the prefix). */
+  readonly providerFiles: string[];
+}
+
+function summarise(meta: Metafile, bytes: number): Bundle {
+  const inputs = Object.keys(meta.inputs);
+  const clients = new Set(
+    inputs.flatMap((path) => {
+      const m = /node_modules\/@aws-sdk\/(client-[a-z0-9-]+)\//.exec(path);
+      return m ? [m[1] as string] : [];
+    }),
+  );
+  return {
+    bytes,
+    clients: [...clients].sort(),
+    providerFiles: inputs
+      .filter((path) => path.startsWith('lambdas/providers/'))
+      .map((path) => path.slice('lambdas/providers/'.length))
+      .sort(),
+  };
+}
+
+async function bundle(
+  name: FunctionName,
+  providers = readConfig({}).providers,
+  omit = true,
+): Promise<Bundle> {
+  const selection = bundleSelection(name, providers);
+  const options = esbuildOptions(name, selection, REGISTERED_PROVIDER_IDS);
+  const result = await build(omit ? options : { ...options, define: {} });
+  const js = result.outputFiles.find((f) => f.path.endsWith('.mjs'));
+  return summarise(result.metafile, js?.contents.byteLength ?? 0);
+}
+
+const bundles = new Map<FunctionName, Bundle>();
+
+beforeAll(async () => {
+  for (const name of FUNCTION_NAMES) bundles.set(name, await bundle(name));
+  const table = FUNCTION_NAMES.map((name) => {
+    const b = bundles.get(name) as Bundle;
+    return `  ${name.padEnd(15)} ${(b.bytes / 1_048_576).toFixed(3)} MiB  ${b.clients.join(', ')}`;
+  });
+  console.info(`bundles (default deployment: ses + twilio):\n${table.join('\n')}`);
+}, 120_000);
+
+const CORE = ['client-dynamodb', 'client-sqs', 'client-kms'];
+const WORKER = [...CORE, 'client-scheduler', 'client-eventbridge'];
+
+describe('each function bundles only its own clients and provider code', () => {
+  it('http (intake): ledger, queues, envelope sealing, the fingerprint secret; no provider code at all', () => {
+    const b = bundles.get('http') as Bundle;
+    expect(b.clients).toEqual([...CORE, 'client-secrets-manager'].sort());
+    expect(b.providerFiles).toEqual([]);
+  });
+
+  it('send-email (SES): the SES client and transport, no secrets, nothing of Twilio but its descriptor', () => {
+    const b = bundles.get('sendEmail') as Bundle;
+    expect(b.clients).toEqual([...WORKER, 'client-sesv2'].sort());
+    expect(b.providerFiles.filter((f) => !f.endsWith('descriptor.ts'))).toEqual([
+      'registry.ts',
+      'ses/index.ts',
+      'ses/tags.ts',
+      'ses/transport.ts',
+      'settings.ts',
+    ]);
+  });
+
+  it('send-sms (Twilio): its transport and credentials secret, no SES client, no lookup or webhook code', () => {
+    const b = bundles.get('sendSms') as Bundle;
+    expect(b.clients).toEqual([...WORKER, 'client-secrets-manager'].sort());
+    expect(b.providerFiles.filter((f) => f.startsWith('twilio/')).sort()).toEqual([
+      'twilio/api.ts',
+      'twilio/callbacks.ts',
+      'twilio/descriptor.ts',
+      'twilio/index.ts',
+      'twilio/transport.ts',
+    ]);
+    expect(b.providerFiles.some((f) => f.startsWith('ses/') && !f.endsWith('descriptor.ts'))).toBe(false);
+  });
+
+  it('reconciler: the lookups only (Twilio has one, SES none): no transport, no SES client', () => {
+    const b = bundles.get('reconciler') as Bundle;
+    expect(b.clients).toEqual([...WORKER, 'client-secrets-manager'].sort());
+    expect(b.providerFiles.filter((f) => /(transport|inbound)\.ts$/.test(f))).toEqual([]);
+    expect(b.providerFiles).toContain('twilio/lookup.ts');
+  });
+
+  it('provider-events: the ledger and the inbound facets only', () => {
+    const b = bundles.get('providerEvents') as Bundle;
+    expect(b.clients).toEqual(['client-dynamodb', 'client-secrets-manager']);
+    expect(b.providerFiles.filter((f) => /(transport|lookup|messages-api)\.ts$/.test(f))).toEqual([]);
+    expect(b.providerFiles).toEqual(expect.arrayContaining(['ses/inbound.ts', 'twilio/inbound.ts']));
+  });
+
+  it('the switches are what leaves code out: without them every client and provider is bundled', async () => {
+    const all = await bundle('sendEmail', readConfig({}).providers, false);
+    expect(all.clients).toEqual(expect.arrayContaining(['client-sesv2', 'client-secrets-manager']));
+    expect(all.providerFiles).toEqual(expect.arrayContaining(['twilio/transport.ts', 'ses/inbound.ts']));
+  });
+
+  it('a retained provider is bundled into the reconciler and provider-events, never into a sender', async () => {
+    // SES kept for its open rows while (hypothetically) sms moves on: here SES retained alone.
+    const providers = { email: 'ses', sms: 'twilio', retained: [] };
+    expect(
+      (await bundle('sendSms', providers)).providerFiles.some(
+        (f) => f.startsWith('ses/') && !f.endsWith('descriptor.ts'),
+      ),
+    ).toBe(false);
+    expect(bundleSelection('reconciler', { ...providers, retained: ['ses'] }).providers).toEqual([
+      'ses',
+      'twilio',
+    ]);
+  });
+});

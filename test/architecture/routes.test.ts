@@ -1,0 +1,71 @@
+/**
+ * Routes are written once (lambdas/contract/routes.ts): a route the routers serve is in the CDK
+ * API, with the right function behind it, and the API has no route the routers do not serve. A
+ * route missing from the CDK API (works locally, 404 in AWS) is then a failing test.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { findRoute, type HttpMethod, ROUTES, routeKey } from '../../lambdas/contract/routes.ts';
+import { bindRoutes, HTTP_ENDPOINTS } from '../../lambdas/handlers/http/router.ts';
+import { deployedRoutes } from '../../lib/constructs/intake-api.ts';
+import { logicalId, type Synthesized, synthesize } from '../infra/synth.ts';
+
+let synth: Synthesized;
+/** route key → logical id of the function its integration invokes. */
+let deployed: Map<string, string>;
+
+beforeAll(() => {
+  synth = synthesize({ bundle: false });
+  const template = synth.deliveryTemplate.toJSON().Resources as Record<
+    string,
+    { Type: string; Properties: Record<string, unknown> }
+  >;
+  deployed = new Map();
+  for (const resource of Object.values(template)) {
+    if (resource.Type !== 'AWS::ApiGatewayV2::Route') continue;
+    const target = JSON.stringify(resource.Properties.Target);
+    const integrationId = /"(\w+)"\]\]/.exec(target)?.[1] ?? /\{"Ref":"(\w+)"\}/.exec(target)?.[1];
+    const integration = integrationId ? template[integrationId] : undefined;
+    const uri = JSON.stringify(integration?.Properties.IntegrationUri);
+    const fn = /"Fn::GetAtt":\["(\w+)","Arn"\]/.exec(uri)?.[1] ?? 'unknown';
+    deployed.set(resource.Properties.RouteKey as string, fn);
+  }
+});
+
+const functionIds = () => ({
+  http: logicalId(synth.delivery.functions.http.function),
+  providerEvents: logicalId(synth.delivery.functions.providerEvents.function),
+});
+
+describe('routes: one table for the routers, the CDK API and the local gateway', () => {
+  it('the http function serves exactly the contract’s http routes', () => {
+    const contract = ROUTES.filter((r) => r.function === 'http').flatMap((r) =>
+      r.methods.map((m) => routeKey(m, r.path)),
+    );
+    expect(Object.keys(HTTP_ENDPOINTS).sort()).toEqual(contract.sort());
+    expect(() =>
+      bindRoutes('http', { ...HTTP_ENDPOINTS, 'GET /v1/extra': HTTP_ENDPOINTS['GET /v1/health'] as never }),
+    ).toThrow(/stray GET \/v1\/extra/);
+    const { 'GET /v1/health': _health, ...missing } = HTTP_ENDPOINTS;
+    expect(() => bindRoutes('http', missing)).toThrow(/missing GET \/v1\/health/);
+  });
+
+  it('every contract route is in the CDK API, behind the function the contract names, and nothing else is', () => {
+    const webhooks = ['twilio'];
+    const expected = new Map(
+      deployedRoutes(webhooks).flatMap(({ path, methods, route }) =>
+        methods.map((m) => [routeKey(m as HttpMethod, path), functionIds()[route.function]] as const),
+      ),
+    );
+    expect(Object.fromEntries(deployed)).toEqual(Object.fromEntries(expected));
+    expect(synth.delivery.api.routeKeys.slice().sort()).toEqual([...expected.keys()].sort());
+  });
+
+  it('the local gateway sends each deployed path to the function the API integrates', () => {
+    for (const [key, fn] of deployed) {
+      const [, path] = key.split(' ') as [string, string];
+      const concrete = path.replace(/\{[^}]+\}/g, 'x');
+      const local = findRoute(concrete)?.route.function;
+      expect(local ? functionIds()[local] : undefined, key).toBe(fn);
+    }
+  });
+});
