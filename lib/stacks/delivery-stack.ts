@@ -58,23 +58,6 @@ export class DeliveryStack extends Stack {
     this.addStackDependency(stateful);
     const { keys, ledger, queues, retryScheduler, secrets } = stateful;
     const bindings = deployedBindings(config.providers);
-    const ids = bindings.map((b) => b.descriptor.id);
-    const byChannel = (channel: ProviderChannel) => config.providers[channel];
-    const hasSecret = (id: string) =>
-      Boolean(bindings.find((b) => b.descriptor.id === id)?.descriptor.secretVariable);
-
-    /** What each function's bundle carries (lambdas/contract/functions.ts says which facets). */
-    const selection = (name: FunctionName): BundleSelection => {
-      const spec = FUNCTIONS[name];
-      const providers =
-        spec.providers === 'none' ? [] : spec.providers === 'answering' ? ids : [byChannel(spec.providers)];
-      return {
-        providers,
-        facets: [...spec.facets],
-        // Intake reads the fingerprint key; the others only their providers' credentials.
-        secrets: name === 'http' || providers.some(hasSecret),
-      };
-    };
 
     // Names and values from the contract (lambdas/contract/settings.ts), set on every function.
     const environment: Record<string, string> = {
