@@ -17,7 +17,8 @@ import { readSesStore, type SesStoredEmail } from './server.ts';
  */
 export function sesEventsFor(email: SesStoredEmail, now = Date.now()): EventBridgeEvent<string, unknown>[] {
   const to = (email.destination.to[0] ?? '').toLowerCase();
-  const local = to.endsWith('@simulator.amazonses.com') ? to.split('@')[0] : 'success';
+  // The mailbox simulator ignores a +label (bounce+case7@ bounces), as SES does.
+  const local = to.endsWith('@simulator.amazonses.com') ? to.split('@')[0]?.split('+')[0] : 'success';
   const correlation = email.headers?.find((h) => h.name.toLowerCase() === 'x-notice-intent')?.value;
   const sentAt = new Date(email.at * 1000).toISOString();
   const at = new Date(Math.max(now, email.at * 1000)).toISOString();

@@ -1,0 +1,233 @@
+/**
+ * The provider conformance suite: one specification every provider module and its simulator
+ * must pass, run by one small file per provider (test/providers/<id>.test.ts) that supplies a
+ * kit: the module's facets built through the registry against the simulator, in this process,
+ * on loopback, and the simulator's own levers (faults, reports).
+ *
+ * What a module must do, whatever the provider:
+ *  - an accepted send answers `accepted` with the provider's receipt, one message provider-side;
+ *  - a "slow down" is `retryable` and throttled, with the provider's advised delay when it gives one;
+ *  - a permanent refusal is `rejected` (permanent), nothing provider-side;
+ *  - a timeout after the provider accepted is `ambiguous`, and then the message is found: by the
+ *    lookup where the module has one, else by the module's inbound events;
+ *  - a timeout before the provider accepted is `ambiguous` too (the caller cannot tell), and then
+ *    the lookup answers `absent` or `undecidable`, never `found`, with nothing provider-side;
+ *  - inbound: a forged request (or an event of another source) changes nothing; a genuine one
+ *    is mapped to delivered / bounced (hard bounce, suppress) / complained (complaint, suppress);
+ *  - idempotent replay: where the descriptor claims an idempotency key, a replay under the same
+ *    key is the original receipt and no second message; where it does not, a replay is a second
+ *    message, which is why the ledger never replays an ambiguous send blindly.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ProviderChannel, ProviderDescriptor } from '../../lambdas/contract/providers.ts';
+import { correlationId, deriveNoticeId } from '../../lambdas/domain/identity.ts';
+import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
+import type { LookupVerdict } from '../../lambdas/domain/reconcile.ts';
+import type { DeliveryReport, InboundVerdict } from '../../lambdas/ports/provider.port.ts';
+import type { LookupQuery } from '../../lambdas/ports/provider-lookup.port.ts';
+
+/** The simulator's lever for the next send. */
+export type NextSend =
+  | { readonly kind: 'throttle'; readonly retryAfterSeconds?: number }
+  | { readonly kind: 'reject' }
+  | { readonly kind: 'timeout_after_accept' }
+  | { readonly kind: 'timeout_before_accept' };
+
+export type ReportKind = 'accepted' | 'delivered' | 'bounced' | 'complained';
+
+export interface SendInput {
+  readonly noticeId: string;
+  readonly to: string;
+  readonly content: string;
+}
+
+export interface Kit {
+  readonly descriptor: ProviderDescriptor;
+  readonly channel: ProviderChannel;
+  /** Does the provider advise a delay when it throttles (Retry-After or equivalent)? */
+  readonly advisesDelay: boolean;
+  /** One send through the module's transport facet. */
+  send(input: SendInput): Promise<ProviderOutcome>;
+  /** The module's lookup facet, when it has one. */
+  readonly lookup?: (query: LookupQuery) => Promise<LookupVerdict>;
+  /** The next send meets this at the simulator. */
+  next(fault: NextSend): void;
+  /** What the provider holds for a destination (its receipts), read from the simulator. */
+  sentTo(destination: string): Promise<string[]>;
+  /** A fresh destination that ends the way `kind` says (delivered, bounced, complained). */
+  destination(kind: 'delivered' | 'bounced' | 'complained'): string;
+  /** The provider's own word about a message it holds, through the module's inbound facet. */
+  report(sent: SendInput, receipt: string, kind: ReportKind): Promise<InboundVerdict>;
+  /** The same word, forged (a wrong signature; an event of another source). */
+  forged(sent: SendInput, receipt: string): Promise<InboundVerdict | 'unrouted'>;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+function notice(): string {
+  return deriveNoticeId('conformance', `${process.pid}-${counter++}-${Date.now()}`, 'recipient');
+}
+
+export function runConformance(name: string, start: () => Promise<Kit>): void {
+  describe(`provider conformance: ${name}`, () => {
+    const withKit = (body: (kit: Kit) => Promise<void>) => async () => {
+      const kit = await start();
+      try {
+        await body(kit);
+      } finally {
+        await kit.close();
+      }
+    };
+    const input = (kit: Kit, kind: 'delivered' | 'bounced' | 'complained' = 'delivered'): SendInput => ({
+      noticeId: notice(),
+      to: kit.destination(kind),
+      content: 'Your lab result is ready.',
+    });
+    const reportOf = (verdict: InboundVerdict): DeliveryReport | undefined =>
+      verdict.kind === 'accepted' ? verdict.reports[0] : undefined;
+
+    it(
+      'accepts a send with the provider’s receipt, one message provider-side',
+      withKit(async (kit) => {
+        const sent = input(kit);
+        const outcome = await kit.send(sent);
+        expect(outcome.kind).toBe('accepted');
+        const receipt = outcome.kind === 'accepted' ? outcome.receiptId : '';
+        expect(await kit.sentTo(sent.to)).toEqual([receipt]);
+      }),
+    );
+
+    it(
+      'answers a "slow down" as retryable and throttled, with the advised delay',
+      withKit(async (kit) => {
+        const sent = input(kit);
+        kit.next({ kind: 'throttle', retryAfterSeconds: 7 });
+        const outcome = await kit.send(sent);
+        expect(outcome).toMatchObject({ kind: 'retryable', throttled: true });
+        if (outcome.kind !== 'retryable') return;
+        if (kit.advisesDelay) expect(outcome.retryAfterMs).toBe(7_000);
+        else expect(outcome.retryAfterMs).toBeUndefined();
+        expect(await kit.sentTo(sent.to)).toEqual([]);
+      }),
+    );
+
+    it(
+      'answers a permanent refusal as rejected, permanently, with nothing provider-side',
+      withKit(async (kit) => {
+        const sent = input(kit);
+        kit.next({ kind: 'reject' });
+        expect(await kit.send(sent)).toMatchObject({ kind: 'rejected', permanent: true });
+        expect(await kit.sentTo(sent.to)).toEqual([]);
+      }),
+    );
+
+    it(
+      'a timeout after the provider accepted is ambiguous, then found (lookup, else its events)',
+      withKit(async (kit) => {
+        const sent = input(kit);
+        kit.next({ kind: 'timeout_after_accept' });
+        const startedAt = Date.now();
+        const outcome = await kit.send(sent);
+        expect(outcome).toEqual({ kind: 'ambiguous', code: 'timeout' });
+        const held = await kit.sentTo(sent.to);
+        expect(held).toHaveLength(1);
+        if (kit.lookup) {
+          const verdict = await kit.lookup({
+            correlationId: correlationId({ noticeId: sent.noticeId, channel: kit.channel }),
+            destination: sent.to,
+            content: sent.content,
+            attemptStartedAt: startedAt,
+            attemptEndedAt: Date.now(),
+          });
+          expect(verdict).toMatchObject({ kind: 'found', receiptId: held[0] });
+        } else {
+          // No lookup: the module's inbound events settle it (the provider's "I have it").
+          const report = reportOf(await kit.report(sent, held[0] as string, 'accepted'));
+          expect(report).toMatchObject({
+            ref: { noticeId: sent.noticeId, channel: kit.channel },
+            kind: 'accepted',
+            receiptId: held[0],
+            provider: kit.descriptor.id,
+          });
+        }
+      }),
+    );
+
+    it(
+      'a timeout before the provider accepted is ambiguous, and never found',
+      withKit(async (kit) => {
+        const sent = input(kit);
+        kit.next({ kind: 'timeout_before_accept' });
+        const startedAt = Date.now();
+        expect(await kit.send(sent)).toEqual({ kind: 'ambiguous', code: 'timeout' });
+        expect(await kit.sentTo(sent.to)).toEqual([]);
+        if (kit.lookup) {
+          const verdict = await kit.lookup({
+            correlationId: correlationId({ noticeId: sent.noticeId, channel: kit.channel }),
+            destination: sent.to,
+            content: sent.content,
+            attemptStartedAt: startedAt,
+            attemptEndedAt: Date.now(),
+          });
+          expect(['absent', 'undecidable']).toContain(verdict.kind);
+        }
+        expect(kit.descriptor.capabilities.lookup).toBe(kit.lookup !== undefined);
+      }),
+    );
+
+    it(
+      'refuses forged inbound word, and maps genuine delivered / bounced / complained',
+      withKit(async (kit) => {
+        const delivered = input(kit, 'delivered');
+        const bounced = input(kit, 'bounced');
+        const complained = input(kit, 'complained');
+        const receipts: string[] = [];
+        for (const sent of [delivered, bounced, complained]) {
+          const outcome = await kit.send(sent);
+          expect(outcome.kind).toBe('accepted');
+          receipts.push(outcome.kind === 'accepted' ? outcome.receiptId : '');
+        }
+
+        const forged = await kit.forged(delivered, receipts[0] as string);
+        expect(forged === 'unrouted' || forged.kind === 'refused' || forged.kind === 'malformed').toBe(true);
+        if (forged !== 'unrouted' && forged.kind === 'refused') expect([401, 403]).toContain(forged.status);
+
+        const ref = (sent: SendInput) => ({ noticeId: sent.noticeId, channel: kit.channel });
+        expect(reportOf(await kit.report(delivered, receipts[0] as string, 'delivered'))).toMatchObject({
+          ref: ref(delivered),
+          kind: 'delivered',
+          receiptId: receipts[0],
+        });
+        expect(reportOf(await kit.report(bounced, receipts[1] as string, 'bounced'))).toMatchObject({
+          ref: ref(bounced),
+          kind: 'failed',
+          failure: 'hard_bounce',
+          suppress: true,
+        });
+        expect(reportOf(await kit.report(complained, receipts[2] as string, 'complained'))).toMatchObject({
+          ref: ref(complained),
+          kind: 'failed',
+          failure: 'complaint',
+          suppress: true,
+        });
+      }),
+    );
+
+    it(
+      'replays under the same key only where the provider honours one',
+      withKit(async (kit) => {
+        const sent = input(kit);
+        const first = await kit.send(sent);
+        const replay = await kit.send(sent);
+        expect([first.kind, replay.kind]).toEqual(['accepted', 'accepted']);
+        const held = await kit.sentTo(sent.to);
+        if (kit.descriptor.capabilities.idempotencyKey) {
+          expect(replay).toEqual(first);
+          expect(held).toHaveLength(1);
+        } else {
+          expect(held).toHaveLength(2);
+        }
+      }),
+    );
+  });
+}
