@@ -109,9 +109,9 @@ function restoreStore(file: string): void {
 
 function persistStore(server: Server, file: string): void {
   let persisted = emulatorStore.emails.length;
-  // Runs after express's own listener: express answers only after reading the body, by then
-  // `end` is wrapped, so the email is on disk before its 200 is.
-  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+  // Runs before express's own listener, so `end` is wrapped before express can answer: the email
+  // is on disk before its 200 is.
+  server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
     const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
     res.end = ((...args: unknown[]) => {
       const emails = emulatorStore.emails;

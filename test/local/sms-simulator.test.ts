@@ -381,3 +381,50 @@ describe('segment counting', () => {
     expect(countSegments('ł'.repeat(71))).toBe(2);
   });
 });
+
+describe('SMS simulator: a store that survives a restart, on a port that can be set', () => {
+  it('keeps its messages in the store file; a restart on the same file and port still has them and finishes their delivery', async () => {
+    // Prepare
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { freePort } = await import('../../local/process-utils.ts');
+    const dir = await mkdtemp(join(tmpdir(), 'sms-store-'));
+    const storeFile = join(dir, 'twilio-simulator.json');
+    const port = await freePort();
+    const first = await startSmsSimulator({ port, storeFile, fromNumbers: [FROM], statusDelayMs: 10 });
+    // Nothing progresses in the first run: as if the process died right after the 201s.
+    first.faults.set({ autoAdvance: false });
+    const created = [await client(first).create({ To: TO, From: FROM, Body: 'one' })];
+    created.push(await client(first).create({ To: TO, From: FROM, Body: 'two' }));
+
+    // Act: a kill -9 leaves the file as the last request wrote it; start again on it.
+    await first.close();
+    const second = await startSmsSimulator({
+      port,
+      storeFile,
+      fromNumbers: [FROM],
+      accountSid: first.accountSid,
+      authToken: first.authToken,
+      statusDelayMs: 10,
+    });
+
+    // Assess
+    try {
+      expect(second.port).toBe(port);
+      expect(second.messages().map((m) => [m.sid, m.body])).toEqual(
+        created.map((c) => [c.body.sid, c.body.body]),
+      );
+      await vi.waitFor(() =>
+        expect(second.messages().map((m) => m.status)).toEqual(['delivered', 'delivered']),
+      );
+      const listed = await client(second).get(
+        `/2010-04-01/Accounts/${second.accountSid}/Messages.json?To=${encodeURIComponent(TO)}`,
+      );
+      expect((listed.body.messages as unknown[]).length).toBe(2);
+    } finally {
+      await second.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
