@@ -43,95 +43,38 @@
  * - `GET /__schedules` → `{ schedules, fired }` (names, group, `at`, Input: ids only in this
  *   project).
  *
+ * Parts: ./model.ts (records, validation, errors), ./store.ts (schedules and their state file),
+ * ./firing.ts (the firing timer and retries), ./faults.ts (the lost-schedule fault); this file
+ * serves the REST-JSON API and the test endpoints.
+ *
  * CLI: `npx tsx local/scheduler/server.ts [--port 8030] [--sqs http://127.0.0.1:9324]
  * [--region us-east-1] [--state-file .local/scheduler.json] [--tick-ms 250]` (`--sqs`
  * defaults to AWS_ENDPOINT_URL_SQS) prints its endpoint and runs until SIGINT/SIGTERM.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
-import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { closeOnSignal, isMainModule } from '../process-utils.ts';
+import { SchedulerFaults } from './faults.ts';
+import { createFiring } from './firing.ts';
+import {
+  ApiError,
+  checkName,
+  copy,
+  DEFAULT_TICK_MS,
+  errorName,
+  type FiredRecord,
+  isRecord,
+  MAX_BODY_BYTES,
+  optionalInteger,
+  type ScheduleRecord,
+  toGetScheduleOutput,
+  validation,
+} from './model.ts';
+import { createScheduleStore } from './store.ts';
 
-/** The account local-aws-sqs puts in its queue ARNs by default; cosmetic here. */
-const ACCOUNT_ID = '123456789012';
-const DEFAULT_GROUP = 'default';
-const DEFAULT_TICK_MS = 250;
-const DEFAULT_RETRY_POLICY = { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 } as const;
-const RETRY_BASE_MS = 1_000;
-const RETRY_CAP_MS = 30_000;
-const MAX_BODY_BYTES = 256 * 1024;
-/** Sends in flight per tick: enough for a burst of retries, small enough not to flood SQS. */
-const FIRE_CONCURRENCY = 8;
-const MAX_LIST_RESULTS = 100;
-const STATE_VERSION = 1;
-
-const NAME = /^[0-9a-zA-Z\-_.]{1,64}$/;
-const AT_EXPRESSION = /^at\((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\)$/;
-const SQS_QUEUE_ARN = /^arn:aws[a-z-]*:sqs:([a-z0-9-]+):(\d{12}):([a-zA-Z0-9_-]{1,80}(?:\.fifo)?)$/;
-/** Time zones that are UTC all year, so no offset arithmetic is needed. */
-const UTC_ZONES = new Set(['UTC', 'Etc/UTC', 'GMT', 'Etc/GMT']);
-
-export interface RetryPolicy {
-  readonly MaximumEventAgeInSeconds: number;
-  readonly MaximumRetryAttempts: number;
-}
-
-/** `Target` as the API returns it; `RetryPolicy` has its defaults filled in. */
-export interface ScheduleTarget {
-  readonly Arn: string;
-  readonly RoleArn: string;
-  readonly Input?: string;
-  readonly RetryPolicy: RetryPolicy;
-  readonly SqsParameters?: { readonly MessageGroupId?: string };
-  readonly DeadLetterConfig?: { readonly Arn?: string };
-}
-
-export interface ScheduleRecord {
-  readonly name: string;
-  readonly groupName: string;
-  readonly arn: string;
-  readonly scheduleExpression: string;
-  readonly scheduleExpressionTimezone: string;
-  /** Epoch ms of the `at()` time (UTC). */
-  readonly at: number;
-  readonly state: 'ENABLED' | 'DISABLED';
-  readonly actionAfterCompletion: 'NONE' | 'DELETE';
-  readonly flexibleTimeWindow: {
-    readonly Mode: 'OFF' | 'FLEXIBLE';
-    readonly MaximumWindowInMinutes?: number;
-  };
-  readonly target: ScheduleTarget;
-  readonly description?: string;
-  readonly kmsKeyArn?: string;
-  /** Epoch ms, from the stand-in's clock. */
-  readonly creationDate: number;
-  readonly lastModificationDate: number;
-  /** Sends tried so far (failed ones, while the schedule still exists). */
-  readonly attempts: number;
-  /** When a failed send is tried again; `null` before the first attempt. */
-  readonly nextAttemptAt: number | null;
-  /** Fired (or dropped) with `ActionAfterCompletion: NONE`: kept, as AWS keeps it, but never fired again. */
-  readonly completed: boolean;
-}
-
-export interface FiredRecord {
-  readonly name: string;
-  readonly groupName: string;
-  /** The `at()` time, epoch ms. */
-  readonly scheduledAt: number;
-  /** When the last attempt ended, epoch ms. */
-  readonly firedAt: number;
-  readonly attempts: number;
-  readonly outcome: 'sent' | 'dropped';
-  readonly queueUrl?: string;
-  readonly messageId?: string;
-  /** Why the last attempt failed (an SQS error name), for `dropped`. */
-  readonly errorCode?: string;
-}
+export type { FiredRecord, RetryPolicy, ScheduleRecord, ScheduleTarget } from './model.ts';
+export { parseAtExpression } from './model.ts';
 
 export interface SchedulerStandInOptions {
   /** 0 or absent: an ephemeral port. */
@@ -165,482 +108,23 @@ export interface SchedulerStandIn {
   close(): Promise<void>;
 }
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-type StoredSchedule = Mutable<ScheduleRecord>;
-
-/** An error the SDK maps to one of its modelled exception classes by `type`. */
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly type: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const validation = (message: string) => new ApiError(400, 'ValidationException', message);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function optionalString(
-  body: Record<string, unknown>,
-  field: string,
-  min: number,
-  max: number,
-): string | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string' || value.length < min || value.length > max) {
-    throw validation(`${field} must be a string of ${min} to ${max} characters`);
-  }
-  return value;
-}
-
-function requiredString(body: Record<string, unknown>, field: string, min: number, max: number): string {
-  const value = optionalString(body, field, min, max);
-  if (value === undefined) throw validation(`${field} is required`);
-  return value;
-}
-
-function optionalInteger(
-  body: Record<string, unknown>,
-  field: string,
-  min: number,
-  max: number,
-): number | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw validation(`${field} must be an integer from ${min} to ${max}`);
-  }
-  return value;
-}
-
-function oneOf<const T extends string>(
-  body: Record<string, unknown>,
-  field: string,
-  allowed: readonly T[],
-): T | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-    throw validation(`${field} must be one of ${allowed.join(', ')}`);
-  }
-  return value as T;
-}
-
-function checkName(value: string, field: string): string {
-  if (!NAME.test(value)) throw validation(`${field} must match [0-9a-zA-Z-_.]{1,64}`);
-  return value;
-}
-
-/** Epoch ms of an `at(yyyy-mm-ddThh:mm:ss)` expression read as UTC, or a ValidationException. */
-export function parseAtExpression(expression: string): number {
-  const match = AT_EXPRESSION.exec(expression);
-  if (!match) {
-    throw validation(
-      `Invalid Schedule Expression ${expression}: the local stand-in supports one-time at(yyyy-mm-ddThh:mm:ss) expressions only`,
-    );
-  }
-  const [year, month, day, hour, minute, second] = match.slice(1).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const at = Date.UTC(year, month - 1, day, hour, minute, second);
-  // Date.UTC rolls 2026-02-30 over into March; a round trip catches impossible dates.
-  const date = new Date(at);
-  if (
-    date.getUTCFullYear() !== year ||
-    date.getUTCMonth() !== month - 1 ||
-    date.getUTCDate() !== day ||
-    date.getUTCHours() !== hour ||
-    date.getUTCMinutes() !== minute ||
-    date.getUTCSeconds() !== second
-  ) {
-    throw validation(`Invalid Schedule Expression ${expression}: not a calendar date and time`);
-  }
-  return at;
-}
-
-function parseTarget(value: unknown): ScheduleTarget {
-  if (!isRecord(value)) throw validation('Target is required');
-  const arn = requiredString(value, 'Arn', 1, 1600);
-  if (!SQS_QUEUE_ARN.test(arn)) {
-    throw validation(
-      `Target.Arn ${arn}: the local stand-in supports SQS queue targets (arn:aws:sqs:<region>:<account>:<queue>) only`,
-    );
-  }
-  const roleArn = requiredString(value, 'RoleArn', 1, 1600);
-  if (!roleArn.startsWith('arn:')) throw validation('Target.RoleArn must be an ARN');
-  const input = optionalString(value, 'Input', 1, 262_144);
-
-  let retryPolicy: RetryPolicy = DEFAULT_RETRY_POLICY;
-  if (value.RetryPolicy !== undefined && value.RetryPolicy !== null) {
-    if (!isRecord(value.RetryPolicy)) throw validation('Target.RetryPolicy must be an object');
-    retryPolicy = {
-      MaximumEventAgeInSeconds:
-        optionalInteger(value.RetryPolicy, 'MaximumEventAgeInSeconds', 60, 86_400) ??
-        DEFAULT_RETRY_POLICY.MaximumEventAgeInSeconds,
-      MaximumRetryAttempts:
-        optionalInteger(value.RetryPolicy, 'MaximumRetryAttempts', 0, 185) ??
-        DEFAULT_RETRY_POLICY.MaximumRetryAttempts,
-    };
-  }
-
-  let sqsParameters: ScheduleTarget['SqsParameters'];
-  if (isRecord(value.SqsParameters)) {
-    const groupId = optionalString(value.SqsParameters, 'MessageGroupId', 1, 128);
-    sqsParameters = groupId === undefined ? {} : { MessageGroupId: groupId };
-  }
-  let deadLetterConfig: ScheduleTarget['DeadLetterConfig'];
-  if (isRecord(value.DeadLetterConfig)) {
-    const dlq = optionalString(value.DeadLetterConfig, 'Arn', 1, 1600);
-    deadLetterConfig = dlq === undefined ? {} : { Arn: dlq };
-  }
-  return {
-    Arn: arn,
-    RoleArn: roleArn,
-    ...(input === undefined ? {} : { Input: input }),
-    RetryPolicy: retryPolicy,
-    ...(sqsParameters === undefined ? {} : { SqsParameters: sqsParameters }),
-    ...(deadLetterConfig === undefined ? {} : { DeadLetterConfig: deadLetterConfig }),
-  };
-}
-
-function parseFlexibleTimeWindow(value: unknown): ScheduleRecord['flexibleTimeWindow'] {
-  if (!isRecord(value)) throw validation('FlexibleTimeWindow is required');
-  const mode = oneOf(value, 'Mode', ['OFF', 'FLEXIBLE'] as const);
-  if (mode === undefined) throw validation('FlexibleTimeWindow.Mode is required');
-  const window = optionalInteger(value, 'MaximumWindowInMinutes', 1, 1440);
-  if (mode === 'FLEXIBLE' && window === undefined) {
-    throw validation('FlexibleTimeWindow.MaximumWindowInMinutes is required when Mode is FLEXIBLE');
-  }
-  return window === undefined ? { Mode: mode } : { Mode: mode, MaximumWindowInMinutes: window };
-}
-
-/** Exactly what GetSchedule returns; timestamps as epoch seconds, the REST-JSON default. */
-function toGetScheduleOutput(s: ScheduleRecord): Record<string, unknown> {
-  return {
-    Arn: s.arn,
-    GroupName: s.groupName,
-    Name: s.name,
-    ScheduleExpression: s.scheduleExpression,
-    ScheduleExpressionTimezone: s.scheduleExpressionTimezone,
-    State: s.state,
-    ActionAfterCompletion: s.actionAfterCompletion,
-    FlexibleTimeWindow: s.flexibleTimeWindow,
-    Target: s.target,
-    CreationDate: s.creationDate / 1000,
-    LastModificationDate: s.lastModificationDate / 1000,
-    ...(s.description === undefined ? {} : { Description: s.description }),
-    ...(s.kmsKeyArn === undefined ? {} : { KmsKeyArn: s.kmsKeyArn }),
-  };
-}
-
-function copy<T>(value: T): T {
-  return structuredClone(value);
-}
-
-function key(groupName: string, name: string): string {
-  return `${groupName}/${name}`;
-}
-
-function loadState(file: string): StoredSchedule[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  // A corrupt file is an error, not an empty stack: silently dropping accepted retries is the
-  // failure this file exists to prevent.
-  const parsed: unknown = JSON.parse(text);
-  if (!isRecord(parsed) || parsed.version !== STATE_VERSION || !Array.isArray(parsed.schedules)) {
-    throw new Error(`${file}: not a scheduler stand-in state file (version ${STATE_VERSION})`);
-  }
-  for (const s of parsed.schedules) {
-    if (
-      !isRecord(s) ||
-      typeof s.name !== 'string' ||
-      typeof s.groupName !== 'string' ||
-      typeof s.at !== 'number' ||
-      !isRecord(s.target)
-    ) {
-      throw new Error(`${file}: malformed schedule entry`);
-    }
-  }
-  return parsed.schedules as StoredSchedule[];
-}
-
-function errorName(error: unknown): string {
-  if (error instanceof Error) return error.name;
-  return 'UnknownError';
-}
-
 /** Starts the stand-in on 127.0.0.1 and its firing timer. */
 export async function startSchedulerStandIn(options: SchedulerStandInOptions): Promise<SchedulerStandIn> {
   const region = options.region ?? 'us-east-1';
   const clock = options.clock ?? Date.now;
   const tickMs = options.tickMs ?? DEFAULT_TICK_MS;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const stateFile = options.stateFile;
-
-  const store = new Map<string, StoredSchedule>();
-  if (stateFile !== undefined) {
-    mkdirSync(dirname(stateFile), { recursive: true });
-    for (const s of loadState(stateFile)) store.set(key(s.groupName, s.name), s);
-  }
-  const fired: FiredRecord[] = [];
-  /** Schedules with a send in flight, so an overlapping `tick()` cannot send one twice. */
-  const inFlight = new Set<StoredSchedule>();
-  let dropNext = 0;
-  let closed = false;
-
-  const sqs = new SQSClient({
-    endpoint: options.sqsEndpoint,
+  const faults = new SchedulerFaults();
+  const schedules = createScheduleStore({
+    stateFile: options.stateFile,
     region,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    // One try per attempt: the retry policy above decides when to try again.
-    maxAttempts: 1,
-    requestHandler: new NodeHttpHandler({ connectionTimeout: 2_000, requestTimeout: 5_000 }),
+    clock,
+    log,
+    dropThisCreate: () => faults.takeDrop(),
   });
-  const queueUrls = new Map<string, string>();
-
-  function persist(): void {
-    if (stateFile === undefined) return;
-    const tmp = `${stateFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ version: STATE_VERSION, schedules: [...store.values()] }));
-    // rename is atomic: a kill -9 leaves either the old file or the new one, never half of one.
-    renameSync(tmp, stateFile);
-  }
-
-  async function queueUrlFor(arn: string): Promise<string> {
-    const cached = queueUrls.get(arn);
-    if (cached !== undefined) return cached;
-    const match = SQS_QUEUE_ARN.exec(arn);
-    const queueName = match?.[3];
-    if (queueName === undefined) throw new Error(`not an SQS queue ARN: ${arn}`);
-    const out = await sqs.send(new GetQueueUrlCommand({ QueueName: queueName }));
-    if (!out.QueueUrl) throw new Error(`GetQueueUrl returned no URL for ${queueName}`);
-    queueUrls.set(arn, out.QueueUrl);
-    return out.QueueUrl;
-  }
-
-  function messageBody(s: StoredSchedule, attempt: number): string {
-    if (s.target.Input === undefined) return '{}';
-    return s.target.Input.replaceAll('<aws.scheduler.schedule-arn>', s.arn)
-      .replaceAll('<aws.scheduler.scheduled-time>', `${new Date(s.at).toISOString().slice(0, 19)}Z`)
-      .replaceAll('<aws.scheduler.execution-id>', randomUUID())
-      .replaceAll('<aws.scheduler.attempt-number>', String(attempt));
-  }
-
-  /** After the last invocation: delete (DELETE) or keep as completed (NONE), as AWS does. */
-  function finish(s: StoredSchedule): void {
-    const k = key(s.groupName, s.name);
-    // The schedule may have been deleted, or deleted and recreated, while the send was in flight.
-    if (store.get(k) !== s) return;
-    if (s.actionAfterCompletion === 'DELETE') store.delete(k);
-    else {
-      s.completed = true;
-      s.nextAttemptAt = null;
-    }
-    persist();
-  }
-
-  async function fire(s: StoredSchedule): Promise<void> {
-    const attempt = s.attempts + 1;
-    try {
-      const queueUrl = await queueUrlFor(s.target.Arn);
-      const groupId = s.target.SqsParameters?.MessageGroupId;
-      const out = await sqs.send(
-        new SendMessageCommand({
-          QueueUrl: queueUrl,
-          MessageBody: messageBody(s, attempt),
-          ...(groupId === undefined ? {} : { MessageGroupId: groupId }),
-        }),
-      );
-      s.attempts = attempt;
-      fired.push({
-        name: s.name,
-        groupName: s.groupName,
-        scheduledAt: s.at,
-        firedAt: clock(),
-        attempts: attempt,
-        outcome: 'sent',
-        queueUrl,
-        ...(out.MessageId === undefined ? {} : { messageId: out.MessageId }),
-      });
-      finish(s);
-    } catch (error) {
-      // The queue may have been deleted and recreated under another URL.
-      queueUrls.delete(s.target.Arn);
-      const now = clock();
-      s.attempts = attempt;
-      const { MaximumRetryAttempts, MaximumEventAgeInSeconds } = s.target.RetryPolicy;
-      const retriesLeft = attempt - 1 < MaximumRetryAttempts;
-      const backoff = Math.max(tickMs, Math.min(RETRY_BASE_MS * 2 ** (attempt - 1), RETRY_CAP_MS));
-      const next = now + backoff;
-      if (retriesLeft && next - s.at <= MaximumEventAgeInSeconds * 1000) {
-        s.nextAttemptAt = next;
-        if (store.get(key(s.groupName, s.name)) === s) persist();
-        return;
-      }
-      const code = errorName(error);
-      log(
-        `scheduler stand-in: dropped ${s.groupName}/${s.name} after ${attempt} attempt(s) (${code}); target ${s.target.Arn}`,
-      );
-      fired.push({
-        name: s.name,
-        groupName: s.groupName,
-        scheduledAt: s.at,
-        firedAt: now,
-        attempts: attempt,
-        outcome: 'dropped',
-        errorCode: code,
-      });
-      finish(s);
-    }
-  }
-
-  async function fireDue(): Promise<void> {
-    // A `tick()` after close() must not send with a destroyed client or rewrite the state file.
-    if (closed) return;
-    const now = clock();
-    const due = [...store.values()].filter(
-      (s) => s.state === 'ENABLED' && !s.completed && !inFlight.has(s) && (s.nextAttemptAt ?? s.at) <= now,
-    );
-    for (let i = 0; i < due.length; i += FIRE_CONCURRENCY) {
-      const batch = due.slice(i, i + FIRE_CONCURRENCY);
-      for (const s of batch) inFlight.add(s);
-      await Promise.all(batch.map((s) => fire(s).finally(() => inFlight.delete(s))));
-    }
-  }
-
-  // Passes run one after another: the timer's and any `tick()` a test asks for.
-  let passes: Promise<void> = Promise.resolve();
-  function runPass(): Promise<void> {
-    const pass = passes.then(fireDue).catch((error: unknown) => {
-      // Per-schedule errors are handled in fire(); this is a bug or a failed state write.
-      log(`scheduler stand-in: firing pass failed: ${errorName(error)}: ${(error as Error).message}`);
-    });
-    passes = pass;
-    return pass;
-  }
-
-  let timer: NodeJS.Timeout | undefined;
-  function scheduleTick(): void {
-    timer = setTimeout(() => {
-      void runPass().then(() => {
-        if (!closed) scheduleTick();
-      });
-    }, tickMs);
-  }
-
-  function create(name: string, body: Record<string, unknown>): { ScheduleArn: string } {
-    const groupName = checkName(optionalString(body, 'GroupName', 1, 64) ?? DEFAULT_GROUP, 'GroupName');
-    const expression = requiredString(body, 'ScheduleExpression', 1, 256);
-    const timezone = optionalString(body, 'ScheduleExpressionTimezone', 1, 50) ?? 'UTC';
-    if (!UTC_ZONES.has(timezone)) {
-      throw validation(`ScheduleExpressionTimezone ${timezone}: the local stand-in supports UTC only`);
-    }
-    const at = parseAtExpression(expression);
-    const flexibleTimeWindow = parseFlexibleTimeWindow(body.FlexibleTimeWindow);
-    const target = parseTarget(body.Target);
-    const state = oneOf(body, 'State', ['ENABLED', 'DISABLED'] as const) ?? 'ENABLED';
-    const actionAfterCompletion = oneOf(body, 'ActionAfterCompletion', ['NONE', 'DELETE'] as const) ?? 'NONE';
-    const description = optionalString(body, 'Description', 0, 512);
-    const kmsKeyArn = optionalString(body, 'KmsKeyArn', 1, 2048);
-
-    const k = key(groupName, name);
-    if (store.has(k)) {
-      throw new ApiError(409, 'ConflictException', `Schedule ${name} already exists in group ${groupName}.`);
-    }
-    const arn = `arn:aws:scheduler:${region}:${ACCOUNT_ID}:schedule/${groupName}/${name}`;
-    if (dropNext > 0) {
-      dropNext--;
-      log(`scheduler stand-in: fault: accepted and lost schedule ${groupName}/${name}`);
-      return { ScheduleArn: arn };
-    }
-    const now = clock();
-    store.set(k, {
-      name,
-      groupName,
-      arn,
-      scheduleExpression: expression,
-      scheduleExpressionTimezone: timezone,
-      at,
-      state,
-      actionAfterCompletion,
-      flexibleTimeWindow,
-      target,
-      ...(description === undefined ? {} : { description }),
-      ...(kmsKeyArn === undefined ? {} : { kmsKeyArn }),
-      creationDate: now,
-      lastModificationDate: now,
-      attempts: 0,
-      nextAttemptAt: null,
-      completed: false,
-    });
-    try {
-      persist();
-    } catch (error) {
-      // Answer 500 with nothing kept, rather than 200 for a schedule a restart would lose.
-      store.delete(k);
-      throw error;
-    }
-    return { ScheduleArn: arn };
-  }
-
-  function find(name: string, url: URL): StoredSchedule {
-    const groupName = checkName(url.searchParams.get('groupName') ?? DEFAULT_GROUP, 'groupName');
-    const s = store.get(key(groupName, name));
-    if (s === undefined) {
-      throw new ApiError(404, 'ResourceNotFoundException', `Schedule ${name} does not exist.`);
-    }
-    return s;
-  }
-
-  function list(url: URL): Record<string, unknown> {
-    const group = url.searchParams.get('ScheduleGroup');
-    const prefix = url.searchParams.get('NamePrefix') ?? '';
-    const state = url.searchParams.get('State');
-    const maxText = url.searchParams.get('MaxResults');
-    const max = maxText === null ? MAX_LIST_RESULTS : Number(maxText);
-    if (!Number.isInteger(max) || max < 1 || max > MAX_LIST_RESULTS) {
-      throw validation(`MaxResults must be an integer from 1 to ${MAX_LIST_RESULTS}`);
-    }
-    const tokenText = url.searchParams.get('NextToken');
-    const start = tokenText === null ? 0 : Number(Buffer.from(tokenText, 'base64url').toString('utf8'));
-    if (!Number.isInteger(start) || start < 0) throw validation('Invalid NextToken');
-    const matching = [...store.values()].filter(
-      (s) =>
-        (group === null || s.groupName === group) &&
-        s.name.startsWith(prefix) &&
-        (state === null || s.state === state),
-    );
-    const page = matching.slice(start, start + max);
-    const end = start + page.length;
-    return {
-      Schedules: page.map((s) => ({
-        Arn: s.arn,
-        Name: s.name,
-        GroupName: s.groupName,
-        State: s.state,
-        CreationDate: s.creationDate / 1000,
-        LastModificationDate: s.lastModificationDate / 1000,
-        Target: { Arn: s.target.Arn },
-      })),
-      ...(end < matching.length ? { NextToken: Buffer.from(String(end)).toString('base64url') } : {}),
-    };
-  }
+  const store = schedules.schedules;
+  const firing = createFiring({ schedules, sqsEndpoint: options.sqsEndpoint, region, clock, tickMs, log });
+  const fired = firing.fired;
 
   async function readJson(req: IncomingMessage): Promise<unknown> {
     const chunks: Buffer[] = [];
@@ -689,7 +173,7 @@ export async function startSchedulerStandIn(options: SchedulerStandInOptions): P
   }
 
   function faultsView(): Record<string, unknown> {
-    return { dropNextCreates: dropNext };
+    return faults.view();
   }
 
   function debugView(): Record<string, unknown> {
@@ -721,14 +205,14 @@ export async function startSchedulerStandIn(options: SchedulerStandInOptions): P
         const body = await readJson(req);
         if (!isRecord(body)) throw validation('expected a JSON object');
         const n = optionalInteger(body, 'dropNextCreates', 0, 10_000);
-        if (n !== undefined) dropNext = n;
+        if (n !== undefined) faults.dropNextCreates(n);
         return sendJson(res, 200, faultsView());
       }
     }
     if (url.pathname === '/__schedules' && method === 'GET') return sendJson(res, 200, debugView());
 
     if (segments[0] === 'schedules' && segments.length === 1 && method === 'GET') {
-      return sendJson(res, 200, list(url));
+      return sendJson(res, 200, schedules.list(url));
     }
     const label = segments[1];
     if (segments[0] === 'schedules' && segments.length === 2 && label !== undefined) {
@@ -741,13 +225,11 @@ export async function startSchedulerStandIn(options: SchedulerStandInOptions): P
       if (method === 'POST') {
         const body = await readJson(req);
         if (!isRecord(body)) throw validation('expected a JSON object');
-        return sendJson(res, 200, create(name, body));
+        return sendJson(res, 200, schedules.create(name, body));
       }
-      if (method === 'GET') return sendJson(res, 200, toGetScheduleOutput(find(name, url)));
+      if (method === 'GET') return sendJson(res, 200, toGetScheduleOutput(schedules.find(name, url)));
       if (method === 'DELETE') {
-        const s = find(name, url);
-        store.delete(key(s.groupName, s.name));
-        persist();
+        schedules.remove(schedules.find(name, url));
         return sendJson(res, 200, {});
       }
     }
@@ -778,7 +260,7 @@ export async function startSchedulerStandIn(options: SchedulerStandInOptions): P
     });
   });
   const port = (server.address() as AddressInfo).port;
-  scheduleTick();
+  firing.start();
 
   let closing: Promise<void> | undefined;
   return {
@@ -786,21 +268,14 @@ export async function startSchedulerStandIn(options: SchedulerStandInOptions): P
     port,
     schedules: () => [...store.values()].map(copy),
     fired: () => fired.map(copy),
-    dropNextCreates(n: number) {
-      if (!Number.isInteger(n) || n < 0) throw new RangeError('dropNextCreates: n must be a whole number');
-      dropNext = n;
-    },
-    tick: runPass,
+    dropNextCreates: (n: number) => faults.dropNextCreates(n),
+    tick: () => firing.runPass(),
     close() {
       closing ??= (async () => {
-        closed = true;
-        clearTimeout(timer);
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
         await stopped;
-        // Sends in flight end within the SQS request timeout.
-        await passes;
-        sqs.destroy();
+        await firing.close();
       })();
       return closing;
     },
