@@ -1,5 +1,6 @@
 import { type Intent, planTransition, type TransitionPlan } from '../domain/intent.ts';
 import { isTerminal, Reason } from '../domain/state-machine.ts';
+import { SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
 import type { Dependencies } from './dependencies.ts';
 
@@ -49,15 +50,17 @@ export async function applyDeliveryReport(report: DeliveryReport, deps: Dependen
     const row = await deps.store.get(report.ref.noticeId, report.ref.channel);
     if (!row) return { kind: 'ignored', why: 'unknown_intent' };
     if (report.suppress && !suppressionDone) {
-      await deps.store.putSuppression({
-        channel: row.channel,
-        fingerprint: row.destination.fingerprint,
-        masked: row.destination.masked,
-        reason: report.failure ?? 'delivery_failed',
-        source: report.provider,
-        createdAt: report.at,
-        detail: report.code,
-      });
+      await deps.store.appendSuppression(
+        { channel: row.channel, fingerprint: row.destination.fingerprint, masked: row.destination.masked },
+        {
+          action: SuppressionAction.suppress,
+          reason: report.failure ?? 'delivery_failed',
+          source: SuppressionSource.provider,
+          actor: report.provider,
+          at: report.at,
+          code: report.code,
+        },
+      );
       suppressionDone = true;
     }
     if (row.providerReceiptId !== undefined && row.providerReceiptId !== report.receiptId) {
