@@ -194,6 +194,31 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Htt
       });
     },
   );
+  // Requests Node cannot parse (an unknown method, bad header bytes), headers too slow or too
+  // large: answered here, before any handler, as problem+json like every other error.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || error.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const [status, title, detail] =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'the request headers did not arrive in time']
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'Request Header Fields Too Large', 'the request line and headers exceed the limit']
+          : [400, 'Bad Request', 'the request is not valid HTTP/1.1'];
+    const body = JSON.stringify({
+      type: 'about:blank',
+      title,
+      status,
+      detail,
+      ...(status === 400 ? { errors: [{ path: '', code: 'malformed_request', message: detail }] } : {}),
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${title}\r\ncontent-type: ${PROBLEM_JSON}\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
   // Matches API Gateway's idle timeout closely enough, and keeps shutdown from waiting on
   // sockets a client forgot.
   server.keepAliveTimeout = 5_000;
