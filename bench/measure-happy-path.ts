@@ -42,7 +42,7 @@ export async function measureHappyPath(endpoint: string, notices = 50): Promise<
   const requests: Record<string, number> = {};
   let wcu = 0;
   let rcu = 0;
-  const WRITES = /^(reserve|apply|defer|closeGate|putSuppression|deleteSuppression)/;
+  const WRITES = /^(reserve|apply|defer|closeGate|appendSuppression)/;
   const store = new DynamoDbLedgerStore({
     client,
     tableName,
