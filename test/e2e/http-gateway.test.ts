@@ -3,7 +3,6 @@
  * of the http-api function: the event it builds and how it writes results back.
  */
 import { request } from 'node:http';
-import { connect } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -13,6 +12,7 @@ import {
   isTextMediaType,
   startHttpGateway,
 } from '../../local/http-gateway.ts';
+import { rawExchange } from '../helpers/raw-socket.ts';
 
 let gateway: HttpGateway | undefined;
 const logged: string[] = [];
@@ -242,36 +242,6 @@ describe('local API Gateway (payload format 2.0)', () => {
     expect(isTextMediaType('application/problem+json')).toBe(false);
     expect(isTextMediaType('application/javascript')).toBe(true);
   });
-
-  /** Writes `chunks` to a raw socket (with pauses) and resolves with what came back and when the socket closed. */
-  function rawExchange(
-    url: string,
-    chunks: readonly (string | { pauseMs: number })[],
-  ): Promise<{ response: string; closedAfterMs: number }> {
-    const { port } = new URL(url);
-    return new Promise((resolve, reject) => {
-      const started = Date.now();
-      const socket = connect(Number(port), '127.0.0.1');
-      let response = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => {
-        response += chunk;
-      });
-      socket.on('error', () => {});
-      socket.on('close', () => resolve({ response, closedAfterMs: Date.now() - started }));
-      socket.on('connect', async () => {
-        for (const chunk of chunks) {
-          if (typeof chunk === 'string') socket.write(chunk);
-          else await new Promise((r) => setTimeout(r, chunk.pauseMs));
-          if (socket.destroyed) return;
-        }
-      });
-      setTimeout(() => {
-        socket.destroy();
-        reject(new Error(`the gateway kept the connection open: ${JSON.stringify(response)}`));
-      }, 10_000).unref();
-    });
-  }
 
   it('answers 408 and closes when a body is shorter than its Content-Length, without calling the handler', async () => {
     // Prepare

@@ -11,7 +11,6 @@
  * FUZZ_STACK_RUNS (default 2 000) and FUZZ_SEED (default: random, printed) replay a run.
  */
 import { Agent, request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +18,7 @@ import { readSesStore } from '../../local/ses/server.ts';
 import { getTimeline, SENT, simulatorMessages, waitFor } from '../e2e/support.ts';
 import { hostileExamples, validNotice } from '../helpers/hostile-examples.ts';
 import { type StackProcess, startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
+import { rawExchange } from '../helpers/raw-socket.ts';
 import {
   answerViolation,
   describeRequest,
@@ -98,34 +98,16 @@ async function tableItems(): Promise<Record<string, { S?: string }>[]> {
   return items;
 }
 
-/** Raw socket: headers promising 100 bytes, 11 sent, then silence. Resolves with the answer once the gateway closes. */
-function shortBody(): Promise<{ response: string; ms: number }> {
-  const { port } = new URL(stack.apiUrl);
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const socket = connect(Number(port), '127.0.0.1');
-    let response = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      response += chunk;
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => resolve({ response, ms: Date.now() - started }));
-    socket.on('connect', () =>
-      socket.write(
-        'POST /v1/notices HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"eventId":',
-      ),
-    );
-    setTimeout(() => {
-      socket.destroy();
-      reject(new Error('the gateway held a short body open for 30 s'));
-    }, 30_000).unref();
-  });
-}
-
 describe('through npm start', () => {
   it("refuses each of issue 10's examples, leaves no row and sends nothing; a short body gets 408", async () => {
-    const pending = shortBody();
+    // Headers promising 100 bytes, 11 sent, then silence.
+    const pending = rawExchange(
+      stack.apiUrl,
+      [
+        'POST /v1/notices HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"eventId":',
+      ],
+      30_000,
+    );
     const examples = hostileExamples(Date.now(), `st${SEED}`);
     for (const example of examples) {
       const answer = await send({
@@ -148,7 +130,7 @@ describe('through npm start', () => {
 
     const short = await pending;
     expect(short.response).toMatch(/^HTTP\/1\.1 408 /);
-    expect(short.ms).toBeLessThan(20_000);
+    expect(short.closedAfterMs).toBeLessThan(20_000);
 
     // No refused request left a row (intent or suppression) behind, and no provider heard of them.
     expect(await tableItems()).toEqual([]);
