@@ -3,7 +3,7 @@
  * use cases and the DynamoDB adapter against DynamoDB Local (which reports ConsumedCapacity).
  * Usage: npx tsx bench/measure-happy-path.ts [notices]
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import {
   AesGcmEnvelopeSealer,
   StaticDataKeySource,
@@ -18,6 +18,7 @@ import { SharedSendGate } from '../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../lambdas/use-cases/submit-notice.ts';
 import { startDynamoDbLocal } from '../local/dynamodb/server.ts';
 import { templateCatalog } from '../templates/catalog.ts';
+import { itemSizeBytes } from './lib/item-size.ts';
 
 export interface HappyPathCost {
   readonly channels: number;
@@ -26,6 +27,8 @@ export interface HappyPathCost {
   readonly readsPerChannel: number;
   readonly writeCapacityUnitsPerChannel: number;
   readonly readCapacityUnitsPerChannel: number;
+  /** Bytes DynamoDB bills for the first notice's rows, as reserved and once accepted. */
+  readonly rowBytes: Record<'email' | 'sms', { reserved: number; accepted: number }>;
 }
 
 export async function measureHappyPath(endpoint: string, notices = 50): Promise<HappyPathCost> {
@@ -39,7 +42,7 @@ export async function measureHappyPath(endpoint: string, notices = 50): Promise<
   const requests: Record<string, number> = {};
   let wcu = 0;
   let rcu = 0;
-  const WRITES = /^(reserve|apply|defer|closeGate|putSuppression|deleteSuppression)/;
+  const WRITES = /^(reserve|apply|defer|closeGate|appendSuppression)/;
   const store = new DynamoDbLedgerStore({
     client,
     tableName,
@@ -73,6 +76,16 @@ export async function measureHappyPath(endpoint: string, notices = 50): Promise<
     workerId: 'bench',
     gate: new SharedSendGate({ store, clock: systemClock, gateCacheMs: 250 }),
   };
+  const rowBytes = { email: { reserved: 0, accepted: 0 }, sms: { reserved: 0, accepted: 0 } };
+  const sizeOf = async (noticeId: string, channel: 'email' | 'sms') => {
+    const out = await client.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `N#${noticeId}` }, sk: { S: `C#${channel}` } },
+      }),
+    );
+    return out.Item ? itemSizeBytes(out.Item) : 0;
+  };
   for (let i = 0; i < notices; i++) {
     const result = await submitNotice(
       {
@@ -90,8 +103,16 @@ export async function measureHappyPath(endpoint: string, notices = 50): Promise<
       deps,
     );
     if (result.kind !== 'recorded') throw new Error(result.kind);
+    if (i === 0) {
+      rowBytes.email.reserved = await sizeOf(result.noticeId, 'email');
+      rowBytes.sms.reserved = await sizeOf(result.noticeId, 'sms');
+    }
     await deliverIntent({ noticeId: result.noticeId, channel: 'email' }, deps);
     await deliverIntent({ noticeId: result.noticeId, channel: 'sms' }, deps);
+    if (i === 0) {
+      rowBytes.email.accepted = await sizeOf(result.noticeId, 'email');
+      rowBytes.sms.accepted = await sizeOf(result.noticeId, 'sms');
+    }
   }
   const channels = notices * 2;
   const per = (n: number) => Math.round((n / channels) * 100) / 100;
@@ -106,6 +127,7 @@ export async function measureHappyPath(endpoint: string, notices = 50): Promise<
     readsPerChannel: per(reads),
     writeCapacityUnitsPerChannel: per(wcu),
     readCapacityUnitsPerChannel: per(rcu),
+    rowBytes,
   };
 }
 

@@ -3,6 +3,15 @@
  * http-api handler: one Node request in, one `APIGatewayProxyEventV2` to the handler, its
  * result written back the way API Gateway would write it.
  *
+ * Limits, as API Gateway documents them for HTTP APIs (quotas page): 30 s integration timeout
+ * (503 here; API Gateway answers 503 `Service Unavailable` too), 10 240 bytes of request line
+ * and headers (431 here). What API Gateway does with a slow client (headers or body trickling,
+ * a body shorter than its Content-Length) is not documented; this gateway gives headers 10 s,
+ * a body 10 s between chunks and 30 s in all, then answers 408 and closes the connection
+ * without calling the handler, so a slow or lying client costs nothing. All configurable
+ * (`HttpGatewayOptions`), for tests; the body limit stays at 1 MiB (the handler's own 256 KiB
+ * limit answers first for anything it reads).
+ *
  * Never logs paths, query strings or bodies: suppression routes carry a destination in the
  * path, and bodies carry destinations and template variables.
  */
@@ -34,6 +43,14 @@ export interface HttpGatewayOptions {
   readonly maxBodyBytes?: number;
   /** API Gateway gives up on an integration after 30 s and answers 503. @default 30_000 */
   readonly integrationTimeoutMs?: number;
+  /** Request line and headers must arrive within this (Node answers 408). @default 10_000 */
+  readonly headersTimeoutMs?: number;
+  /** The body must keep coming: at most this long between chunks (408). @default 10_000 */
+  readonly bodyIdleTimeoutMs?: number;
+  /** The whole body must arrive within this, counted from the end of the headers (408). @default 30_000 */
+  readonly bodyTimeoutMs?: number;
+  /** Request line plus headers, as API Gateway's quota (Node answers 431). @default 10_240 */
+  readonly maxHeaderBytes?: number;
   /** @default 'notice-ledger-http-api' */
   readonly functionName?: string;
 }
@@ -55,10 +72,38 @@ const DRAIN_LIMIT_BYTES = 8 * MiB;
 const DRAIN_TIMEOUT_MS = 2_000;
 
 class BodyTooLargeError extends Error {}
+class BodyTimeoutError extends Error {}
+
+/**
+ * Media types API Gateway (HTTP API, payload 2.0) passes to Lambda as a string; every other
+ * content type, and none, arrives base64-encoded with `isBase64Encoded: true`. AWS's docs say
+ * only "binary bodies are base64-encoded"; this split is the one measured against AWS and
+ * reported in ministackorg/ministack#766 (form bodies included on the base64 side).
+ */
+const TEXT_MEDIA_TYPES = new Set(['application/json', 'application/xml', 'application/javascript']);
+
+export function isTextMediaType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const type = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+  return type.startsWith('text/') || TEXT_MEDIA_TYPES.has(type);
+}
+
+/**
+ * Lossy on purpose: a JSON event can only carry a string, so invalid UTF-8 in a text body
+ * reaches the function as U+FFFD, as a JVM or Go front end decoding with replacement leaves it.
+ * (Whether AWS does exactly this is not documented; the handler refuses both this and the
+ * base64 form: lambdas/edge/http-body.ts.)
+ */
+const lossyUtf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
 export async function startHttpGateway(options: HttpGatewayOptions): Promise<HttpGateway> {
   const maxBodyBytes = options.maxBodyBytes ?? MiB;
   const integrationTimeoutMs = options.integrationTimeoutMs ?? 30_000;
+  const headersTimeoutMs = options.headersTimeoutMs ?? 10_000;
+  const bodyTimeouts = {
+    idleMs: options.bodyIdleTimeoutMs ?? 10_000,
+    totalMs: options.bodyTimeoutMs ?? 30_000,
+  };
   const functionName = options.functionName ?? 'notice-ledger-http-api';
   let isOpen = false;
   let handlerPromise: Promise<HttpApiHandler> | undefined;
@@ -82,9 +127,10 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Htt
     const receivedAt = Date.now();
     let body: Buffer;
     try {
-      body = await readBody(req, maxBodyBytes);
+      body = await readBody(req, maxBodyBytes, bodyTimeouts);
     } catch (error) {
       if (error instanceof BodyTooLargeError) return rejectTooLarge(req, res, maxBodyBytes);
+      if (error instanceof BodyTimeoutError) return rejectSlowBody(req, res);
       // The client went away mid-body; nobody is left to answer.
       res.destroy();
       return;
@@ -123,20 +169,55 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Htt
     writeResult(res, result);
   }
 
-  const server = createServer((req, res) => {
-    inFlight++;
-    res.once('close', () => {
-      inFlight--;
-      if (inFlight === 0) drained?.();
+  const server = createServer(
+    {
+      headersTimeout: headersTimeoutMs,
+      // Node's own whole-request limit, a backstop behind the body timers of `readBody`.
+      requestTimeout: headersTimeoutMs + bodyTimeouts.totalMs + 1_000,
+      // How often Node checks those two; its default (30 s) would let a stalled header sit that long.
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
+      maxHeaderSize: options.maxHeaderBytes ?? 10_240,
+    },
+    (req, res) => {
+      inFlight++;
+      res.once('close', () => {
+        inFlight--;
+        if (inFlight === 0) drained?.();
+      });
+      // A client that hangs up must not crash the process through an unhandled stream error.
+      req.on('error', () => {});
+      res.on('error', () => {});
+      handle(req, res).catch((error: unknown) => {
+        options.log(`local gateway failed to answer: ${describeError(error)}`);
+        if (!res.headersSent) writeProblem(res, 500, 'Internal Server Error', 'the gateway failed');
+        else res.destroy();
+      });
+    },
+  );
+  // Requests Node cannot parse (an unknown method, bad header bytes), headers too slow or too
+  // large: answered here, before any handler, as problem+json like every other error.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || error.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const [status, title, detail] =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'the request headers did not arrive in time']
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'Request Header Fields Too Large', 'the request line and headers exceed the limit']
+          : [400, 'Bad Request', 'the request is not valid HTTP/1.1'];
+    const body = JSON.stringify({
+      type: 'about:blank',
+      title,
+      status,
+      detail,
+      ...(status === 400 ? { errors: [{ path: '', code: 'malformed_request', message: detail }] } : {}),
     });
-    // A client that hangs up must not crash the process through an unhandled stream error.
-    req.on('error', () => {});
-    res.on('error', () => {});
-    handle(req, res).catch((error: unknown) => {
-      options.log(`local gateway failed to answer: ${describeError(error)}`);
-      if (!res.headersSent) writeProblem(res, 500, 'Internal Server Error', 'the gateway failed');
-      else res.destroy();
-    });
+    socket.end(
+      `HTTP/1.1 ${status} ${title}\r\ncontent-type: ${PROBLEM_JSON}\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
   // Matches API Gateway's idle timeout closely enough, and keeps shutdown from waiting on
   // sockets a client forgot.
@@ -177,14 +258,30 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Htt
   };
 }
 
-/** Reads the whole body, refusing (without buffering further) once it passes `limit`. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * Reads the whole body, refusing (without buffering further) once it passes `limit`, or once it
+ * stalls for `idleMs` or takes longer than `totalMs` in all.
+ */
+function readBody(
+  req: IncomingMessage,
+  limit: number,
+  timeouts: { readonly idleMs: number; readonly totalMs: number },
+): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.reject(new BodyTooLargeError());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const timedOut = () => {
+      cleanup();
+      chunks.length = 0;
+      reject(new BodyTimeoutError());
+    };
+    const total = setTimeout(timedOut, timeouts.totalMs);
+    let idle = setTimeout(timedOut, timeouts.idleMs);
     const onData = (chunk: Buffer) => {
+      clearTimeout(idle);
+      idle = setTimeout(timedOut, timeouts.idleMs);
       size += chunk.length;
       if (size > limit) {
         cleanup();
@@ -203,6 +300,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       reject(new Error('request aborted'));
     };
     const cleanup = () => {
+      clearTimeout(total);
+      clearTimeout(idle);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('aborted', onAbort);
@@ -235,6 +334,17 @@ function rejectTooLarge(req: IncomingMessage, res: ServerResponse, limit: number
   req.once('end', () => clearTimeout(timer));
   req.resume();
   writeProblem(res, 413, 'Content Too Large', `the request body exceeds ${limit} bytes`, {
+    connection: 'close',
+  });
+}
+
+/**
+ * Answers 408 and closes: the client stopped sending before the body was complete (a body
+ * shorter than its Content-Length, a trickle). Nothing was passed to the handler.
+ */
+function rejectSlowBody(req: IncomingMessage, res: ServerResponse): void {
+  res.once('finish', () => req.socket.destroy());
+  writeProblem(res, 408, 'Request Timeout', 'the request body did not arrive in time', {
     connection: 'close',
   });
 }
@@ -274,7 +384,8 @@ export function apiGatewayTime(epochMs: number): string {
 /**
  * The payload format 2.0 event: header names lower-cased and repeats joined with commas,
  * cookies moved out of the headers into `cookies`, repeated query keys joined with commas,
- * `rawPath` as received (still percent-encoded), body as a UTF-8 string.
+ * `rawPath` as received (still percent-encoded), body as a string for text media types and
+ * base64 for the rest (see `isTextMediaType`).
  */
 export function toApiGatewayEvent(
   req: IncomingMessage,
@@ -311,6 +422,7 @@ export function toApiGatewayEvent(
     }
   }
 
+  const text = isTextMediaType(headers['content-type']);
   const requestId = randomUUID();
   const domainName = headers.host ?? '127.0.0.1';
   const remote = req.socket.remoteAddress ?? '127.0.0.1';
@@ -342,8 +454,8 @@ export function toApiGatewayEvent(
       timeEpoch: receivedAt,
     },
     // API Gateway leaves `body` out when the request has none.
-    ...(body.length > 0 ? { body: body.toString('utf8') } : {}),
-    isBase64Encoded: false,
+    ...(body.length > 0 ? { body: text ? lossyUtf8.decode(body) : body.toString('base64') } : {}),
+    isBase64Encoded: body.length > 0 && !text,
   };
 }
 

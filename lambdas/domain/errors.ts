@@ -22,11 +22,13 @@ export class IllegalTransitionError extends DomainError {
   }
 }
 
-/** A destination that cannot be normalised (not an email address, not E.164). */
+/** A destination providers would not take; `reason` is the refusal code (`email_invalid_domain` …). */
 export class InvalidDestinationError extends DomainError {
-  constructor(message: string) {
+  readonly reason: string;
+  constructor(reason: string, message: string) {
     super('invalid_destination', message);
     this.name = 'InvalidDestinationError';
+    this.reason = reason;
   }
 }
 

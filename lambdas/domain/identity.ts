@@ -32,6 +32,21 @@ export function deriveNoticeId(eventType: string, eventId: string, recipientId: 
   return NOTICE_ID_PREFIX + base32(digest).slice(0, NOTICE_ID_DIGEST_CHARS);
 }
 
+/** `local@domain.tld` anywhere in the text: something before the @, a domain with an alphabetic TLD. */
+const EMBEDDED_EMAIL = /[^\s@]@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/;
+/** `+` and at least 8 digits, however they are grouped (`+1 (555) 123-4567`, `tel:+15551234567`). */
+const EMBEDDED_PHONE = /\+[\s(]*\d(?:[\s().-]{0,2}\d){7,}/;
+
+/**
+ * Whether an identifier carries contact data: an @-address or an E.164-like number. Identifiers
+ * (`eventId`, `recipient.id`) are stored raw, derive the noticeId and are shown by the timeline
+ * and logs, so an address there would be the one way a raw destination enters the ledger; intake
+ * refuses them (422 `contact_data_in_identifier`). Digits without a `+` (record numbers) pass.
+ */
+export function containsContactData(value: string): boolean {
+  return EMBEDDED_EMAIL.test(value) || EMBEDDED_PHONE.test(value);
+}
+
 export function isNoticeId(value: string): boolean {
   return /^ntc_[a-z2-7]{26}$/.test(value);
 }
@@ -97,4 +112,28 @@ export function keyCheckValue(key: Uint8Array): string {
     .update('notice-ledger key check v1', 'utf8')
     .digest('base64url')
     .slice(0, 16);
+}
+
+/** Characters kept of each variable's digest: 48 bits, enough to say which one differs. */
+const VARIABLE_DIGEST_CHARS = 8;
+
+/**
+ * One short keyed digest per variable, so that a 409 can name the variables that differ from
+ * the recorded intent without storing (or returning) their values. Only an explanation: whether
+ * two requests are the same intent is still decided by the full `contentDigest`. Domain-separated
+ * from it by the `var` prefix and the variable's name.
+ */
+export function variableDigests(
+  key: Uint8Array,
+  variables: Readonly<Record<string, unknown>>,
+): Record<string, string> {
+  const digests: Record<string, string> = {};
+  for (const [name, value] of Object.entries(variables)) {
+    if (value === undefined) continue;
+    digests[name] = createHmac('sha256', key)
+      .update(`var\n${name}\n${canonicalJson(value)}`)
+      .digest('base64url')
+      .slice(0, VARIABLE_DIGEST_CHARS);
+  }
+  return digests;
 }

@@ -50,6 +50,11 @@ export interface Intent {
   readonly templateVersion: string;
   /** Keyed digest of template, version, variables and destination: equal digest = same intent. */
   readonly contentDigest: string;
+  /**
+   * Short keyed digest per variable (identity.ts `variableDigests`), so a conflict can name the
+   * variables that differ. Absent on rows written before they existed.
+   */
+  readonly variableDigests?: Readonly<Record<string, string>> | undefined;
   readonly destination: Destination;
   readonly createdAt: number;
   readonly deadline: number;
@@ -470,6 +475,7 @@ export type NewIntentInput = Pick<
   | 'templateId'
   | 'templateVersion'
   | 'contentDigest'
+  | 'variableDigests'
   | 'destination'
   | 'createdAt'
   | 'deadline'

@@ -9,7 +9,17 @@ import { type Problem, ProblemType, problem } from './problem.ts';
  *  - JSON bodies up to 256 KiB (DESIGN §6) → 413 beyond; form bodies (provider callbacks) 64 KiB;
  *  - JSON nesting up to 32 levels → 400 beyond (checked on the text before parsing, so deep
  *    input cannot exhaust the stack in a later recursive walk);
- *  - UTF-8 only → 400 for invalid byte sequences (415 for a declared charset other than utf-8).
+ *  - UTF-8 only → 400 `invalid_utf8` (415 for a declared charset other than utf-8), checked on
+ *    the bytes wherever the body came from: API Gateway hands a text content type's body over as
+ *    a string and anything else base64-encoded (`isBase64Encoded`), and the local gateway does
+ *    the same (local/http-gateway.ts). Bytes are decoded with a fatal decoder. A string body
+ *    cannot carry invalid bytes, only their traces: a decoder on the way replaces them with
+ *    U+FFFD, and a lone surrogate cannot have come from UTF-8 at all. So U+FFFD and lone
+ *    surrogates are refused too, raw or as JSON escapes (`\ufffd`, `\ud800`): the handler
+ *    cannot tell a replaced byte from a sent U+FFFD, and neither belongs in a notice. A byte
+ *    order mark is not stripped (RFC 8259: senders must not add one), so it fails as JSON;
+ *  - base64 bodies must be canonical base64 → 400 `invalid_base64`.
+ * Every 400 names what is wrong in `errors` (`path` `''` for the body as a whole).
  */
 export const BodyLimits = {
   jsonMaxBytes: 256 * 1024,
@@ -58,24 +68,62 @@ function tooLarge(maxBytes: number): Problem {
   });
 }
 
-function malformed(detail: string): Problem {
-  return problem(400, ProblemType.malformedBody, { detail });
+function malformed(detail: string, code: string, path = ''): Problem {
+  return problem(400, ProblemType.malformedBody, { detail, errors: [{ path, code, message: detail }] });
 }
 
-/** Raw body bytes, undoing API Gateway's base64 wrapping of non-text payloads. */
-function bodyBytes(event: APIGatewayProxyEventV2): Buffer | undefined {
-  if (event.body === undefined || event.body === null) return undefined;
-  return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
-}
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** U+FFFD, or (with the `u` flag, which pairs surrogates) a surrogate standing alone. */
+const LOST_TEXT = /[\uFFFD\p{Cs}]/u;
+const NOT_UTF8 = 'the body is not valid UTF-8 (U+FFFD and lone surrogates count as invalid)';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-function decodeUtf8(bytes: Buffer): string | undefined {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return undefined;
+/**
+ * The body as text, from whichever form it arrived in; `undefined` when there is none.
+ * Size is checked on the bytes before any decoding.
+ */
+function bodyText(event: APIGatewayProxyEventV2, maxBytes: number): BodyResult<string | undefined> {
+  const body = event.body;
+  if (body === undefined || body === null || body === '') return { ok: true, value: undefined };
+  let text: string;
+  if (event.isBase64Encoded) {
+    if (body.length % 4 !== 0 || !BASE64.test(body)) {
+      return { ok: false, problem: malformed('the body is not valid base64', 'invalid_base64') };
+    }
+    const bytes = Buffer.from(body, 'base64');
+    if (bytes.length > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      return { ok: false, problem: malformed(NOT_UTF8, 'invalid_utf8') };
+    }
+  } else {
+    if (Buffer.byteLength(body, 'utf8') > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
+    text = body;
   }
+  if (LOST_TEXT.test(text)) return { ok: false, problem: malformed(NOT_UTF8, 'invalid_utf8') };
+  return { ok: true, value: text };
+}
+
+/** A field name safe to echo as a path segment (it is the client's own key). */
+const SAFE_KEY = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
+/**
+ * The first string (value or key) in parsed JSON that a `\u` escape made not-text (U+FFFD, a
+ * lone surrogate): its dotted path, cut before the first key that is not safe to echo.
+ */
+function escapedLostText(value: unknown, path: readonly string[] = []): string | undefined {
+  if (typeof value === 'string') return LOST_TEXT.test(value) ? path.join('.') : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+  for (const [key, child] of entries) {
+    if (LOST_TEXT.test(key)) return path.join('.');
+    const childPath = Array.isArray(value) || SAFE_KEY.test(key) ? [...path, key] : path;
+    const found = escapedLostText(child, childPath);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** Depth of the deepest array/object in JSON text; stops counting once past `limit`. */
@@ -101,8 +149,8 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
 }
 
 /**
- * Reads a JSON body: content type → size → UTF-8 → depth → parse. With `optional`, an absent
- * or empty body is `undefined` (and needs no content type).
+ * Reads a JSON body: content type → size → UTF-8 → depth → parse → escapes. With `optional`,
+ * an absent or empty body is `undefined` (and needs no content type).
  *
  * A parse error's own message is never used: V8 quotes the input around the error position.
  */
@@ -111,35 +159,40 @@ export function readJsonBody(
   options: { optional?: boolean; maxBytes?: number } = {},
 ): BodyResult<unknown> {
   const maxBytes = options.maxBytes ?? BodyLimits.jsonMaxBytes;
-  const bytes = bodyBytes(event);
-  if (!bytes || bytes.length === 0) {
-    if (options.optional) return { ok: true, value: undefined };
-    if (!mediaTypeMatches(header(event, 'content-type'), 'application/json')) {
-      return { ok: false, problem: unsupportedMediaType('application/json') };
-    }
-    return { ok: false, problem: malformed('a JSON body is required') };
-  }
+  const present = event.body !== undefined && event.body !== null && event.body !== '';
+  if (!present && options.optional) return { ok: true, value: undefined };
   if (!mediaTypeMatches(header(event, 'content-type'), 'application/json')) {
     return { ok: false, problem: unsupportedMediaType('application/json') };
   }
-  if (bytes.length > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
-  const text = decodeUtf8(bytes);
-  if (text === undefined) return { ok: false, problem: malformed('the body is not valid UTF-8') };
+  const decoded = bodyText(event, maxBytes);
+  if (!decoded.ok) return decoded;
+  const text = decoded.value;
+  if (text === undefined || text === '') {
+    if (options.optional) return { ok: true, value: undefined };
+    return { ok: false, problem: malformed('a JSON body is required', 'required') };
+  }
   if (jsonDepthExceeds(text, BodyLimits.jsonMaxDepth)) {
     return {
       ok: false,
-      problem: malformed(`JSON nesting must not exceed ${BodyLimits.jsonMaxDepth} levels`),
+      problem: malformed(`JSON nesting must not exceed ${BodyLimits.jsonMaxDepth} levels`, 'too_deep'),
     };
   }
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     const position = error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;
     return {
       ok: false,
-      problem: malformed(`the body is not valid JSON${position ? ` (error at character ${position})` : ''}`),
+      problem: malformed(
+        `the body is not valid JSON${position ? ` (error at character ${position})` : ''}`,
+        'not_json',
+      ),
     };
   }
+  const lost = escapedLostText(value);
+  if (lost !== undefined) return { ok: false, problem: malformed(NOT_UTF8, 'invalid_utf8', lost) };
+  return { ok: true, value };
 }
 
 /** Reads an `application/x-www-form-urlencoded` body (provider callbacks) into a flat record. */
@@ -150,17 +203,16 @@ export function readFormBody(
   if (!mediaTypeMatches(header(event, 'content-type'), 'application/x-www-form-urlencoded')) {
     return { ok: false, problem: unsupportedMediaType('application/x-www-form-urlencoded') };
   }
-  const bytes = bodyBytes(event) ?? Buffer.alloc(0);
-  if (bytes.length > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
-  const text = decodeUtf8(bytes);
-  if (text === undefined) return { ok: false, problem: malformed('the body is not valid UTF-8') };
+  const decoded = bodyText(event, maxBytes);
+  if (!decoded.ok) return decoded;
   // URLSearchParams decodes `+` as a space, which is right for form encoding (not for paths).
-  return { ok: true, value: Object.fromEntries(new URLSearchParams(text)) };
+  return { ok: true, value: Object.fromEntries(new URLSearchParams(decoded.value ?? '')) };
 }
 
 /**
  * Reads a text body of the given media type (provider webhooks), checked like the others:
- * content type → size → UTF-8. The raw text is returned because signatures cover it as sent.
+ * content type → size → UTF-8 (on whichever form API Gateway delivered). The raw text is
+ * returned because signatures cover it as sent.
  */
 export function readTextBody(
   event: APIGatewayProxyEventV2,
@@ -170,9 +222,7 @@ export function readTextBody(
   if (!mediaTypeMatches(header(event, 'content-type'), mediaType)) {
     return { ok: false, problem: unsupportedMediaType(mediaType) };
   }
-  const bytes = bodyBytes(event) ?? Buffer.alloc(0);
-  if (bytes.length > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
-  const text = decodeUtf8(bytes);
-  if (text === undefined) return { ok: false, problem: malformed('the body is not valid UTF-8') };
-  return { ok: true, value: text };
+  const decoded = bodyText(event, maxBytes);
+  if (!decoded.ok) return decoded;
+  return { ok: true, value: decoded.value ?? '' };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Channel } from '../domain/channel.ts';
-import { normalizeEmail, normalizePhone } from '../domain/destination.ts';
+import { checkEmail, checkPhone } from '../domain/destination.ts';
 import type { NoticeRequest } from '../use-cases/submit-notice.ts';
 import type { FieldError } from './problem.ts';
 
@@ -24,7 +24,13 @@ import type { FieldError } from './problem.ts';
  *    be a string of bounded length but is otherwise ignored (and never stored);
  *  - variables: at most 50 names, each an identifier of at most 64 characters (400 beyond);
  *    what the names and values must be is the template's contract (422);
- *  - lengths are counted in Unicode code points.
+ *  - lengths are counted in Unicode code points;
+ *  - identifiers (`eventId`, `eventType`, `recipient.id`, `template.id`, `template.version`) are
+ *    taken exactly as sent: leading or trailing whitespace is refused (`surrounding_whitespace`),
+ *    not stripped, since a stripped id would derive another noticeId than the caller computes;
+ *    whitespace only is `blank`; control, format (bidi, zero-width) and line-separator
+ *    characters are `invalid_characters`;
+ *  - destinations follow `lambdas/domain/destination.ts`, each refusal with its own code.
  */
 export const NoticeLimits = {
   idMaxLength: 128,
@@ -37,8 +43,10 @@ export const NoticeLimits = {
   batchMaxItems: 100,
 } as const;
 
-/** Control characters, line/paragraph separators and bidi controls: they can forge log lines or spoof text. */
-const FORBIDDEN_CHARACTERS = /[\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]/u;
+/** Control and format characters (bidi, zero-width), line/paragraph separators: they can forge log lines or spoof text. */
+const FORBIDDEN_CHARACTERS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const BLANK = /^\p{White_Space}*$/u;
+const SURROUNDING_WHITESPACE = /^\p{White_Space}|\p{White_Space}$/u;
 const VARIABLE_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 function codePoints(value: string): number {
@@ -52,14 +60,22 @@ function issue(ctx: z.RefinementCtx, code: string, message: string, path: (strin
   ctx.addIssue({ code: 'custom', message, path, params: { code } });
 }
 
-/** 1–`max` code points, no control characters. */
+/** An identifier: 1–`max` code points, exactly as sent (no surrounding whitespace), no control characters. */
 function text(max: number) {
   return z.string().superRefine((value, ctx) => {
     const length = codePoints(value);
     if (length === 0) issue(ctx, 'too_short', 'must not be empty');
     else if (length > max) issue(ctx, 'too_long', `must be at most ${max} characters`);
+    if (length > 0 && BLANK.test(value)) issue(ctx, 'blank', 'must not be whitespace only');
+    else if (SURROUNDING_WHITESPACE.test(value)) {
+      issue(ctx, 'surrounding_whitespace', 'must not begin or end with whitespace (it is not stripped)');
+    }
     if (FORBIDDEN_CHARACTERS.test(value)) {
-      issue(ctx, 'invalid_characters', 'must not contain control, line-separator or bidi-control characters');
+      issue(
+        ctx,
+        'invalid_characters',
+        'must not contain control, format (bidi, zero-width) or line-separator characters',
+      );
     }
   });
 }
@@ -142,42 +158,22 @@ function crossFieldErrors(input: unknown): FieldError[] {
   });
   const recipient = isPlainObject(input.recipient) ? input.recipient : {};
   const destinations = [
-    {
-      channel: 'email',
-      field: 'email',
-      code: 'invalid_email',
-      rule: 'must be an email address',
-      normalize: normalizeEmail,
-    },
-    {
-      channel: 'sms',
-      field: 'phone',
-      code: 'invalid_phone',
-      rule: 'must be an E.164 phone number: + and country code, 15 digits at most',
-      normalize: normalizePhone,
-    },
+    { channel: 'email', field: 'email', check: checkEmail },
+    { channel: 'sms', field: 'phone', check: checkPhone },
   ] as const;
-  for (const { channel, field, code, rule, normalize } of destinations) {
+  for (const { channel, field, check } of destinations) {
     if (!seen.has(channel)) continue;
     const value = recipient[field];
     const path = `recipient.${field}`;
     if (value === undefined || value === null) {
       errors.push({ path, code: 'required', message: `is required for the ${channel} channel` });
-    } else if (typeof value === 'string' && !validates(normalize, value)) {
-      errors.push({ path, code, message: rule });
+    } else if (typeof value === 'string') {
+      // The same rules the use case applies when it fingerprints, so a 400 here is never a 422 there.
+      const result = check(value);
+      if (!result.ok) errors.push({ path, code: result.code, message: result.message });
     }
   }
   return errors;
-}
-
-/** The same rules the use case applies when it fingerprints, so a 400 here is never a 422 there. */
-function validates(normalize: (raw: string) => string, raw: string): boolean {
-  try {
-    normalize(raw);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export const BatchRequestSchema = z.strictObject({

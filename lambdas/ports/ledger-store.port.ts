@@ -1,6 +1,7 @@
 import type { Channel } from '../domain/channel.ts';
 import type { Intent, TransitionPlan } from '../domain/intent.ts';
 import type { IntentState } from '../domain/state-machine.ts';
+import type { SuppressionRecord, SuppressionState, SuppressionTarget } from '../domain/suppression.ts';
 
 export type ReserveResult =
   | { readonly kind: 'created'; readonly intent: Intent }
@@ -45,15 +46,19 @@ export interface KeyChecks {
   readonly keysFrom?: string | undefined;
 }
 
-export interface SuppressionEntry {
-  readonly channel: Channel;
-  readonly fingerprint: string;
-  readonly masked: string;
-  readonly reason: string;
-  /** Who added it: `operator`, or the id of the provider that reported the bounce or complaint. */
-  readonly source: string;
-  readonly createdAt: number;
-  readonly detail?: string | undefined;
+export interface SuppressionHistory {
+  readonly state: SuppressionState;
+  /** Oldest first; at most the newest `limit` records. */
+  readonly records: readonly SuppressionRecord[];
+  /** Whether older records exist beyond `records`. */
+  readonly truncated: boolean;
+}
+
+export interface SuppressionAppend {
+  /** The effective state after the append. */
+  readonly state: SuppressionState;
+  /** False when the same fact was already recorded (nothing written). */
+  readonly appended: boolean;
 }
 
 /**
@@ -105,8 +110,20 @@ export interface LedgerStore {
     mine: KeyChecks,
   ): Promise<{ readonly recorded: KeyChecks; readonly mismatched: readonly ('fingerprint' | 'envelope')[] }>;
 
-  getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionEntry | undefined>;
-  putSuppression(entry: SuppressionEntry): Promise<void>;
-  /** Returns whether an entry existed. */
-  deleteSuppression(channel: Channel, fingerprint: string): Promise<boolean>;
+  /**
+   * The effective suppression state (the latest record), one cheap read: the sender asks this
+   * before every claim. Undefined when nothing was ever recorded for the destination.
+   */
+  getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionState | undefined>;
+  /**
+   * Appends one record (domain/suppression.ts), atomically with the effective state it implies;
+   * a fact already recorded is not recorded again.
+   */
+  appendSuppression(target: SuppressionTarget, record: SuppressionRecord): Promise<SuppressionAppend>;
+  /** The effective state and the newest `limit` records (default 100), oldest first. */
+  getSuppressionHistory(
+    channel: Channel,
+    fingerprint: string,
+    options?: { limit?: number },
+  ): Promise<SuppressionHistory | undefined>;
 }

@@ -8,6 +8,7 @@ import {
   type TransitionPlan,
 } from '../domain/intent.ts';
 import { isTerminal, Reason } from '../domain/state-machine.ts';
+import { SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
 import type { DeliveryReport } from '../ports/provider.port.ts';
 import type { ReportDependencies } from './dependencies.ts';
 
@@ -46,15 +47,17 @@ export async function applyDeliveryReport(
     const row = await deps.store.get(report.ref.noticeId, report.ref.channel);
     if (!row) return { kind: 'ignored', why: 'unknown_intent' };
     if (report.suppress && !suppressionDone) {
-      await deps.store.putSuppression({
-        channel: row.channel,
-        fingerprint: row.destination.fingerprint,
-        masked: row.destination.masked,
-        reason: report.failure ?? 'delivery_failed',
-        source: report.provider,
-        createdAt: report.at,
-        detail: report.code,
-      });
+      await deps.store.appendSuppression(
+        { channel: row.channel, fingerprint: row.destination.fingerprint, masked: row.destination.masked },
+        {
+          action: SuppressionAction.suppress,
+          reason: report.failure ?? 'delivery_failed',
+          source: SuppressionSource.provider,
+          actor: report.provider,
+          at: report.at,
+          code: report.code,
+        },
+      );
       suppressionDone = true;
     }
     if (row.providerReceiptId !== undefined && row.providerReceiptId !== report.receiptId) {

@@ -9,6 +9,7 @@ import {
 } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
 import { Reason } from '../domain/state-machine.ts';
+import { isSuppressed } from '../domain/suppression.ts';
 import { renderEmail, renderSms, type TemplateDefinition } from '../domain/template.ts';
 import { EnvelopeUnreadableError } from '../ports/envelope-sealer.port.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
@@ -152,14 +153,14 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
   }
 
   const suppression = await deps.store.getSuppression(row.channel, row.destination.fingerprint);
-  if (suppression) {
+  if (suppression && isSuppressed(suppression)) {
     const plan = planTransition(
       row,
       {
         to: row.state === 'reserved' ? 'suppressed' : 'failed',
         reason: Reason.onSuppressionList,
         at: now,
-        detail: suppression.reason,
+        detail: suppression.latest.reason,
       },
       deps.timing,
     );

@@ -1,48 +1,90 @@
 import type { Channel } from '../domain/channel.ts';
 import { resolveDestination } from '../domain/destination.ts';
-import type { SuppressionEntry } from '../ports/ledger-store.port.ts';
+import {
+  isSuppressed,
+  SuppressionAction,
+  type SuppressionRecord,
+  SuppressionSource,
+  type SuppressionState,
+  type SuppressionTarget,
+} from '../domain/suppression.ts';
+import type { SuppressionHistory } from '../ports/ledger-store.port.ts';
 import type { IntakeDependencies } from './dependencies.ts';
 
 type Deps = Pick<IntakeDependencies, 'store' | 'fingerprintKey' | 'clock'>;
 
-/** Throws `InvalidDestinationError` for a destination that cannot be normalised. */
-function fingerprintOf(channel: Channel, rawDestination: string, deps: Deps) {
-  return resolveDestination(deps.fingerprintKey, channel, rawDestination);
+/** The reason a lift is recorded with when the operator gives none. */
+export const LIFT_REASON = 'lifted_by_operator';
+
+/** Throws `InvalidDestinationError` for a destination providers would not take. */
+function targetOf(channel: Channel, rawDestination: string, deps: Deps): SuppressionTarget {
+  const { fingerprint, masked } = resolveDestination(deps.fingerprintKey, channel, rawDestination);
+  return { channel, fingerprint, masked };
 }
 
+export interface OperatorAct {
+  readonly reason: string;
+  /** The operator's principal (IAM) or the name the local stack was given. */
+  readonly actor: string;
+}
+
+/** The effective state and its history (newest 100 records), or undefined if none was ever recorded. */
 export async function getSuppression(
   channel: Channel,
   rawDestination: string,
   deps: Deps,
-): Promise<SuppressionEntry | undefined> {
-  return deps.store.getSuppression(channel, fingerprintOf(channel, rawDestination, deps).fingerprint);
+): Promise<SuppressionHistory | undefined> {
+  const { fingerprint } = targetOf(channel, rawDestination, deps);
+  return deps.store.getSuppressionHistory(channel, fingerprint);
 }
 
-export async function putSuppression(
-  channel: Channel,
-  rawDestination: string,
-  input: { reason: string; detail?: string | undefined },
+/**
+ * An operator acts on the state they see, so their record is stamped no earlier than its latest
+ * record (a provider's clock can run ahead of ours): it always becomes the effective one.
+ */
+function operatorRecord(
+  action: SuppressionRecord['action'],
+  act: OperatorAct,
+  before: SuppressionState | undefined,
   deps: Deps,
-): Promise<{ entry: SuppressionEntry; created: boolean }> {
-  const destination = fingerprintOf(channel, rawDestination, deps);
-  const existing = await deps.store.getSuppression(channel, destination.fingerprint);
-  const entry: SuppressionEntry = {
-    channel,
-    fingerprint: destination.fingerprint,
-    masked: destination.masked,
-    reason: input.reason,
-    source: 'operator',
-    createdAt: deps.clock.now(),
-    detail: input.detail,
-  };
-  await deps.store.putSuppression(entry);
-  return { entry, created: existing === undefined };
+): SuppressionRecord {
+  const at = Math.max(deps.clock.now(), before?.latest.at ?? 0);
+  return { action, reason: act.reason, source: SuppressionSource.operator, actor: act.actor, at };
 }
 
-export async function deleteSuppression(
+/**
+ * An operator suppresses a destination: one record appended beside whatever providers or other
+ * operators recorded before (nothing is overwritten). `turnedOn` says whether the destination
+ * was not suppressed until now.
+ */
+export async function suppress(
   channel: Channel,
   rawDestination: string,
+  act: OperatorAct,
+  deps: Deps,
+): Promise<{ state: SuppressionState; turnedOn: boolean }> {
+  const target = targetOf(channel, rawDestination, deps);
+  const before = await deps.store.getSuppression(channel, target.fingerprint);
+  const { state } = await deps.store.appendSuppression(
+    target,
+    operatorRecord(SuppressionAction.suppress, act, before, deps),
+  );
+  return { state, turnedOn: !isSuppressed(before) };
+}
+
+/**
+ * An operator lifts a suppression: a `lift` record is appended (the history keeps what was
+ * lifted). `false`, and nothing recorded, when the destination is not suppressed.
+ */
+export async function lift(
+  channel: Channel,
+  rawDestination: string,
+  act: OperatorAct,
   deps: Deps,
 ): Promise<boolean> {
-  return deps.store.deleteSuppression(channel, fingerprintOf(channel, rawDestination, deps).fingerprint);
+  const target = targetOf(channel, rawDestination, deps);
+  const before = await deps.store.getSuppression(channel, target.fingerprint);
+  if (!isSuppressed(before)) return false;
+  await deps.store.appendSuppression(target, operatorRecord(SuppressionAction.lift, act, before, deps));
+  return true;
 }

@@ -1,7 +1,8 @@
 import type { Channel } from '../domain/channel.ts';
+import { type DifferingPart, differingParts } from '../domain/content-parts.ts';
 import { type ResolvedDestination, resolveDestination } from '../domain/destination.ts';
 import { InvalidDestinationError } from '../domain/errors.ts';
-import { contentDigest, deriveNoticeId } from '../domain/identity.ts';
+import { containsContactData, contentDigest, deriveNoticeId, variableDigests } from '../domain/identity.ts';
 import { createIntent, type Intent, type SmsShape } from '../domain/intent.ts';
 import type { IntentState } from '../domain/state-machine.ts';
 import {
@@ -41,6 +42,8 @@ export interface ChannelResult {
   readonly channel: Channel;
   readonly state: IntentState;
   readonly outcome: ChannelOutcome;
+  /** On a conflict: which parts of the request differ from the recorded intent (paths, no values). */
+  readonly differs?: readonly DifferingPart[];
 }
 
 export type SubmitResult =
@@ -74,6 +77,20 @@ function validate(
   template: TemplateDefinition | undefined,
 ): Violation[] {
   const violations: Violation[] = [];
+  const identifiers = [
+    { path: 'eventId', value: request.eventId },
+    { path: 'recipient.id', value: request.recipient.id },
+  ];
+  for (const { path, value } of identifiers) {
+    if (containsContactData(value)) {
+      violations.push({
+        path,
+        code: 'contact_data_in_identifier',
+        message:
+          'must not contain an email address or phone number: identifiers are stored and shown as sent',
+      });
+    }
+  }
   if (!template) {
     // The id and version are the client's own words; no need to echo them back.
     violations.push({
@@ -122,7 +139,7 @@ function resolveAll(request: NoticeRequest, deps: Pick<IntakeDependencies, 'fing
       if (!(error instanceof InvalidDestinationError)) throw error;
       violations.push({
         path: channel === 'email' ? 'recipient.email' : 'recipient.phone',
-        code: 'invalid_destination',
+        code: error.reason,
         message: error.message,
       });
     }
@@ -179,6 +196,7 @@ export async function submitNotice(request: NoticeRequest, deps: IntakeDependenc
           variables: { ...request.variables },
           destinationFingerprint: destination.fingerprint,
         }),
+        variableDigests: variableDigests(deps.fingerprintKey, request.variables),
         destination: { fingerprint: destination.fingerprint, masked: destination.masked },
         createdAt: now,
         deadline,
@@ -194,7 +212,14 @@ export async function submitNotice(request: NoticeRequest, deps: IntakeDependenc
   const channels: ChannelResult[] = reservations.map((result, i) => {
     const channel = (prepared[i] as PreparedChannel).channel;
     if (result.kind === 'created') return { channel, state: result.intent.state, outcome: 'created' };
-    return { channel, state: result.existing.state, outcome: result.kind };
+    if (result.kind === 'duplicate') return { channel, state: result.existing.state, outcome: 'duplicate' };
+    const requested = (prepared[i] as PreparedChannel).intent;
+    return {
+      channel,
+      state: result.existing.state,
+      outcome: 'conflict',
+      differs: differingParts(result.existing, requested),
+    };
   });
 
   const created = channels.filter((c) => c.outcome === 'created');

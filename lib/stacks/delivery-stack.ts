@@ -96,7 +96,8 @@ export class DeliveryStack extends Stack {
       timeout: Duration.seconds(20),
       invocation: 'sync',
     });
-    http.bindTable(ledger, { items: ['PutItem', 'GetItem', 'Query', 'UpdateItem', 'DeleteItem'] });
+    // No DeleteItem: the suppression list is append-only, and so is everything else the API writes.
+    http.bindTable(ledger, { items: ['PutItem', 'GetItem', 'Query', 'UpdateItem'] });
     http.bindChannelQueue(queues.email);
     http.bindChannelQueue(queues.sms);
     http.bindEnvelopeKey(keys.envelope, 'seal');

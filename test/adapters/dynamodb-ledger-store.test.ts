@@ -1,4 +1,10 @@
-import { type ConsumedCapacity, ScanCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  type ConsumedCapacity,
+  PutItemCommand,
+  QueryCommand,
+  ScanCommand,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbLedgerStore } from '../../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
@@ -7,7 +13,12 @@ import { decideClaim, type Intent, planOutcome, planTransition } from '../../lam
 import { Reason } from '../../lambdas/domain/state-machine.ts';
 import { ddbClient, uniqueTableName } from '../helpers/dynamodb.ts';
 import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
-import { ledgerOpArb, runLedgerSequence } from '../helpers/ledger-properties.ts';
+import {
+  ledgerOpArb,
+  runLedgerSequence,
+  runSuppressionSequence,
+  suppressionRecordArb,
+} from '../helpers/ledger-properties.ts';
 
 const client = ddbClient();
 const tableName = uniqueTableName('ledger');
@@ -398,22 +409,121 @@ describe('key check values', () => {
   });
 });
 
-describe('suppression entries', () => {
-  it('put, get and delete by (channel, fingerprint)', async () => {
-    const entry = {
-      channel: 'email' as const,
-      fingerprint: `fp_${Date.now()}`,
-      masked: 'p*****t@example.com',
+describe('suppression history', () => {
+  const target = (channel: 'email' | 'sms' = 'email') => ({
+    channel,
+    fingerprint: `fp_${Date.now()}_${Math.random().toString(36).slice(2)}`,
+    masked: channel === 'email' ? 'p*****t@example.com' : '+1******4567',
+  });
+
+  it('follows the shared model: repeated facts once, latest by time wins, history by time', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(suppressionRecordArb, { minLength: 1, maxLength: 12 }), async (records) => {
+        await runSuppressionSequence(store, target(), records);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('is scoped by channel and keeps the current state in one item beside the history', async () => {
+    const t = target();
+    await store.appendSuppression(t, {
+      action: 'suppress',
       reason: 'hard_bounce',
-      source: 'ses_bounce',
-      createdAt: T0,
+      source: 'provider',
+      actor: 'ses',
+      at: T0,
+      code: 'Permanent:General',
+    });
+    calls.length = 0;
+    expect(await store.getSuppression('email', t.fingerprint)).toMatchObject({
+      latest: { reason: 'hard_bounce' },
+    });
+    expect(calls.map((c) => c.operation)).toEqual(['getSuppression']);
+    expect(await store.getSuppression('sms', t.fingerprint)).toBeUndefined();
+    const items = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: `S#email#${t.fingerprint}` } },
+      }),
+    );
+    expect(items.Items?.map((item) => item.sk?.S?.replace(/#[^#]+$/, ''))).toEqual([
+      `H#${String(T0).padStart(15, '0')}`,
+      'S',
+    ]);
+  });
+
+  it('reads an entry written before the history as its only record, and keeps it when appending', async () => {
+    const t = target('sms');
+    await client.send(
+      new PutItemCommand({
+        TableName: tableName,
+        Item: {
+          pk: { S: `S#sms#${t.fingerprint}` },
+          sk: { S: 'S' },
+          masked: { S: t.masked },
+          reason: { S: 'hard_bounce' },
+          source: { S: 'twilio' },
+          createdAt: { N: String(T0) },
+          detail: { S: '30005' },
+        },
+      }),
+    );
+    const legacy = {
+      action: 'suppress',
+      reason: 'hard_bounce',
+      source: 'provider',
+      actor: 'twilio',
+      at: T0,
+      code: '30005',
     };
-    await store.putSuppression(entry);
-    expect(await store.getSuppression('email', entry.fingerprint)).toMatchObject(entry);
-    expect(await store.getSuppression('sms', entry.fingerprint)).toBeUndefined();
-    expect(await store.deleteSuppression('email', entry.fingerprint)).toBe(true);
-    expect(await store.deleteSuppression('email', entry.fingerprint)).toBe(false);
-    expect(await store.getSuppression('email', entry.fingerprint)).toBeUndefined();
+    expect(await store.getSuppression('sms', t.fingerprint)).toEqual({ ...t, latest: legacy });
+    expect((await store.getSuppressionHistory('sms', t.fingerprint))?.records).toEqual([legacy]);
+
+    const lift = {
+      action: 'lift',
+      reason: 'lifted_by_operator',
+      source: 'operator',
+      actor: 'ops-1',
+      at: T0 + 5,
+    } as const;
+    await store.appendSuppression(t, lift);
+
+    expect(await store.getSuppression('sms', t.fingerprint)).toEqual({ ...t, latest: lift });
+    expect((await store.getSuppressionHistory('sms', t.fingerprint))?.records).toEqual([legacy, lift]);
+  });
+
+  it('concurrent appends to one destination all land, and the latest by time is effective', async () => {
+    const t = target();
+    const records = Array.from({ length: 6 }, (_, i) => ({
+      action: i % 2 === 0 ? ('suppress' as const) : ('lift' as const),
+      reason: 'patient_request',
+      source: 'operator' as const,
+      actor: `ops-${i}`,
+      at: T0 + i,
+    }));
+    const results = await Promise.all(records.map((record) => store.appendSuppression(t, record)));
+    expect(results.every((r) => r.appended)).toBe(true);
+    const history = await store.getSuppressionHistory('email', t.fingerprint);
+    expect(history?.records).toEqual(records);
+    expect(history?.state.latest).toEqual(records[5]);
+  });
+
+  it('shows the newest records and says when older ones were left out', async () => {
+    const t = target();
+    for (let i = 0; i < 5; i++) {
+      await store.appendSuppression(t, {
+        action: 'suppress',
+        reason: 'operator',
+        source: 'operator',
+        actor: 'ops',
+        at: T0 + i,
+      });
+    }
+    const history = await store.getSuppressionHistory('email', t.fingerprint, { limit: 3 });
+    expect(history?.records.map((r) => r.at)).toEqual([T0 + 2, T0 + 3, T0 + 4]);
+    expect(history?.truncated).toBe(true);
   });
 });
 

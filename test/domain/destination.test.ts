@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  checkEmail,
+  checkPhone,
   fingerprintDestination,
   maskEmail,
   maskPhone,
@@ -11,25 +13,141 @@ import {
 import { InvalidDestinationError } from '../../lambdas/domain/errors.ts';
 import { TEST_KEY } from '../helpers/factories.ts';
 
-describe('normalisation', () => {
-  it('lower-cases and trims email addresses', () => {
-    expect(normalizeEmail('  Patient@Example.COM ')).toBe('patient@example.com');
+describe('email addresses', () => {
+  it('are accepted in any case and lower-cased, exactly as before these rules for valid input', () => {
+    expect(normalizeEmail('Patient@Example.COM')).toBe('patient@example.com');
+    expect(normalizeEmail("o'brien+labs.2026@mail.xn--bcher-kva.example")).toBe(
+      "o'brien+labs.2026@mail.xn--bcher-kva.example",
+    );
   });
 
-  it.each(['', 'no-at-sign', 'a@b', 'two@@example.com', 'sp ace@example.com'])('rejects email %j', (raw) => {
+  const LOCAL_64 = 'l'.repeat(64);
+  it.each([
+    ['', 'email_missing_at'],
+    ['no-at-sign', 'email_missing_at'],
+    ['a@b', 'email_invalid_domain'],
+    ['two@@example.com', 'email_invalid_local_part'],
+    ['sp ace@example.com', 'email_invalid_local_part'],
+    [' patient@example.com', 'email_invalid_local_part'],
+    ['patient@example.com ', 'email_invalid_domain'],
+    ['pat\u0000ient@example.com', 'email_control_characters'],
+    ['pat\u0007ient@example.com', 'email_control_characters'],
+    ['\u001b[31mpatient@example.com', 'email_control_characters'],
+    ['pat\u202eient@example.com', 'email_control_characters'],
+    ['pat\u200bient@example.com', 'email_control_characters'],
+    ['patient@example.com\n', 'email_control_characters'],
+    ['a@x..com', 'email_invalid_domain'],
+    ['a@exa_mple.com', 'email_invalid_domain'],
+    ['a@-example.com', 'email_invalid_domain'],
+    ['a@example-.com', 'email_invalid_domain'],
+    ['a@example.123', 'email_invalid_domain'],
+    ['a@localhost', 'email_invalid_domain'],
+    [`a@${'d'.repeat(64)}.com`, 'email_invalid_domain'],
+    ['a@[127.0.0.1]', 'email_address_literal'],
+    ['a@[IPv6:::1]', 'email_address_literal'],
+    ['"quoted"@x.com', 'email_quoted_local_part'],
+    ['"a b"@example.com', 'email_quoted_local_part'],
+    [`${LOCAL_64}x@example.com`, 'email_local_part_too_long'],
+    ['.dot@example.com', 'email_invalid_local_part'],
+    ['dot.@example.com', 'email_invalid_local_part'],
+    ['do..t@example.com', 'email_invalid_local_part'],
+    ['päivi@example.com', 'email_not_ascii'],
+    ['a@bücher.example', 'email_not_ascii'],
+    [`${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com`, 'email_too_long'],
+  ])('refuses %j with %s', (raw, code) => {
+    expect(checkEmail(raw)).toMatchObject({ ok: false, code });
     expect(() => normalizeEmail(raw)).toThrow(InvalidDestinationError);
+    const result = checkEmail(raw);
+    if (!result.ok && raw.length > 3) expect(result.message).not.toContain(raw);
   });
 
-  it('strips visual separators from phone numbers and requires E.164', () => {
-    expect(normalizePhone('+1 (555) 123-4567')).toBe('+15551234567');
+  it('accepts a 64-octet local part and a 254-octet address', () => {
+    expect(checkEmail(`${LOCAL_64}@example.com`).ok).toBe(true);
+    const long = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`;
+    expect(long.length).toBe(254);
+    expect(checkEmail(long).ok).toBe(true);
   });
 
-  it.each(['5551234567', '+05551234567', '+1234567890123456', '+1555abc4567', ''])(
-    'rejects phone %j',
-    (raw) => {
-      expect(() => normalizePhone(raw)).toThrow(InvalidDestinationError);
-    },
-  );
+  const atext = fc.constantFrom(..."abcXYZ019!#$%&'*+/=?^_`{|}~-".split(''));
+  const dotAtom = fc
+    .array(
+      fc.array(atext, { minLength: 1, maxLength: 8 }).map((chars) => chars.join('')),
+      {
+        minLength: 1,
+        maxLength: 3,
+      },
+    )
+    .map((parts) => parts.join('.'));
+  const label = fc.stringMatching(/^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,10}[a-zA-Z0-9])?$/);
+  const domain = fc
+    .tuple(fc.array(label, { minLength: 1, maxLength: 3 }), fc.stringMatching(/^[a-zA-Z]{2,6}$/))
+    .map(([labels, tld]) => [...labels, tld].join('.'));
+
+  it('keeps the fingerprint of every address that was valid before: normalised = trimmed and lower-cased', () => {
+    fc.assert(
+      fc.property(dotAtom, domain, (local, host) => {
+        const raw = `${local}@${host}`;
+        expect(normalizeEmail(raw)).toBe(raw.trim().toLowerCase());
+      }),
+    );
+  });
+
+  it('never accepts an address with a control, format or non-ASCII character', () => {
+    fc.assert(
+      fc.property(
+        dotAtom,
+        domain,
+        fc.nat(),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+        (local, host, at, ch) => {
+          fc.pre(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]|[^\p{ASCII}]/u.test(ch));
+          const raw = `${local}@${host}`;
+          const i = at % (raw.length + 1);
+          expect(checkEmail(raw.slice(0, i) + ch + raw.slice(i)).ok).toBe(false);
+        },
+      ),
+    );
+  });
+});
+
+describe('phone numbers', () => {
+  it('are accepted only as E.164: +, 8 to 15 digits, no leading 0', () => {
+    expect(normalizePhone('+15551234567')).toBe('+15551234567');
+    expect(checkPhone('+12345678').ok).toBe(true);
+    expect(checkPhone('+123456789012345').ok).toBe(true);
+  });
+
+  it.each([
+    ['+1 (555) 123-4567', 'phone_separators'],
+    ['+1 555 123 4567', 'phone_separators'],
+    [' +15551234567', 'phone_separators'],
+    ['+1.555.123.4567', 'phone_separators'],
+    ['+15551234567\n', 'phone_control_characters'],
+    ['+1555\u202e1234567', 'phone_control_characters'],
+    ['5551234567', 'phone_missing_plus'],
+    ['0015551234567', 'phone_missing_plus'],
+    ['+1555abc4567', 'phone_invalid_characters'],
+    ['++15551234567', 'phone_invalid_characters'],
+    ['+１５５５１２３４５６７', 'phone_invalid_characters'],
+    ['+1234567', 'phone_too_short'],
+    ['+', 'phone_too_short'],
+    ['', 'phone_missing_plus'],
+    ['+1234567890123456', 'phone_too_long'],
+    ['+05551234567', 'phone_invalid_country_code'],
+  ])('refuses %j with %s', (raw, code) => {
+    expect(checkPhone(raw)).toMatchObject({ ok: false, code });
+    expect(() => normalizePhone(raw)).toThrow(InvalidDestinationError);
+  });
+
+  it('accepts exactly the E.164 pattern, and normalises nothing', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 20 }), (raw) => {
+        const result = checkPhone(raw);
+        expect(result.ok).toBe(/^\+[1-9][0-9]{7,14}$/.test(raw));
+        if (result.ok) expect(result.normalized).toBe(raw);
+      }),
+    );
+  });
 });
 
 describe('masking', () => {
@@ -58,7 +176,7 @@ describe('masking', () => {
 describe('fingerprints', () => {
   it('are equal for equal normalised destinations and differ by channel and key', () => {
     const a = resolveDestination(TEST_KEY, 'email', 'Patient@Example.com');
-    const b = resolveDestination(TEST_KEY, 'email', 'patient@example.com ');
+    const b = resolveDestination(TEST_KEY, 'email', 'patient@example.COM');
     expect(a.fingerprint).toBe(b.fingerprint);
     expect(fingerprintDestination(TEST_KEY, 'sms', 'patient@example.com')).not.toBe(a.fingerprint);
     expect(fingerprintDestination(new Uint8Array(32), 'email', 'patient@example.com')).not.toBe(

@@ -2,10 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   canonicalJson,
+  containsContactData,
   contentDigest,
   deriveNoticeId,
   idempotencyKey,
   isNoticeId,
+  variableDigests,
 } from '../../lambdas/domain/identity.ts';
 import { TEST_KEY } from '../helpers/factories.ts';
 
@@ -70,5 +72,53 @@ describe('contentDigest', () => {
 
   it('canonical JSON sorts keys at every depth', () => {
     expect(canonicalJson({ b: [{ z: 1, a: 2 }], a: null })).toBe('{"a":null,"b":[{"a":2,"z":1}]}');
+  });
+});
+
+describe('containsContactData', () => {
+  it.each([
+    'jane.doe@example.com',
+    'pat_1:jane.doe@example.com',
+    'mailto:x@y.org',
+    '+15551234567',
+    'evt+1 (555) 123-4567',
+    'tel:+44 20 7946 0958',
+  ])('finds contact data in %j', (value) => {
+    expect(containsContactData(value)).toBe(true);
+  });
+
+  it.each([
+    'pat_1042',
+    'evt_8f31',
+    '10428812345',
+    'MRN-000123456789',
+    'build@1.2',
+    'a@b',
+    '+1234567',
+    'v2+beta',
+  ])('lets %j pass', (value) => {
+    expect(containsContactData(value)).toBe(false);
+  });
+});
+
+describe('variableDigests', () => {
+  it('is one short keyed digest per variable, equal for equal values in any key order', () => {
+    const a = variableDigests(TEST_KEY, {
+      firstName: 'Ada',
+      portalUrl: 'https://p.example/r',
+      n: { b: 1, a: 2 },
+    });
+    const b = variableDigests(TEST_KEY, {
+      n: { a: 2, b: 1 },
+      portalUrl: 'https://p.example/r',
+      firstName: 'Ada',
+    });
+    expect(a).toEqual(b);
+    expect(Object.keys(a).sort()).toEqual(['firstName', 'n', 'portalUrl']);
+    for (const digest of Object.values(a)) expect(digest).toMatch(/^[A-Za-z0-9_-]{8}$/);
+    expect(variableDigests(TEST_KEY, { firstName: 'Bob' }).firstName).not.toBe(a.firstName);
+    expect(variableDigests(new Uint8Array(32), { firstName: 'Ada' }).firstName).not.toBe(a.firstName);
+    // The same value under another name digests differently.
+    expect(variableDigests(TEST_KEY, { lastName: 'Ada' }).lastName).not.toBe(a.firstName);
   });
 });

@@ -5,7 +5,14 @@
 import { request } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { apiGatewayTime, type HttpGateway, startHttpGateway } from '../../local/http-gateway.ts';
+import {
+  apiGatewayTime,
+  type HttpGateway,
+  type HttpGatewayOptions,
+  isTextMediaType,
+  startHttpGateway,
+} from '../../local/http-gateway.ts';
+import { rawExchange } from '../helpers/raw-socket.ts';
 
 let gateway: HttpGateway | undefined;
 const logged: string[] = [];
@@ -19,12 +26,14 @@ afterEach(async () => {
 async function serve(
   answer: (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2 | undefined>,
   maxBodyBytes = 1024,
+  limits: Partial<Pick<HttpGatewayOptions, 'headersTimeoutMs' | 'bodyIdleTimeoutMs' | 'bodyTimeoutMs'>> = {},
 ): Promise<{ url: string; events: APIGatewayProxyEventV2[] }> {
   const events: APIGatewayProxyEventV2[] = [];
   gateway = await startHttpGateway({
     port: 0,
     region: 'us-east-1',
     maxBodyBytes,
+    ...limits,
     log: (line) => logged.push(line),
     loadHandler: async () => async (event) => {
       events.push(event);
@@ -200,5 +209,88 @@ describe('local API Gateway (payload format 2.0)', () => {
     expect((await fetch(`${gateway.url}/v1/health`)).status).toBe(503);
     gateway.open();
     expect((await fetch(`${gateway.url}/v1/health`)).status).toBe(200);
+  });
+
+  it('passes text bodies as strings and every other content type base64-encoded, as API Gateway does', async () => {
+    // Prepare
+    const { url, events } = await serve(async () => ({ statusCode: 204 }));
+    const invalidUtf8 = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xc0, 0xaf, 0x22, 0x7d]);
+    const send = (contentType: string | undefined, body: Buffer) =>
+      fetch(`${url}/v1/notices`, {
+        method: 'POST',
+        headers: contentType ? { 'content-type': contentType } : {},
+        body,
+      });
+
+    // Act
+    await send('application/json; charset=utf-8', Buffer.from('{"name":"Zoë"}'));
+    await send('application/json', invalidUtf8);
+    await send('application/x-www-form-urlencoded', Buffer.from('a=1&b=%C3%A9'));
+    await send('application/octet-stream', invalidUtf8);
+    await send('TEXT/PLAIN', Buffer.from('hi'));
+
+    // Assess
+    expect(events.map((e) => [e.headers['content-type'], e.isBase64Encoded, e.body])).toEqual([
+      ['application/json; charset=utf-8', false, '{"name":"Zoë"}'],
+      // Invalid bytes can only reach the function as U+FFFD in a string (the handler refuses it).
+      ['application/json', false, '{"a":"\uFFFD\uFFFD\uFFFD"}'],
+      ['application/x-www-form-urlencoded', true, Buffer.from('a=1&b=%C3%A9').toString('base64')],
+      ['application/octet-stream', true, invalidUtf8.toString('base64')],
+      ['TEXT/PLAIN', false, 'hi'],
+    ]);
+    expect(isTextMediaType(undefined)).toBe(false);
+    expect(isTextMediaType('application/problem+json')).toBe(false);
+    expect(isTextMediaType('application/javascript')).toBe(true);
+  });
+
+  it('answers 408 and closes when a body is shorter than its Content-Length, without calling the handler', async () => {
+    // Prepare
+    const { url, events } = await serve(async () => ({ statusCode: 200 }), 1024, { bodyIdleTimeoutMs: 300 });
+
+    // Act
+    const { response, closedAfterMs } = await rawExchange(url, [
+      'POST /v1/notices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"eventId":',
+    ]);
+
+    // Assess
+    expect(response).toMatch(/^HTTP\/1\.1 408 /);
+    expect(response).toContain('content-type: application/problem+json');
+    expect(closedAfterMs).toBeLessThan(5_000);
+    expect(events).toHaveLength(0);
+  });
+
+  it('answers 408 to a body that trickles past the total body timeout', async () => {
+    // Prepare
+    const { url, events } = await serve(async () => ({ statusCode: 200 }), 1024, {
+      bodyIdleTimeoutMs: 1_000,
+      bodyTimeoutMs: 600,
+    });
+    const trickle = Array.from({ length: 20 }, () => ['x', { pauseMs: 100 }]).flat();
+
+    // Act
+    const { response, closedAfterMs } = await rawExchange(url, [
+      'POST /v1/notices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n',
+      ...trickle,
+    ]);
+
+    // Assess
+    expect(response).toMatch(/^HTTP\/1\.1 408 /);
+    expect(closedAfterMs).toBeLessThan(1_900);
+    expect(events).toHaveLength(0);
+  });
+
+  it('closes a connection whose headers do not arrive in time, and refuses headers past 10 240 bytes', async () => {
+    // Prepare
+    const { url, events } = await serve(async () => ({ statusCode: 200 }), 1024, { headersTimeoutMs: 300 });
+
+    // Act
+    const slowHeaders = await rawExchange(url, ['POST /v1/notices HTTP/1.1\r\nHost: x\r\n']);
+    const huge = await fetch(`${url}/v1/health`, { headers: { 'x-padding': 'p'.repeat(11_000) } });
+
+    // Assess
+    expect(slowHeaders.response).toMatch(/^HTTP\/1\.1 408 /);
+    expect(slowHeaders.closedAfterMs).toBeLessThan(5_000);
+    expect(huge.status).toBe(431);
+    expect(events).toHaveLength(0);
   });
 });

@@ -65,8 +65,7 @@ describe('SES events (mailbox simulator) → ledger', () => {
       detail: 'Permanent/General',
     });
     expect(await world.store.getSuppression('email', row?.destination.fingerprint as string)).toMatchObject({
-      reason: 'hard_bounce',
-      source: 'ses',
+      latest: { action: 'suppress', reason: 'hard_bounce', source: 'provider', actor: 'ses' },
     });
   });
 
@@ -76,7 +75,7 @@ describe('SES events (mailbox simulator) → ledger', () => {
     const row = await world.store.get(noticeId, 'email');
     expect(row?.state).toBe('delivered');
     expect(await world.store.getSuppression('email', row?.destination.fingerprint as string)).toMatchObject({
-      reason: 'complaint',
+      latest: { action: 'suppress', reason: 'complaint' },
     });
   });
 

@@ -1,26 +1,24 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  AesGcmEnvelopeSealer,
-  StaticDataKeySource,
-} from '../../lambdas/adapters/crypto/aes-gcm-envelope-sealer.ts';
 import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
 import { resolveDestination } from '../../lambdas/domain/destination.ts';
 import { deriveNoticeId } from '../../lambdas/domain/identity.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import { readConfig } from '../../lambdas/edge/config.ts';
-import { createHttpApi, type HttpRuntime } from '../../lambdas/handlers/http/router.ts';
+import { createHttpApi } from '../../lambdas/handlers/http/router.ts';
 import { logger } from '../../lambdas/handlers/observability.ts';
-import { createProviderEventsHandler } from '../../lambdas/handlers/provider-events.ts';
-import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
-import type { SmsMessage, SmsTransport } from '../../lambdas/ports/transport.port.ts';
 import { computeTwilioSignature } from '../../lambdas/providers/twilio/signature.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
-import type { Dependencies } from '../../lambdas/use-cases/dependencies.ts';
 import { loadInbound, providerEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
-import { templateCatalog } from '../../templates/catalog.ts';
 import { type ApiEventInput, apiEvent, contentType, responseJson } from '../helpers/api-events.ts';
 import { T0, TEST_KEY } from '../helpers/factories.ts';
+import {
+  AUTH_TOKEN,
+  type Harness,
+  harness,
+  PUBLIC_BASE_URL,
+  type Reply,
+  SID,
+} from '../helpers/http-harness.ts';
 
 // Personal data the requests carry. None of it may appear in a response body or a log line.
 const EMAIL = 'zelda.quartz@example.com';
@@ -30,12 +28,7 @@ const FIRST_NAME = 'Zebulonius';
 const PORTAL_URL = 'https://portal.example.org/r/83af9c';
 const PERSONAL = [EMAIL, PHONE, PHONE_IN_PATH, FIRST_NAME, PORTAL_URL];
 
-const PUBLIC_BASE_URL = 'https://notices.example.test';
-const AUTH_TOKEN = 'test-twilio-auth-token';
-const SID = `SM${'0123456789abcdef'.repeat(2)}`;
 const TWILIO_PATH = '/v1/provider-events/twilio';
-/** What the provider-events function is configured with in these tests. */
-const EVENTS_ENV = { TWILIO_AUTH_TOKEN: AUTH_TOKEN, PUBLIC_BASE_URL, SES_FROM_ADDRESS: 'n@example.com' };
 
 function noticeBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -49,72 +42,6 @@ function noticeBody(overrides: Record<string, unknown> = {}): Record<string, unk
     ...overrides,
   };
 }
-
-interface Reply {
-  readonly status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
-  readonly json: any;
-  readonly raw: APIGatewayProxyStructuredResultV2;
-}
-
-class FakeSmsTransport implements SmsTransport {
-  readonly provider = 'twilio';
-  next: ProviderOutcome = { kind: 'accepted', receiptId: SID };
-  readonly sent: SmsMessage[] = [];
-  async send(message: SmsMessage): Promise<ProviderOutcome> {
-    this.sent.push(message);
-    return this.next;
-  }
-}
-
-/** A runtime of in-memory and fake adapters around the real catalog, sealer and use cases. */
-function harness(options: { store?: MemoryLedgerStore } = {}) {
-  const store = options.store ?? new MemoryLedgerStore();
-  const enqueued: IntentRef[] = [];
-  const clock = { now: T0 };
-  const sms = new FakeSmsTransport();
-  const deps: Dependencies = {
-    store,
-    queue: {
-      enqueue: async (refs) => {
-        enqueued.push(...refs);
-      },
-    },
-    scheduler: { scheduleAttempt: async () => undefined },
-    escalations: { publish: async () => undefined },
-    sealer: new AesGcmEnvelopeSealer(new StaticDataKeySource(new Uint8Array(32).fill(7))),
-    catalog: templateCatalog,
-    clock: { now: () => clock.now },
-    random: () => 0.5,
-    fingerprintKey: TEST_KEY,
-    timing: { leaseMs: 60_000 },
-    retryPolicy: { baseMs: 1_000, capMs: 900_000, maxAttempts: 8 },
-    defaultDeadlineMs: 86_400_000,
-    transports: { sms },
-    workerId: 'test-worker',
-  };
-  const runtime: HttpRuntime = { deps };
-  const api = createHttpApi(async () => runtime);
-  // The provider-events function over the same ledger, with the real Twilio inbound module.
-  const events = createProviderEventsHandler(async () => {
-    const config = readConfig(EVENTS_ENV);
-    return providerEventsRuntime(
-      config,
-      { store, clock: deps.clock, timing: deps.timing },
-      await loadInbound(config, EVENTS_ENV),
-    );
-  });
-  const bodies: string[] = [];
-  async function call(input: ApiEventInput | APIGatewayProxyEventV2): Promise<Reply> {
-    const event = 'requestContext' in input ? input : apiEvent(input);
-    const raw = event.rawPath.startsWith('/v1/provider-events/') ? await events(event) : await api(event);
-    bodies.push(raw.body ?? '');
-    return { status: raw.statusCode ?? 0, json: responseJson(raw), raw };
-  }
-  return { store, enqueued, clock, sms, deps, runtime, call, bodies };
-}
-
-type Harness = ReturnType<typeof harness>;
 
 const submit = (h: Harness, body: unknown) => h.call({ method: 'POST', path: '/v1/notices', body });
 
@@ -195,6 +122,20 @@ describe('POST /v1/notices', () => {
         ],
       });
     }
+    // What differs, by path, never by value.
+    const differs = (reply: Reply) =>
+      reply.json.errors.map((e: { path: string; code: string }) => [e.path, e.code]);
+    expect(differs(changedVariables)).toEqual([
+      ['variables.firstName', 'differs_from_recorded'],
+      ['variables.portalUrl', 'differs_from_recorded'],
+    ]);
+    expect(changedVariables.json.channels[0].differs).toEqual(['variables.firstName', 'variables.portalUrl']);
+    expect(differs(changedTemplate)).toEqual([
+      ['template.id', 'differs_from_recorded'],
+      ['template.version', 'differs_from_recorded'],
+      ['variables.appointmentDate', 'differs_from_recorded'],
+      ['variables.portalUrl', 'differs_from_recorded'],
+    ]);
     // One message per created channel; replays and conflicts enqueue nothing.
     expect(h.enqueued).toEqual([
       { noticeId, channel: 'email' },
@@ -349,7 +290,7 @@ describe('POST /v1/notices', () => {
       },
       status: 400,
       type: invalid,
-      errors: [['recipient.email', 'invalid_email']],
+      errors: [['recipient.email', 'email_missing_at']],
       secrets: ['zelda.quartz.example.com'],
     },
     {
@@ -357,7 +298,7 @@ describe('POST /v1/notices', () => {
       request: { body: noticeBody({ recipient: { id: 'pat_1042', email: EMAIL, phone: '0155 5123 999' } }) },
       status: 400,
       type: invalid,
-      errors: [['recipient.phone', 'invalid_phone']],
+      errors: [['recipient.phone', 'phone_separators']],
       secrets: ['0155 5123 999', '01555123999'],
     },
     {
@@ -789,7 +730,7 @@ describe('GET /v1/notices/{noticeId}', () => {
 });
 
 describe('/v1/suppressions/{channel}/{destination}', () => {
-  it('puts, reads and deletes an entry by URL-encoded phone number', async () => {
+  it('keeps a history: PUT appends, DELETE appends a lift, GET shows both (by URL-encoded phone number)', async () => {
     // Prepare
     const h = harness();
     const path = `/v1/suppressions/sms/${PHONE_IN_PATH}`;
@@ -799,40 +740,117 @@ describe('/v1/suppressions/{channel}/{destination}', () => {
     const created = await h.call({
       method: 'PUT',
       path,
-      body: { reason: 'patient_request', detail: 'ticket 4711' },
+      body: { reason: 'patient_request', actor: 'ops-7' },
     });
-    const replaced = await h.call({ method: 'PUT', path });
-    const readBack = await h.call({ method: 'GET', path });
+    h.clock.now = T0 + 1_000;
+    const again = await h.call({ method: 'PUT', path });
     // A literal plus must stay a plus (not become a space) and name the same entry.
     const literalPlus = await h.call({ method: 'GET', path: `/v1/suppressions/sms/${PHONE}` });
-    const deleted = await h.call({ method: 'DELETE', path });
-    const gone = await h.call({ method: 'GET', path });
-    const deletedAgain = await h.call({ method: 'DELETE', path });
+    h.clock.now = T0 + 2_000;
+    const lifted = await h.call({ method: 'DELETE', path });
+    const afterLift = await h.call({ method: 'GET', path });
+    const liftedAgain = await h.call({ method: 'DELETE', path });
+    const never = await h.call({ method: 'GET', path: '/v1/suppressions/sms/%2B15559876543' });
 
     // Assess
     expect(created.status).toBe(201);
     expect(created.json).toEqual({
       channel: 'sms',
       destination: { fingerprint: phone.fingerprint, masked: '+1******4567' },
-      reason: 'patient_request',
-      source: 'operator',
-      createdAt: '2026-11-30T10:00:00.000Z',
-      detail: 'ticket 4711',
+      suppressed: true,
+      latest: {
+        action: 'suppress',
+        reason: 'patient_request',
+        source: 'operator',
+        actor: 'ops-7',
+        at: '2026-11-30T10:00:00.000Z',
+        code: null,
+      },
+      history: [
+        {
+          action: 'suppress',
+          reason: 'patient_request',
+          source: 'operator',
+          actor: 'ops-7',
+          at: '2026-11-30T10:00:00.000Z',
+          code: null,
+        },
+      ],
+      historyTruncated: false,
     });
-    expect(replaced.status).toBe(200);
-    expect(replaced.json).toMatchObject({ reason: 'operator', detail: null });
-    expect(readBack.status).toBe(200);
-    expect(readBack.json).toMatchObject({
-      reason: 'operator',
-      destination: { fingerprint: phone.fingerprint },
-    });
+    expect(again.status).toBe(200);
+    expect(again.json.latest).toMatchObject({ reason: 'operator', actor: 'operator' });
+    expect(again.json.history).toHaveLength(2);
     expect(literalPlus.status).toBe(200);
-    expect(deleted.status).toBe(204);
-    expect(deleted.raw.body).toBeUndefined();
-    expectProblem(gone, 404, `${PROBLEM}/not-found`);
-    expectProblem(deletedAgain, 404, `${PROBLEM}/not-found`);
+    expect(literalPlus.json.destination.fingerprint).toBe(phone.fingerprint);
+    expect(lifted.status).toBe(204);
+    expect(lifted.raw.body).toBeUndefined();
+    expect(afterLift.status).toBe(200);
+    expect(afterLift.json).toMatchObject({
+      suppressed: false,
+      latest: { action: 'lift', reason: 'lifted_by_operator', source: 'operator' },
+    });
+    expect(
+      afterLift.json.history.map((r: { action: string; reason: string }) => [r.action, r.reason]),
+    ).toEqual([
+      ['suppress', 'patient_request'],
+      ['suppress', 'operator'],
+      ['lift', 'lifted_by_operator'],
+    ]);
+    expectProblem(liftedAgain, 404, `${PROBLEM}/not-found`);
+    expectProblem(never, 404, `${PROBLEM}/not-found`);
     for (const body of h.bodies) expectNoPersonalData(body);
     expect(requestLines.map((line) => line.route)).toContain('PUT /v1/suppressions/{channel}/{destination}');
+  });
+
+  it("an operator's PUT stands beside a provider's hard bounce, which stays in the history", async () => {
+    // Prepare
+    const h = harness();
+    const phone = resolveDestination(TEST_KEY, 'sms', PHONE);
+    await h.store.appendSuppression(
+      { channel: 'sms', fingerprint: phone.fingerprint, masked: phone.masked },
+      {
+        action: 'suppress',
+        reason: 'hard_bounce',
+        source: 'provider',
+        actor: 'twilio',
+        at: T0 - 60_000,
+        code: '30005',
+      },
+    );
+    const path = `/v1/suppressions/sms/${PHONE_IN_PATH}`;
+
+    // Act
+    const put = await h.call({ method: 'PUT', path, body: { reason: 'patient_request' } });
+
+    // Assess
+    expect(put.status).toBe(200);
+    expect(put.json.history).toEqual([
+      expect.objectContaining({ reason: 'hard_bounce', source: 'provider', actor: 'twilio', code: '30005' }),
+      expect.objectContaining({ reason: 'patient_request', source: 'operator' }),
+    ]);
+  });
+
+  it('takes the actor from IAM credentials and refuses another one in the body', async () => {
+    // Prepare
+    const h = harness();
+    const path = `/v1/suppressions/sms/${PHONE_IN_PATH}`;
+    const withIam = (event: ReturnType<typeof apiEvent>) => ({
+      ...event,
+      requestContext: {
+        ...event.requestContext,
+        authorizer: { iam: { userArn: 'arn:aws:iam::123456789012:user/ops-lead' } },
+      },
+    });
+
+    // Act
+    const put = await h.call(withIam(apiEvent({ method: 'PUT', path })));
+    const spoofed = await h.call(withIam(apiEvent({ method: 'PUT', path, body: { actor: 'someone-else' } })));
+
+    // Assess
+    expect(put.json.latest.actor).toBe('arn:aws:iam::123456789012:user/ops-lead');
+    expectProblem(spoofed, 400, `${PROBLEM}/invalid-request`);
+    expect(spoofed.json.errors).toEqual([expect.objectContaining({ path: 'actor', code: 'not_allowed' })]);
   });
 
   it('handles an email address and keeps suppressed destinations from being sent to', async () => {
@@ -886,6 +904,29 @@ describe('/v1/suppressions/{channel}/{destination}', () => {
       request: { method: 'PUT', path: `/v1/suppressions/sms/${PHONE_IN_PATH}`, body: { phone: PHONE } },
       path: 'phone',
     },
+    {
+      name: 'free text in detail',
+      request: {
+        method: 'PUT',
+        path: `/v1/suppressions/sms/${PHONE_IN_PATH}`,
+        body: { detail: 'Patient said so on 555 0100' },
+      },
+      path: 'detail',
+    },
+    {
+      name: 'an actor that is an address',
+      request: {
+        method: 'DELETE',
+        path: `/v1/suppressions/sms/${PHONE_IN_PATH}`,
+        body: { actor: EMAIL },
+      },
+      path: 'actor',
+    },
+    {
+      name: 'a phone with a trailing newline',
+      request: { method: 'PUT', path: '/v1/suppressions/sms/%2B15551234567%0A' },
+      path: 'destination',
+    },
   ];
 
   for (const c of BAD) {
@@ -899,7 +940,7 @@ describe('/v1/suppressions/{channel}/{destination}', () => {
       // Assess
       expectProblem(reply, 400, `${PROBLEM}/invalid-request`);
       expect(reply.json.errors.map((e: { path: string }) => e.path)).toContain(c.path);
-      expectNoPersonalData(reply.raw.body ?? '', ['0155', 'Patient said so']);
+      expectNoPersonalData(reply.raw.body ?? '', ['0155', 'Patient said so', '555 0100']);
       expect(h.store.suppressions.size).toBe(0);
     });
   }
@@ -1070,9 +1111,14 @@ describe('provider-events function: POST /v1/provider-events/twilio', () => {
     expect(suppression.status).toBe(200);
     expect(suppression.json).toMatchObject({
       channel: 'sms',
-      reason: 'hard_bounce',
-      source: 'twilio',
-      detail: '30005',
+      suppressed: true,
+      latest: {
+        action: 'suppress',
+        reason: 'hard_bounce',
+        source: 'provider',
+        actor: 'twilio',
+        code: '30005',
+      },
     });
   });
 
@@ -1102,8 +1148,8 @@ describe('provider-events function: POST /v1/provider-events/twilio', () => {
     expect((await h.store.get(json.noticeId, 'sms'))?.transitions.at(-1)).toMatchObject({
       reason: 'complaint',
     });
-    expect([...h.store.suppressions.values()]).toEqual([
-      expect.objectContaining({ reason: 'complaint', source: 'twilio' }),
+    expect([...h.store.suppressions.values()].map((entry) => entry.state.latest)).toEqual([
+      expect.objectContaining({ reason: 'complaint', source: 'provider', actor: 'twilio' }),
     ]);
   });
 

@@ -1,6 +1,6 @@
 import type { Channel } from '../../lambdas/domain/channel.ts';
 import { resolveDestination } from '../../lambdas/domain/destination.ts';
-import { contentDigest, deriveNoticeId } from '../../lambdas/domain/identity.ts';
+import { contentDigest, deriveNoticeId, variableDigests } from '../../lambdas/domain/identity.ts';
 import { createIntent, type Intent, type LedgerTiming } from '../../lambdas/domain/intent.ts';
 
 export const TEST_KEY = new Uint8Array(Buffer.from('0123456789abcdef0123456789abcdef'));
@@ -46,6 +46,7 @@ export function newIntent(
         variables: overrides.variables ?? { firstName: 'Ada' },
         destinationFingerprint: destination.fingerprint,
       }),
+      variableDigests: variableDigests(TEST_KEY, overrides.variables ?? { firstName: 'Ada' }),
       destination: { fingerprint: destination.fingerprint, masked: destination.masked },
       createdAt,
       deadline: overrides.deadline ?? createdAt + 86_400_000,

@@ -18,8 +18,15 @@ import {
   isUnresolved,
   Reason,
 } from '../../lambdas/domain/state-machine.ts';
+import {
+  SuppressionAction,
+  type SuppressionRecord,
+  SuppressionSource,
+  type SuppressionTarget,
+  suppressionFactId,
+} from '../../lambdas/domain/suppression.ts';
 import type { LedgerStore } from '../../lambdas/ports/ledger-store.port.ts';
-import { newIntent, TEST_TIMING } from './factories.ts';
+import { newIntent, T0, TEST_TIMING } from './factories.ts';
 
 const outcomeArb: fc.Arbitrary<ProviderOutcome> = fc.oneof(
   fc.record({ kind: fc.constant('accepted' as const), receiptId: fc.stringMatching(/^SM[0-9a-f]{8}$/) }),
@@ -201,4 +208,57 @@ export async function runLedgerSequence(store: LedgerStore, ops: LedgerOp[]): Pr
     expect(after.transitions.slice(0, before.transitions.length)).toEqual(before.transitions);
     expect(after.transitions.length - before.transitions.length).toBe(plan ? 1 : 0);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Suppression history: one model, run on the memory store and on DynamoDB Local
+// ---------------------------------------------------------------------------------------------
+
+/** Few distinct values, so that repeated facts and equal times occur often. */
+export const suppressionRecordArb: fc.Arbitrary<SuppressionRecord> = fc.record({
+  action: fc.constantFrom(SuppressionAction.suppress, SuppressionAction.lift),
+  reason: fc.constantFrom('hard_bounce', 'complaint', 'patient_request', 'lifted_by_operator'),
+  source: fc.constantFrom(SuppressionSource.provider, SuppressionSource.operator),
+  actor: fc.constantFrom('ses', 'twilio', 'ops-1'),
+  at: fc.integer({ min: 0, max: 6 }).map((step) => T0 + step * 1000),
+  code: fc.option(fc.constantFrom('30005', 'Permanent:General'), { nil: undefined }),
+});
+
+/**
+ * Appends `records` one by one and checks, after each, the store against a model: a fact already
+ * recorded is not appended again; the effective state is the latest record by time, of equal
+ * times the later appended; the history is every distinct fact, by time then fact id.
+ */
+export async function runSuppressionSequence(
+  store: LedgerStore,
+  target: SuppressionTarget,
+  records: readonly SuppressionRecord[],
+): Promise<void> {
+  const facts = new Map<string, SuppressionRecord>();
+  let latest: SuppressionRecord | undefined;
+  for (const record of records) {
+    const id = suppressionFactId(record);
+    const repeated = facts.has(id);
+    const result = await store.appendSuppression(target, record);
+    expect(result.appended).toBe(!repeated);
+    if (!repeated) {
+      facts.set(id, record);
+      if (latest === undefined || record.at >= latest.at) latest = record;
+    }
+    const state = await store.getSuppression(target.channel, target.fingerprint);
+    expect(state).toEqual({ ...target, latest: strip(latest as SuppressionRecord) });
+    expect(result.state).toEqual(state);
+    const history = await store.getSuppressionHistory(target.channel, target.fingerprint);
+    const expected = [...facts.entries()]
+      .sort(([ia, a], [ib, b]) => a.at - b.at || (ia < ib ? -1 : ia > ib ? 1 : 0))
+      .map(([, r]) => strip(r));
+    expect(history?.records.map(strip)).toEqual(expected);
+    expect(history?.truncated).toBe(false);
+  }
+}
+
+/** `code: undefined` and a missing `code` are the same record. */
+function strip(record: SuppressionRecord): SuppressionRecord {
+  const { code, ...rest } = record;
+  return code === undefined ? rest : { ...rest, code };
 }

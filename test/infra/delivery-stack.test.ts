@@ -231,10 +231,10 @@ describe('delivery stack: least privilege', () => {
     }
   });
 
-  it('http: table item CRUD + Query, enqueue both channels, seal only, read the fingerprint secret only', () => {
+  it('http: table items without delete (the suppression list is append-only) + Query, enqueue both channels, seal only, read the fingerprint secret only', () => {
     const g = grants('http');
     expect([...g.keys()].filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(
-      ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'].map(table),
+      ['GetItem', 'PutItem', 'Query', 'UpdateItem'].map(table),
     );
     expect(g.get('sqs:SendMessage')).toHaveLength(2);
     expect(g.has('kms:GenerateDataKey')).toBe(true);

@@ -231,3 +231,9 @@ export function runConformance(name: string, start: () => Promise<Kit>): void {
     );
   });
 }
+
+/** A facet the kit needs; a module that does not offer it fails the kit at once. */
+export function must<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error('the module does not offer this facet');
+  return value;
+}

@@ -8,7 +8,7 @@ import { loadFacet } from '../../lambdas/wiring/providers.ts';
 import { startFaultProxy } from '../../local/fault-proxy.ts';
 import { sesEventsFor } from '../../local/ses/event-feeder.ts';
 import { readSesStore, startSesLocal } from '../../local/ses/server.ts';
-import { type Kit, runConformance } from './conformance.ts';
+import { type Kit, must, runConformance } from './conformance.ts';
 
 const HOLD_MS = 1_500;
 
@@ -26,11 +26,11 @@ async function sesKit(): Promise<Kit> {
   if (!provider) throw new Error('ses is not registered');
   const env = { SES_FROM_ADDRESS: 'notices@example.com', PROVIDER_TIMEOUT_MS: '600' };
   const base = { config: readConfig(env), env, clock: { now: Date.now } };
-  const transport = await loadFacet(provider, 'transport', base);
-  const inbound = await loadFacet(provider, 'inbound', base);
-  const email = (transport?.facet as TransportFacet).email?.(transport?.context as never) as EmailTransport;
-  const facet = inbound?.facet as Extract<InboundFacet, { kind: 'eventbridge' }>;
-  const read = facet.create(inbound?.context as never);
+  const transport = must(await loadFacet(provider, 'transport', base));
+  const inbound = must(await loadFacet(provider, 'inbound', base));
+  const email = (transport.facet as TransportFacet).email?.(transport.context) as EmailTransport;
+  const facet = inbound.facet as Extract<InboundFacet, { kind: 'eventbridge' }>;
+  const read = facet.create(inbound.context);
   const tag = randomBytes(4).toString('hex');
   let n = 0;
   const emailOf = async (receipt: string) => {

@@ -15,7 +15,7 @@ import type { SmsTransport } from '../../lambdas/ports/transport.port.ts';
 import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { loadFacet } from '../../lambdas/wiring/providers.ts';
 import { startSmsSimulator } from '../../local/sms-simulator/server.ts';
-import { type Kit, runConformance } from './conformance.ts';
+import { type Kit, must, runConformance } from './conformance.ts';
 
 const FROM = '+15005550006';
 const HOLD_MS = 1_500;
@@ -63,13 +63,13 @@ async function twilioKit(): Promise<Kit> {
     PROVIDER_TIMEOUT_MS: '600',
   };
   const base = { config: readConfig(env), env, clock: { now: Date.now } };
-  const transport = await loadFacet(provider, 'transport', base);
-  const lookup = await loadFacet(provider, 'lookup', base);
-  const inbound = await loadFacet(provider, 'inbound', base);
-  const text = (transport?.facet as TransportFacet).sms?.(transport?.context as never) as SmsTransport;
-  const find = (lookup?.facet as LookupFacet)(lookup?.context as never);
-  const facet = inbound?.facet as Extract<InboundFacet, { kind: 'webhook' }>;
-  const handle = facet.create(inbound?.context as never);
+  const transport = must(await loadFacet(provider, 'transport', base));
+  const lookup = must(await loadFacet(provider, 'lookup', base));
+  const inbound = must(await loadFacet(provider, 'inbound', base));
+  const text = (transport.facet as TransportFacet).sms?.(transport.context) as SmsTransport;
+  const find = (lookup.facet as LookupFacet)(lookup.context);
+  const facet = inbound.facet as Extract<InboundFacet, { kind: 'webhook' }>;
+  const handle = facet.create(inbound.context);
   let next = 1_000_000 + (randomBytes(3).readUIntBE(0, 3) % 7_000_000);
   const STATUS: Record<string, string[]> = {
     accepted: ['sent'],

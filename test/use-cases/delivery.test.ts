@@ -74,18 +74,44 @@ describe('deliverIntent', () => {
   it('suppressed destinations never reach the transport', async () => {
     const { world, noticeId } = await submitted();
     const row = await world.store.get(noticeId, 'email');
-    await world.store.putSuppression({
-      channel: 'email',
-      fingerprint: row?.destination.fingerprint as string,
-      masked: 'x',
-      reason: 'hard_bounce',
-      source: 'test',
-      createdAt: 0,
-    });
+    await world.store.appendSuppression(
+      { channel: 'email', fingerprint: row?.destination.fingerprint as string, masked: 'x' },
+      { action: 'suppress', reason: 'hard_bounce', source: 'provider', actor: 'test', at: 0 },
+    );
     expect(await deliverIntent({ noticeId, channel: 'email' }, world.deps)).toMatchObject({
       state: 'suppressed',
+      reason: 'on_suppression_list',
     });
+    expect((await world.store.get(noticeId, 'email'))?.transitions.at(-1)?.detail).toBe('hard_bounce');
     expect(world.email.sent).toHaveLength(0);
+  });
+
+  it('a lifted suppression no longer stops the send', async () => {
+    const { world, noticeId } = await submitted();
+    const row = await world.store.get(noticeId, 'email');
+    const target = {
+      channel: 'email' as const,
+      fingerprint: row?.destination.fingerprint as string,
+      masked: 'x',
+    };
+    await world.store.appendSuppression(target, {
+      action: 'suppress',
+      reason: 'hard_bounce',
+      source: 'provider',
+      actor: 'ses',
+      at: 0,
+    });
+    await world.store.appendSuppression(target, {
+      action: 'lift',
+      reason: 'lifted_by_operator',
+      source: 'operator',
+      actor: 'ops',
+      at: 1,
+    });
+    expect(await deliverIntent({ noticeId, channel: 'email' }, world.deps)).toMatchObject({
+      state: 'accepted',
+    });
+    expect(world.email.sent).toHaveLength(1);
   });
 
   it('throttling schedules the next attempt at Retry-After, and it runs only when due', async () => {
@@ -270,7 +296,13 @@ describe('applyDeliveryReport', () => {
     ]);
     const row = await world.store.get(noticeId, 'email');
     expect(await world.store.getSuppression('email', row?.destination.fingerprint as string)).toMatchObject({
-      reason: 'hard_bounce',
+      latest: {
+        action: 'suppress',
+        reason: 'hard_bounce',
+        source: 'provider',
+        actor: 'ses',
+        code: 'Permanent/General',
+      },
     });
   });
 });

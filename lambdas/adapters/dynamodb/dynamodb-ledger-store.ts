@@ -9,7 +9,6 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
-  DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -22,6 +21,15 @@ import type { Channel } from '../../domain/channel.ts';
 import type { Intent, TransitionPlan, TransitionRecord } from '../../domain/intent.ts';
 import { isSameContent, MUTABLE_INTENT_FIELDS } from '../../domain/intent.ts';
 import { type IntentState, isTerminal, isUnresolved } from '../../domain/state-machine.ts';
+import {
+  SuppressionAction,
+  type SuppressionRecord,
+  SuppressionSource,
+  type SuppressionState,
+  type SuppressionTarget,
+  supersedes,
+  suppressionFactId,
+} from '../../domain/suppression.ts';
 import type {
   KeyChecks,
   LedgerStore,
@@ -29,7 +37,8 @@ import type {
   OpenIntentPage,
   OpenIntentRef,
   ReserveResult,
-  SuppressionEntry,
+  SuppressionAppend,
+  SuppressionHistory,
   TransitionResult,
 } from '../../ports/ledger-store.port.ts';
 
@@ -63,6 +72,11 @@ const intentPk = (noticeId: string) => `N#${noticeId}`;
 const channelSk = (channel: Channel) => `C#${channel}`;
 const suppressionPk = (channel: Channel, fingerprint: string) => `S#${channel}#${fingerprint}`;
 const SUPPRESSION_SK = 'S';
+/** History records sort by time, then by fact id (which also makes a repeated fact one key). */
+const suppressionRecordSk = (record: SuppressionRecord) =>
+  `H#${String(record.at).padStart(15, '0')}#${suppressionFactId(record)}`;
+/** Optimistic-concurrency retries of an append racing another append on the same destination. */
+const MAX_SUPPRESSION_RACES = 8;
 const gatePk = (channel: Channel) => `G#${channel}`;
 const GATE_SK = 'G';
 const KEY_CHECK_PK = 'K#keys';
@@ -94,6 +108,49 @@ function fromStoredRecord(stored: StoredRecord): TransitionRecord {
 
 type Item = Record<string, unknown>;
 
+function recordToItem(record: SuppressionRecord): Item {
+  return {
+    action: record.action,
+    reason: record.reason,
+    source: record.source,
+    actor: record.actor,
+    at: record.at,
+    code: record.code,
+  };
+}
+
+function recordFromItem(item: Item): SuppressionRecord {
+  return {
+    action: item.action as SuppressionRecord['action'],
+    reason: item.reason as string,
+    source: item.source as SuppressionRecord['source'],
+    actor: item.actor as string,
+    at: item.at as number,
+    ...(item.code !== undefined ? { code: item.code as string } : {}),
+  };
+}
+
+/**
+ * The effective state from the `S` item. An item written before the history existed has
+ * `{reason, source, createdAt, detail}` and always meant "suppressed"; its `source` was the
+ * provider's name or `operator`, its `detail` a provider code or an operator's free text (not
+ * carried over).
+ */
+function suppressionStateFromItem(channel: Channel, fingerprint: string, item: Item): SuppressionState {
+  const legacy = item.action === undefined;
+  const latest: SuppressionRecord = legacy
+    ? {
+        action: SuppressionAction.suppress,
+        reason: item.reason as string,
+        source: item.source === 'operator' ? SuppressionSource.operator : SuppressionSource.provider,
+        actor: item.source as string,
+        at: item.createdAt as number,
+        ...(item.source !== 'operator' && item.detail !== undefined ? { code: item.detail as string } : {}),
+      }
+    : recordFromItem(item);
+  return { channel, fingerprint, masked: item.masked as string, latest };
+}
+
 /** Concurrent transactions on one notice's rows; past this many in a row, the caller gets the error. */
 const MAX_TRANSACTION_CONFLICTS = 8;
 /** Cancellation codes worth another try; anything else (validation, size limits) is a bug to surface. */
@@ -117,6 +174,7 @@ function intentFromItem(item: Item): Intent {
     templateId: item.templateId as string,
     templateVersion: item.templateVersion as string,
     contentDigest: item.contentDigest as string,
+    variableDigests: item.varDigests as Record<string, string> | undefined,
     destination: { fingerprint: item.destFingerprint as string, masked: item.destMasked as string },
     createdAt: item.createdAt as number,
     deadline: item.deadline as number,
@@ -180,6 +238,8 @@ export class DynamoDbLedgerStore implements LedgerStore {
       templateId: intent.templateId,
       templateVersion: intent.templateVersion,
       contentDigest: intent.contentDigest,
+      // Short name: every write pays per started KB.
+      varDigests: intent.variableDigests,
       destFingerprint: intent.destination.fingerprint,
       destMasked: intent.destination.masked,
       createdAt: intent.createdAt,
@@ -610,7 +670,7 @@ export class DynamoDbLedgerStore implements LedgerStore {
     }
   }
 
-  async getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionEntry | undefined> {
+  private async readSuppressionItem(channel: Channel, fingerprint: string): Promise<Item | undefined> {
     const out = await this.doc.send(
       new GetCommand({
         TableName: this.tableName,
@@ -620,48 +680,125 @@ export class DynamoDbLedgerStore implements LedgerStore {
       }),
     );
     this.meter('getSuppression', out.ConsumedCapacity);
-    if (!out.Item) return undefined;
-    const item = out.Item;
-    return {
-      channel,
-      fingerprint,
-      masked: item.masked as string,
-      reason: item.reason as string,
-      source: item.source as string,
-      createdAt: item.createdAt as number,
-      detail: item.detail as string | undefined,
-    };
+    return out.Item;
   }
 
-  async putSuppression(entry: SuppressionEntry): Promise<void> {
-    const out = await this.doc.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: {
-          pk: suppressionPk(entry.channel, entry.fingerprint),
-          sk: SUPPRESSION_SK,
-          masked: entry.masked,
-          reason: entry.reason,
-          source: entry.source,
-          createdAt: entry.createdAt,
-          detail: entry.detail,
+  /** One GetItem of the `S` item (the sender's per-send check). */
+  async getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionState | undefined> {
+    const item = await this.readSuppressionItem(channel, fingerprint);
+    return item ? suppressionStateFromItem(channel, fingerprint, item) : undefined;
+  }
+
+  /**
+   * Read the `S` item, then one TransactWriteItems: the history record (`H#<at>#<fact id>`,
+   * only if that key is new) and the `S` item rewritten with the effective record, conditional on
+   * the version read. A repeated fact is cancelled on its history key: nothing is written. A
+   * concurrent append is cancelled on the version: read again and retry. An `S` item from before
+   * the history gets its record copied into the history in the same write.
+   */
+  async appendSuppression(target: SuppressionTarget, record: SuppressionRecord): Promise<SuppressionAppend> {
+    const pk = suppressionPk(target.channel, target.fingerprint);
+    for (let race = 0; ; race++) {
+      const item = await this.readSuppressionItem(target.channel, target.fingerprint);
+      const current = item ? suppressionStateFromItem(target.channel, target.fingerprint, item) : undefined;
+      const version = item?.ver as number | undefined;
+      const latest = supersedes(record, current?.latest) ? record : (current?.latest as SuppressionRecord);
+      const history = [record];
+      if (current && version === undefined) history.push(current.latest);
+      const puts = history.map((entry) => ({
+        Put: {
+          TableName: this.tableName,
+          Item: marshall(
+            { pk, sk: suppressionRecordSk(entry), ...recordToItem(entry) },
+            { removeUndefinedValues: true },
+          ),
+          ConditionExpression: 'attribute_not_exists(sk)',
         },
-        ...this.capacityOption,
-      }),
-    );
-    this.meter('putSuppression', out.ConsumedCapacity);
+      }));
+      const state: SuppressionState = { ...target, latest };
+      try {
+        const out = await this.doc.send(
+          new TransactWriteItemsCommand({
+            ClientRequestToken: randomUUID(),
+            TransactItems: [
+              ...puts,
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: marshall(
+                    {
+                      pk,
+                      sk: SUPPRESSION_SK,
+                      masked: target.masked,
+                      ...recordToItem(latest),
+                      ver: (version ?? 0) + 1,
+                    },
+                    { removeUndefinedValues: true },
+                  ),
+                  ConditionExpression: item
+                    ? version === undefined
+                      ? 'attribute_exists(pk) AND attribute_not_exists(ver)'
+                      : 'ver = :ver'
+                    : 'attribute_not_exists(pk)',
+                  ...(version !== undefined
+                    ? { ExpressionAttributeValues: marshall({ ':ver': version }) }
+                    : {}),
+                },
+              },
+            ],
+            ...(this.onConsumedCapacity ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
+          }),
+        );
+        for (const capacity of out.ConsumedCapacity ?? []) this.meter('appendSuppression', capacity);
+        return { state, appended: true };
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException)) throw error;
+        this.meter('appendSuppression', undefined);
+        const reasons = error.CancellationReasons ?? [];
+        if (reasons[0]?.Code === 'ConditionalCheckFailed') {
+          // This very fact is already recorded.
+          const now = await this.getSuppression(target.channel, target.fingerprint);
+          return { state: now ?? state, appended: false };
+        }
+        const transient = reasons.every((reason) =>
+          ['None', 'ConditionalCheckFailed', ...RETRYABLE_CANCELLATIONS].includes(reason.Code ?? 'None'),
+        );
+        if (!transient || race + 1 >= MAX_SUPPRESSION_RACES) throw error;
+        await sleep(randomInt(5, 20 * 2 ** Math.min(race + 1, 5)));
+      }
+    }
   }
 
-  async deleteSuppression(channel: Channel, fingerprint: string): Promise<boolean> {
+  /**
+   * One Query of the destination's partition, newest first: the `S` item sorts after every
+   * `H#…` record, so it comes first, then the newest `limit` records (one more tells whether
+   * older ones exist).
+   */
+  async getSuppressionHistory(
+    channel: Channel,
+    fingerprint: string,
+    options: { limit?: number } = {},
+  ): Promise<SuppressionHistory | undefined> {
+    const limit = options.limit ?? 100;
     const out = await this.doc.send(
-      new DeleteCommand({
+      new QueryCommand({
         TableName: this.tableName,
-        Key: { pk: suppressionPk(channel, fingerprint), sk: SUPPRESSION_SK },
-        ReturnValues: 'ALL_OLD',
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': suppressionPk(channel, fingerprint) },
+        ScanIndexForward: false,
+        Limit: limit + 2,
+        ConsistentRead: true,
         ...this.capacityOption,
       }),
     );
-    this.meter('deleteSuppression', out.ConsumedCapacity);
-    return out.Attributes !== undefined;
+    this.meter('getSuppressionHistory', out.ConsumedCapacity);
+    const items = out.Items ?? [];
+    const head = items.find((item) => item.sk === SUPPRESSION_SK);
+    if (!head) return undefined;
+    const state = suppressionStateFromItem(channel, fingerprint, head);
+    const newestFirst = items.filter((item) => item.sk !== SUPPRESSION_SK).map(recordFromItem);
+    // An `S` item from before the history is its own only record.
+    const records = newestFirst.length === 0 ? [state.latest] : newestFirst.slice(0, limit).reverse();
+    return { state, records, truncated: newestFirst.length > limit };
   }
 }

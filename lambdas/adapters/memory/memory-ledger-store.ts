@@ -2,6 +2,13 @@ import type { Channel } from '../../domain/channel.ts';
 import type { Intent, TransitionPlan } from '../../domain/intent.ts';
 import { isSameContent } from '../../domain/intent.ts';
 import { type IntentState, isUnresolved } from '../../domain/state-machine.ts';
+import {
+  type SuppressionRecord,
+  type SuppressionState,
+  type SuppressionTarget,
+  supersedes,
+  suppressionFactId,
+} from '../../domain/suppression.ts';
 import type {
   KeyChecks,
   LedgerStore,
@@ -9,7 +16,8 @@ import type {
   OpenIntentPage,
   OpenIntentRef,
   ReserveResult,
-  SuppressionEntry,
+  SuppressionAppend,
+  SuppressionHistory,
   TransitionResult,
 } from '../../ports/ledger-store.port.ts';
 
@@ -31,7 +39,11 @@ function toRef(intent: Intent): OpenIntentRef {
  */
 export class MemoryLedgerStore implements LedgerStore {
   readonly intents = new Map<string, Intent>();
-  readonly suppressions = new Map<string, SuppressionEntry>();
+  /** Per `channel|fingerprint`: the effective state and every record in append order. */
+  readonly suppressions = new Map<
+    string,
+    { state: SuppressionState; records: SuppressionRecord[]; factIds: Set<string> }
+  >();
   readonly gates = new Map<Channel, number>();
   keyChecks: KeyChecks = {};
 
@@ -137,15 +149,40 @@ export class MemoryLedgerStore implements LedgerStore {
     return { byState, oldestCreatedAt };
   }
 
-  async getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionEntry | undefined> {
-    return this.suppressions.get(`${channel}|${fingerprint}`);
+  async getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionState | undefined> {
+    return this.suppressions.get(`${channel}|${fingerprint}`)?.state;
   }
 
-  async putSuppression(entry: SuppressionEntry): Promise<void> {
-    this.suppressions.set(`${entry.channel}|${entry.fingerprint}`, entry);
+  async appendSuppression(target: SuppressionTarget, record: SuppressionRecord): Promise<SuppressionAppend> {
+    const key = `${target.channel}|${target.fingerprint}`;
+    const entry = this.suppressions.get(key);
+    const id = suppressionFactId(record);
+    if (entry?.factIds.has(id)) return { state: entry.state, appended: false };
+    const state = supersedes(record, entry?.state.latest)
+      ? { channel: target.channel, fingerprint: target.fingerprint, masked: target.masked, latest: record }
+      : (entry?.state as SuppressionState);
+    const records = [...(entry?.records ?? []), record];
+    this.suppressions.set(key, { state, records, factIds: new Set([...(entry?.factIds ?? []), id]) });
+    return { state, appended: true };
   }
 
-  async deleteSuppression(channel: Channel, fingerprint: string): Promise<boolean> {
-    return this.suppressions.delete(`${channel}|${fingerprint}`);
+  async getSuppressionHistory(
+    channel: Channel,
+    fingerprint: string,
+    options: { limit?: number } = {},
+  ): Promise<SuppressionHistory | undefined> {
+    const entry = this.suppressions.get(`${channel}|${fingerprint}`);
+    if (!entry) return undefined;
+    const limit = options.limit ?? 100;
+    // Time order, ties by fact id: the order the DynamoDB store's sort keys give.
+    const ordered = entry.records
+      .map((record) => ({ record, id: suppressionFactId(record) }))
+      .sort((a, b) => a.record.at - b.record.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map(({ record }) => record);
+    return {
+      state: entry.state,
+      records: ordered.slice(-limit),
+      truncated: ordered.length > limit,
+    };
   }
 }

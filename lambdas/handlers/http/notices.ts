@@ -17,7 +17,7 @@ import { toTimeline } from '../../edge/timeline.ts';
 import type { IntakeDependencies } from '../../use-cases/dependencies.ts';
 import { readNotice } from '../../use-cases/read-notice.ts';
 import { withCoalescedEnqueue } from '../../use-cases/submit-batch.ts';
-import { submitNotice, type Violation } from '../../use-cases/submit-notice.ts';
+import { type ChannelResult, submitNotice, type Violation } from '../../use-cases/submit-notice.ts';
 import { logger } from '../observability.ts';
 import type { HttpRequest, HttpRuntime, RouteReply } from './router.ts';
 
@@ -39,6 +39,29 @@ function safeViolation(violation: Violation): FieldError {
   return { path: violation.path, code: violation.code, message: violation.message };
 }
 
+/**
+ * The 409's `errors`: every part that differs on some channel, by path, never with a value; the
+ * caller can tell a replay of old data (`variables.firstName` changed) from a bug (`template.id`).
+ */
+function conflictErrors(channels: readonly ChannelResult[]): FieldError[] {
+  const byPath = new Map<string, FieldError>();
+  for (const part of channels.flatMap((c) => c.differs ?? [])) {
+    const known = byPath.get(part.path);
+    if (known?.code === 'differs_from_recorded') continue;
+    byPath.set(
+      part.path,
+      part.certainty === 'differs'
+        ? { path: part.path, code: 'differs_from_recorded', message: 'differs from the recorded notice' }
+        : {
+            path: part.path,
+            code: 'may_differ_from_recorded',
+            message: 'may differ from the recorded notice (recorded before per-variable digests)',
+          },
+    );
+  }
+  return [...byPath.values()];
+}
+
 /** One notice, as `POST /v1/notices` and each batch item answer it. */
 async function submitOne(input: unknown, deps: IntakeDependencies): Promise<Submitted> {
   const parsed = parseNoticeRequest(input);
@@ -58,10 +81,16 @@ async function submitOne(input: unknown, deps: IntakeDependencies): Promise<Subm
         noticeId: result.noticeId,
         problem: problem(409, ProblemType.conflict, {
           detail:
-            'this notice is recorded with a different template version, variables or destination; the recorded intent is unchanged',
+            'this notice is recorded with different content (see errors); the recorded intent is unchanged',
+          errors: conflictErrors(result.channels),
           extensions: {
             noticeId: result.noticeId,
-            channels: result.channels.map(({ channel, state, outcome }) => ({ channel, state, outcome })),
+            channels: result.channels.map(({ channel, state, outcome, differs }) => ({
+              channel,
+              state,
+              outcome,
+              ...(differs ? { differs: differs.map((part) => part.path) } : {}),
+            })),
           },
         }),
       };
