@@ -24,7 +24,7 @@ export interface QueueAgePoint {
 }
 
 /**
- * The "oldest unresolved" signal (DESIGN §3) from per-notice timestamps, at a fixed step:
+ * The "oldest unresolved" signal (docs/architecture.md §3) from per-notice timestamps, at a fixed step:
  * at time t a notice is unresolved when it was triggered at or before t and accepted after t
  * (never accepted = unresolved until the end). Computed after the run from the ledger's own
  * timestamps, so sampling adds no load to the system under test.

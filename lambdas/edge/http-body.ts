@@ -6,7 +6,7 @@ import { type Problem, ProblemType, problem } from './problem.ts';
  * of throwing, so that no input can turn into a 5xx.
  *
  * Limits (the README's API section should repeat them):
- *  - JSON bodies up to 256 KiB (DESIGN §6) → 413 beyond; form bodies (provider callbacks) 64 KiB;
+ *  - JSON bodies up to 256 KiB (docs/architecture.md §6) → 413 beyond; form bodies (provider callbacks) 64 KiB;
  *  - JSON nesting up to 32 levels → 400 beyond (checked on the text before parsing, so deep
  *    input cannot exhaust the stack in a later recursive walk);
  *  - UTF-8 only → 400 `invalid_utf8` (415 for a declared charset other than utf-8), checked on

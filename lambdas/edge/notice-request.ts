@@ -5,7 +5,7 @@ import type { NoticeRequest } from '../use-cases/submit-notice.ts';
 import type { FieldError } from './problem.ts';
 
 /**
- * The body of `POST /v1/notices` (DESIGN §6) and of each `POST /v1/notices/batch` item.
+ * The body of `POST /v1/notices` (docs/architecture.md §6) and of each `POST /v1/notices/batch` item.
  *
  * Two stages, two statuses:
  *  - shape (this schema) → 400: types, required fields, lengths, control characters, channels,

@@ -3,7 +3,7 @@ import type { Intent, SmsShape, TransitionRecord } from '../domain/intent.ts';
 import type { IntentState } from '../domain/state-machine.ts';
 
 /**
- * The operator timeline of `GET /v1/notices/{noticeId}` (DESIGN §6, field names fixed).
+ * The operator timeline of `GET /v1/notices/{noticeId}` (docs/architecture.md §6, field names fixed).
  *
  * Built field by field, never by spreading an Intent: the row also holds the sealed envelope
  * (destination and variables), the lease owner and the content digest, none of which may leave

@@ -17,7 +17,7 @@ export interface ReconcilerScheduleProps {
 }
 
 /**
- * The recurring EventBridge Scheduler schedule that runs the reconciler (DESIGN §1), in the
+ * The recurring EventBridge Scheduler schedule that runs the reconciler (docs/architecture.md §1), in the
  * default schedule group so that the retry group's CreateSchedule grant cannot reach it.
  *
  * A tick that cannot be delivered is not retried: the next tick does the same sweep a minute

@@ -15,7 +15,7 @@ import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
 import { ledgerOpArb, runLedgerSequence } from '../helpers/ledger-properties.ts';
 
 describe('state machine table', () => {
-  it('matches DESIGN §3', () => {
+  it('matches docs/architecture.md §3', () => {
     expect(ALLOWED_TRANSITIONS).toEqual({
       reserved: ['sending', 'suppressed', 'failed'],
       sending: ['accepted', 'retry_scheduled', 'unknown', 'failed'],

@@ -1,5 +1,5 @@
 /**
- * The external contract of DESIGN §6 against the running stack (`npm start`), black-box:
+ * The external contract of docs/architecture.md §6 against the running stack (`npm start`), black-box:
  * batches, a table of malformed requests, forged provider callbacks, and a privacy scan of
  * every ledger item and everything the stack printed.
  */

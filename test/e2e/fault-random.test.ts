@@ -1,6 +1,6 @@
 /**
  * Randomized faults on both providers while the stack is killed with SIGKILL several times and
- * restarted on the same data (DESIGN §9, "kill -9 anywhere, any number of times: no notice lost,
+ * restarted on the same data (docs/architecture.md §9, "kill -9 anywhere, any number of times: no notice lost,
  * no duplicate send beyond a recorded and reconciled `unknown`").
  *
  * Faults, drawn per provider call:

@@ -55,7 +55,7 @@ function untilSent(noticeId: string, timeoutMs = 20_000): Promise<Timeline> {
 }
 
 describe('local stack (npm start) through HTTP', () => {
-  it('starts, answers health, and sends the DESIGN §6 example on both channels', async () => {
+  it('starts, answers health, and sends the docs/architecture.md §6 example on both channels', async () => {
     console.info(`local stack start-up (spawn to ready line): ${startupMs} ms`);
     // Prepare
     const health = await fetch(`${stack.apiUrl}/v1/health`);

@@ -1,5 +1,5 @@
 /**
- * Shared pieces of the runbook and randomized fault tests (DESIGN §7): providers that live in
+ * Shared pieces of the runbook and randomized fault tests (docs/architecture.md §7): providers that live in
  * the test process (so that what they received survives a kill -9 of the stack), the stack
  * configuration that points at them, the provider-side counts, and readers for the timeline.
  *
@@ -32,7 +32,7 @@ export const TWILIO_FROM = '+15005550006';
 export const EVENT_TYPE = 'lab-result-ready';
 export const RECIPIENT_ID = 'pat_1042';
 
-/** States after which the system owes nothing (DESIGN §3). */
+/** States after which the system owes nothing (docs/architecture.md §3). */
 export const RESOLVED = new Set(['accepted', 'delivered', 'failed', 'suppressed']);
 export const SENT = new Set(['accepted', 'delivered']);
 /** Reasons a `failed` row is escalated with (a person must look), as opposed to a provider's verdict. */
@@ -124,7 +124,7 @@ export interface NoticeSpec {
   readonly deadline?: string;
 }
 
-/** The DESIGN §6 example, with only the channels whose destination is given. */
+/** The docs/architecture.md §6 example, with only the channels whose destination is given. */
 export function noticeRequest(spec: NoticeSpec): { noticeId: string; body: Record<string, unknown> } {
   const channels = [...(spec.email ? ['email'] : []), ...(spec.phone ? ['sms'] : [])];
   return {

@@ -1,5 +1,5 @@
 /**
- * The runbook of DESIGN §7, as tests. Each case drives `npm start` (a child process) over HTTP
+ * The runbook of docs/architecture.md §7, as tests. Each case drives `npm start` (a child process) over HTTP
  * and asserts two things independently: the ledger (the operator timeline) and the provider
  * side (what the SES emulator and the SMS simulator actually hold). Every case must end with
  * exactly one provider-side message per (notice, channel), or zero where a suppression or a

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** The timeline of DESIGN §6, as much of it as these tests read. */
+/** The timeline of docs/architecture.md §6, as much of it as these tests read. */
 export interface Transition {
   readonly seq: number;
   readonly at: string;
@@ -47,7 +47,7 @@ export function testRecipient(tag = randomBytes(4).toString('hex')): {
   return { email: `success+${tag}@simulator.amazonses.com`, phone, tag };
 }
 
-/** The DESIGN §6 example with the given identity and destinations, deadline a day ahead. */
+/** The docs/architecture.md §6 example with the given identity and destinations, deadline a day ahead. */
 export function noticeBody(overrides: {
   eventId: string;
   email: string;

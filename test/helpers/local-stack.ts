@@ -50,7 +50,7 @@ export interface StackProcessOptions {
   readonly port?: number;
   /** With `shared`, default: a unique name. */
   readonly tableName?: string;
-  /** Extra configuration (DESIGN §6 names). */
+  /** Extra configuration (docs/architecture.md §6 names). */
   readonly env?: Readonly<Record<string, string>>;
   /** @default 90_000 */
   readonly readyTimeoutMs?: number;

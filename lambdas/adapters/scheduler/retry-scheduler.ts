@@ -5,7 +5,7 @@ import { intentMessageBody, MAX_SQS_DELAY_MS } from '../sqs/sqs-intent-queue.ts'
 
 /**
  * Scheduler fires with one-minute precision, so a wait under a minute goes through SQS
- * `DelaySeconds` instead (DESIGN §4).
+ * `DelaySeconds` instead (docs/architecture.md §4).
  */
 const SCHEDULER_MIN_DELAY_MS = 60_000;
 
