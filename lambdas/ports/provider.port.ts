@@ -110,7 +110,8 @@ export type InboundFacet =
     };
 
 /**
- * A provider module: its descriptor and lazily imported facets. `undefined` facets are either
+ * A provider module: its descriptor and its facets (each behind a function, so a facet's settings
+ * are resolved only when a function uses it). `undefined` facets are either
  * not offered or left out of this bundle (lambdas/providers/registry.ts explains the switches).
  */
 export interface ProviderModule {

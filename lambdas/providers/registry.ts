@@ -1,6 +1,8 @@
 import type { ProviderModule } from '../ports/provider.port.ts';
-import { descriptor as ses } from './ses/descriptor.ts';
-import { descriptor as twilio } from './twilio/descriptor.ts';
+import { descriptor as sesDescriptor } from './ses/descriptor.ts';
+import { ses } from './ses/index.ts';
+import { descriptor as twilioDescriptor } from './twilio/descriptor.ts';
+import { twilio } from './twilio/index.ts';
 
 export interface RegisteredProvider {
   readonly descriptor: ProviderModule['descriptor'];
@@ -15,19 +17,16 @@ export interface RegisteredProvider {
  * Bundling: each function carries only the providers and facets it uses. The CDK replaces
  * `process.env.NOTICE_LEDGER_OMIT_<ID>` (and `…_OMIT_<FACET>` in the modules' index files) with
  * "1" for what a function must not carry (lib/constructs/bundling.ts), esbuild then drops the
- * dead `import()` and everything only it reached; test/architecture/bundles.test.ts reads the
- * bundles' metafiles to prove it. Run from source (tsx, vitest, the local stack), nothing is
+ * module no live code references and everything only it reached. (Static imports of modules
+ * without side effects, on purpose: a live dynamic `import()` would turn tree shaking off inside
+ * what it reaches — all of the SES client instead of one command.) The descriptors stay in every
+ * bundle. test/architecture/bundles.test.ts reads the bundles' metafiles to prove it. Run from source (tsx, vitest, the local stack), nothing is
  * replaced and every provider is there.
  */
 export const PROVIDERS: readonly RegisteredProvider[] = [
+  { descriptor: sesDescriptor, load: process.env.NOTICE_LEDGER_OMIT_SES ? undefined : async () => ses },
   {
-    descriptor: ses,
-    load: process.env.NOTICE_LEDGER_OMIT_SES ? undefined : () => import('./ses/index.ts').then((m) => m.ses),
-  },
-  {
-    descriptor: twilio,
-    load: process.env.NOTICE_LEDGER_OMIT_TWILIO
-      ? undefined
-      : () => import('./twilio/index.ts').then((m) => m.twilio),
+    descriptor: twilioDescriptor,
+    load: process.env.NOTICE_LEDGER_OMIT_TWILIO ? undefined : async () => twilio,
   },
 ];

@@ -1,3 +1,4 @@
+import * as secretsManager from '../adapters/secrets/secrets-manager.ts';
 import type { ProviderFacet } from '../contract/providers.ts';
 import { CHANNEL_SETTINGS } from '../contract/settings.ts';
 import { CHANNELS, type Channel } from '../domain/channel.ts';
@@ -18,9 +19,7 @@ import { publicBaseUrlOf } from './core.ts';
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Replaced by "1" in bundles whose function holds no secret grant (lib/constructs/bundling.ts). */
-const secretsAdapter = process.env.NOTICE_LEDGER_OMIT_SECRETS
-  ? undefined
-  : () => import('../adapters/secrets/secrets-manager.ts');
+const secretsAdapter = process.env.NOTICE_LEDGER_OMIT_SECRETS ? undefined : async () => secretsManager;
 
 function registered(id: string): RegisteredProvider | undefined {
   return PROVIDERS.find((p) => p.descriptor.id === id);

@@ -43,8 +43,9 @@ export function omitSwitch(what: string): string {
 
 /**
  * esbuild `define`s that leave out of the bundle every registered provider, facet and the secrets
- * adapter the function does not use: each switch becomes `"1"`, the guarded `import()` is dead
- * code, and esbuild drops it with everything only it reached.
+ * adapter the function does not use: each switch becomes `"1"`, the guarded reference is dead
+ * code, and esbuild drops the module it referenced with everything only it reached (the package
+ * declares `"sideEffects": false`, so an import nothing uses costs nothing).
  */
 export function bundleDefines(
   selection: BundleSelection,

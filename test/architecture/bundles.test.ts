@@ -19,8 +19,15 @@ interface Bundle {
   readonly providerFiles: string[];
 }
 
+/**
+ * What the output really contains: the inputs of the `.mjs` output with bytes in it (a module
+ * esbuild parsed but tree-shook away entirely is listed in `meta.inputs`, not here).
+ */
 function summarise(meta: Metafile, bytes: number): Bundle {
-  const inputs = Object.keys(meta.inputs);
+  const output = Object.entries(meta.outputs).find(([path]) => path.endsWith('.mjs'))?.[1];
+  const inputs = Object.entries(output?.inputs ?? {})
+    .filter(([, input]) => input.bytesInOutput > 0)
+    .map(([path]) => path);
   const clients = new Set(
     inputs.flatMap((path) => {
       const m = /node_modules\/@aws-sdk\/(client-[a-z0-9-]+)\//.exec(path);
