@@ -17,6 +17,8 @@ interface Bundle {
   readonly clients: string[];
   /** Files under lambdas/providers/ (without the prefix). */
   readonly providerFiles: string[];
+  /** AWS SDK commands in the output, as `client-x/CommandName`. */
+  readonly commands: string[];
 }
 
 /**
@@ -40,6 +42,14 @@ function summarise(meta: Metafile, bytes: number): Bundle {
     providerFiles: inputs
       .filter((path) => path.startsWith('lambdas/providers/'))
       .map((path) => path.slice('lambdas/providers/'.length))
+      .sort(),
+    commands: inputs
+      .flatMap((path) => {
+        const m = /node_modules\/@aws-sdk\/(client-[a-z0-9-]+)\/dist-es\/commands\/(\w+)Command\.js$/.exec(
+          path,
+        );
+        return m ? [`${m[1]}/${m[2]}`] : [];
+      })
       .sort(),
   };
 }
@@ -87,6 +97,8 @@ describe('each function bundles only its own clients and provider code', () => {
       'ses/transport.ts',
       'settings.ts',
     ]);
+    // Tree shaking reaches into the client: the one command the transport sends, not all of them.
+    expect(b.commands.filter((c) => c.startsWith('client-sesv2/'))).toEqual(['client-sesv2/SendEmail']);
   });
 
   it('send-sms (Twilio): its transport and credentials secret, no SES client, no lookup or webhook code', () => {
