@@ -1,7 +1,7 @@
 /**
  * Counts DynamoDB requests and capacity units per channel on the happy path, through the real
  * use cases and the DynamoDB adapter against DynamoDB Local (which reports ConsumedCapacity).
- * Usage: npx tsx bench/measure-happy-path.ts [notices]
+ * Usage: npx tsx bench/measure-happy-path.ts [notices] [email,sms | email | sms]
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import {
@@ -31,7 +31,11 @@ export interface HappyPathCost {
   readonly rowBytes: Record<'email' | 'sms', { reserved: number; accepted: number }>;
 }
 
-export async function measureHappyPath(endpoint: string, notices = 50): Promise<HappyPathCost> {
+export async function measureHappyPath(
+  endpoint: string,
+  notices = 50,
+  channels: readonly ('email' | 'sms')[] = ['email', 'sms'],
+): Promise<HappyPathCost> {
   const client = new DynamoDBClient({
     endpoint,
     region: 'us-east-1',
@@ -96,32 +100,27 @@ export async function measureHappyPath(endpoint: string, notices = 50): Promise<
           email: `patient.number${i}@example.com`,
           phone: `+1555123${String(i).padStart(4, '0')}`,
         },
-        channels: ['email', 'sms'],
+        channels: [...channels],
         template: { id: 'lab-result-ready', version: 'v3' },
         variables: { firstName: 'Alexandra', portalUrl: 'https://portal.example.com/results' },
       },
       deps,
     );
     if (result.kind !== 'recorded') throw new Error(result.kind);
-    if (i === 0) {
-      rowBytes.email.reserved = await sizeOf(result.noticeId, 'email');
-      rowBytes.sms.reserved = await sizeOf(result.noticeId, 'sms');
-    }
-    await deliverIntent({ noticeId: result.noticeId, channel: 'email' }, deps);
-    await deliverIntent({ noticeId: result.noticeId, channel: 'sms' }, deps);
-    if (i === 0) {
-      rowBytes.email.accepted = await sizeOf(result.noticeId, 'email');
-      rowBytes.sms.accepted = await sizeOf(result.noticeId, 'sms');
-    }
+    if (i === 0)
+      for (const channel of channels) rowBytes[channel].reserved = await sizeOf(result.noticeId, channel);
+    for (const channel of channels) await deliverIntent({ noticeId: result.noticeId, channel }, deps);
+    if (i === 0)
+      for (const channel of channels) rowBytes[channel].accepted = await sizeOf(result.noticeId, channel);
   }
-  const channels = notices * 2;
-  const per = (n: number) => Math.round((n / channels) * 100) / 100;
+  const intents = notices * channels.length;
+  const per = (n: number) => Math.round((n / intents) * 100) / 100;
   const writes = Object.entries(requests)
     .filter(([k]) => WRITES.test(k))
     .reduce((a, [, n]) => a + n, 0);
   const reads = Object.values(requests).reduce((a, n) => a + n, 0) - writes;
   return {
-    channels,
+    channels: intents,
     requestsPerChannel: Object.fromEntries(Object.entries(requests).map(([k, n]) => [k, per(n)])),
     writesPerChannel: per(writes),
     readsPerChannel: per(reads),
@@ -139,6 +138,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const cost = await measureHappyPath(
       process.env.AWS_ENDPOINT_URL_DYNAMODB ?? (ddb?.endpoint as string),
       Number(process.argv[2] ?? 50),
+      (process.argv[3] ?? 'email,sms').split(',') as ('email' | 'sms')[],
     );
     console.log(JSON.stringify(cost, null, 2));
   } finally {
