@@ -200,18 +200,8 @@ export function planTransition(
   if ((change.to === 'accepted' || change.to === 'delivered') && merged.providerReceiptId === undefined) {
     throw new IncompleteTransitionError(change.to, 'a provider receipt id');
   }
-  // A caller's clock reading may predate the last record (a long reconciler run, a provider's
-  // own timestamp); history is ordered by seq, so its times must not go backwards either.
-  const at = Math.max(change.at, intent.transitions[intent.transitions.length - 1]?.at ?? change.at);
-  const record: TransitionRecord = {
-    seq: intent.version + 1,
-    at,
-    from: intent.state,
-    to: change.to,
-    reason: change.reason,
-    ...(change.attempt !== undefined ? { attempt: change.attempt } : {}),
-    ...(change.detail !== undefined ? { detail: change.detail } : {}),
-  };
+  const record = nextRecord(intent, change.to, change);
+  const { at } = record;
   const leaseOwner = change.to === 'sending' ? merged.leaseOwner : undefined;
   const leaseExpiresAt = change.to === 'sending' ? merged.leaseExpiresAt : undefined;
   const nextAttemptAt = change.to === 'retry_scheduled' ? merged.nextAttemptAt : undefined;
@@ -254,6 +244,32 @@ export interface Fact {
 }
 
 /**
+ * The record after the row's last one: the next seq, from the current state. A caller's clock
+ * reading may predate the last record (a long reconciler run, a provider's own timestamp);
+ * history is ordered by seq, so its times must not go backwards either.
+ */
+function nextRecord(
+  intent: Intent,
+  to: IntentState,
+  what: {
+    readonly at: number;
+    readonly reason: Reason;
+    readonly attempt?: number;
+    readonly detail?: string | undefined;
+  },
+): TransitionRecord {
+  return {
+    seq: intent.version + 1,
+    at: Math.max(what.at, intent.transitions[intent.transitions.length - 1]?.at ?? what.at),
+    from: intent.state,
+    to,
+    reason: what.reason,
+    ...(what.attempt !== undefined ? { attempt: what.attempt } : {}),
+    ...(what.detail !== undefined ? { detail: what.detail } : {}),
+  };
+}
+
+/**
  * Appends a fact to a terminal row: a record with `from === to` (the current state), in the
  * same append-only, seq-ordered history, changing no other field. The timeline stays the whole
  * story (a complaint after `delivered` is there) without reopening a finished row.
@@ -263,15 +279,7 @@ export function planFact(intent: Intent, fact: Fact): TransitionPlan {
     // Facts are for finished rows; an open row records what it learns as a transition.
     throw new IllegalTransitionError(intent.state, intent.state);
   }
-  const at = Math.max(fact.at, intent.transitions[intent.transitions.length - 1]?.at ?? fact.at);
-  const record: TransitionRecord = {
-    seq: intent.version + 1,
-    at,
-    from: intent.state,
-    to: intent.state,
-    reason: fact.reason,
-    ...(fact.detail !== undefined ? { detail: fact.detail } : {}),
-  };
+  const record = nextRecord(intent, intent.state, fact);
   return {
     expected: { state: intent.state, version: intent.version },
     record,

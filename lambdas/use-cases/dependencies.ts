@@ -44,8 +44,8 @@ export type IntakeDependencies = Pick<
 /** Escalating a row: a durable marker on it, and the publish the reconciler retries. */
 export type EscalationDependencies = Pick<Dependencies, 'store' | 'escalations' | 'clock'>;
 
-/** A channel sender: claim, render, one provider call, record, schedule or escalate. */
-export type SenderDependencies = Pick<
+/** What the workers (senders and the reconciler) share: ledger, queues, retries, escalations, envelopes. */
+export type WorkerDependencies = Pick<
   Dependencies,
   | 'store'
   | 'queue'
@@ -57,10 +57,10 @@ export type SenderDependencies = Pick<
   | 'random'
   | 'timing'
   | 'retryPolicy'
-  | 'transports'
-  | 'gate'
-  | 'workerId'
 >;
+
+/** A channel sender: claim, render, one provider call, record, schedule or escalate. */
+export type SenderDependencies = WorkerDependencies & Pick<Dependencies, 'transports' | 'gate' | 'workerId'>;
 
 /** Inbound provider events: the ledger and its clock only. */
 export type ReportDependencies = Pick<Dependencies, 'store' | 'clock' | 'timing'>;

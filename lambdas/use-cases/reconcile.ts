@@ -11,22 +11,10 @@ import {
 import { renderEmail, renderSms } from '../domain/template.ts';
 import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
-import type { Dependencies } from './dependencies.ts';
+import type { WorkerDependencies } from './dependencies.ts';
 import { publishEscalation } from './escalate.ts';
 
-export type ReconcilerDependencies = Pick<
-  Dependencies,
-  | 'store'
-  | 'queue'
-  | 'scheduler'
-  | 'escalations'
-  | 'sealer'
-  | 'catalog'
-  | 'clock'
-  | 'random'
-  | 'timing'
-  | 'retryPolicy'
-> & {
+export type ReconcilerDependencies = WorkerDependencies & {
   /** Lookups by provider id: a row is asked about at the provider it records. */
   readonly lookups: Readonly<Record<string, ProviderLookup>>;
   /** Each channel's selected provider: the one to ask about older rows that record none. */

@@ -1,18 +1,12 @@
-import { templateCatalog } from '../../templates/catalog.ts';
 import { CHANNELS } from '../domain/channel.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { logger } from '../handlers/observability.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import type { ReconcilerDependencies } from '../use-cases/reconcile.ts';
-import { retryPolicyOf, timingOf } from './core.ts';
-import { buildSealer } from './envelope.ts';
-import { buildEscalations } from './escalations.ts';
-import { buildLedgerStore, verifyKeys } from './ledger.ts';
 import { once } from './once.ts';
 import { answeringProviders, loadFacet, selectedProvider } from './providers.ts';
-import { buildQueue } from './queue.ts';
-import { buildRetryScheduler } from './retries.ts';
+import { buildWorkerDependencies } from './worker.ts';
 
 /**
  * The reconciler: the ledger, both queues, retry schedules, escalations, envelope opening (to
@@ -36,23 +30,10 @@ export async function buildReconcilerRuntime(
   const channelProviders = Object.fromEntries(
     CHANNELS.map((channel) => [channel, selectedProvider(channel, env).descriptor.id]),
   ) as ReconcilerDependencies['channelProviders'];
-  const store = buildLedgerStore(config);
-  const { sealer, held } = buildSealer(config);
-  await verifyKeys(store, held);
-  const queue = buildQueue(config);
   return {
     config,
     deps: {
-      store,
-      queue,
-      scheduler: buildRetryScheduler(config, queue),
-      escalations: buildEscalations(config),
-      sealer,
-      catalog: templateCatalog,
-      clock: systemClock,
-      random: Math.random,
-      timing: timingOf(config),
-      retryPolicy: retryPolicyOf(config),
+      ...(await buildWorkerDependencies(config)),
       lookups,
       channelProviders,
       unknownGraceMs: config.UNKNOWN_GRACE_MS,

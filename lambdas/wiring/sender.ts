@@ -1,4 +1,3 @@
-import { templateCatalog } from '../../templates/catalog.ts';
 import { CHANNEL_SETTINGS } from '../contract/settings.ts';
 import type { Channel } from '../domain/channel.ts';
 import { type Config, readConfig } from '../edge/config.ts';
@@ -6,14 +5,10 @@ import { ConfigError } from '../edge/config-error.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { SenderDependencies } from '../use-cases/dependencies.ts';
 import { SharedSendGate } from '../use-cases/shared-send-gate.ts';
-import { retryPolicyOf, timingOf, workerIdOf } from './core.ts';
-import { buildSealer } from './envelope.ts';
-import { buildEscalations } from './escalations.ts';
-import { buildLedgerStore, verifyKeys } from './ledger.ts';
+import { workerIdOf } from './core.ts';
 import { once } from './once.ts';
 import { loadFacet, selectedProvider } from './providers.ts';
-import { buildQueue } from './queue.ts';
-import { buildRetryScheduler } from './retries.ts';
+import { buildWorkerDependencies } from './worker.ts';
 
 /** A channel sender: the channel's selected provider's transport and nothing of any other. */
 export interface SenderRuntime {
@@ -38,30 +33,18 @@ export async function buildSenderRuntime(
     );
   }
   const transport = create(loaded.context);
-  const store = buildLedgerStore(config);
-  const { sealer, held } = buildSealer(config);
-  await verifyKeys(store, held);
-  const queue = buildQueue(config);
+  const worker = await buildWorkerDependencies(config);
   const rate = config[CHANNEL_SETTINGS[channel].sendRate];
   return {
     config,
     channel,
     provider: provider.descriptor.id,
     deps: {
-      store,
-      queue,
-      scheduler: buildRetryScheduler(config, queue),
-      escalations: buildEscalations(config),
-      sealer,
-      catalog: templateCatalog,
-      clock: systemClock,
-      random: Math.random,
-      timing: timingOf(config),
-      retryPolicy: retryPolicyOf(config),
+      ...worker,
       transports: { [channel]: transport },
       workerId: workerIdOf(),
       gate: new SharedSendGate({
-        store,
+        store: worker.store,
         clock: systemClock,
         ...(rate ? { ratePerSecond: { [channel]: rate } } : {}),
       }),

@@ -124,7 +124,7 @@ export function toTwilioJson(accountPath: string, m: StoredMessage): Record<stri
   };
 }
 
-export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+async function readText(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -132,18 +132,15 @@ export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
     if (size > MAX_FORM_BYTES) throw new HttpProblem(413, 20001, 'Request body too large');
     chunks.push(chunk as Buffer);
   }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  return new URLSearchParams(await readText(req));
 }
 
 export async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_FORM_BYTES) throw new HttpProblem(413, 20001, 'Request body too large');
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = await readText(req);
   try {
     return text === '' ? {} : JSON.parse(text);
   } catch {

@@ -1,0 +1,33 @@
+import { templateCatalog } from '../../templates/catalog.ts';
+import type { Config } from '../edge/config.ts';
+import { systemClock } from '../ports/clock.port.ts';
+import type { WorkerDependencies } from '../use-cases/dependencies.ts';
+import { retryPolicyOf, timingOf } from './core.ts';
+import { buildSealer } from './envelope.ts';
+import { buildEscalations } from './escalations.ts';
+import { buildLedgerStore, verifyKeys } from './ledger.ts';
+import { buildQueue } from './queue.ts';
+import { buildRetryScheduler } from './retries.ts';
+
+/**
+ * What every worker (the senders, the reconciler) is built from: the ledger (its keys checked
+ * against the table's first), both queues, retry schedules, escalations, envelope opening.
+ */
+export async function buildWorkerDependencies(config: Config): Promise<WorkerDependencies> {
+  const store = buildLedgerStore(config);
+  const { sealer, held } = buildSealer(config);
+  await verifyKeys(store, held);
+  const queue = buildQueue(config);
+  return {
+    store,
+    queue,
+    scheduler: buildRetryScheduler(config, queue),
+    escalations: buildEscalations(config),
+    sealer,
+    catalog: templateCatalog,
+    clock: systemClock,
+    random: Math.random,
+    timing: timingOf(config),
+    retryPolicy: retryPolicyOf(config),
+  };
+}
