@@ -105,7 +105,9 @@ describe('fuzz: the HTTP API in-process', () => {
           if (grown > 2 * writing)
             throw new Error(`batch left ${grown} rows for ${writing} items\n${describeRequest(request)}`);
         }
-        if (request.kind !== 'notice' && request.kind !== 'batch' && grown !== 0) {
+        // An "other" request may be a notice after all (POST /v1/notices with a query string, which
+        // routing ignores, as API Gateway does): answered 202, its rows are the notice's.
+        if (request.kind !== 'notice' && request.kind !== 'batch' && grown !== 0 && answer.status !== 202) {
           throw new Error(`${request.kind} request wrote ${grown} rows`);
         }
         const appended = suppressionRecords(h) - recordsBefore;
