@@ -31,6 +31,8 @@ export interface RunningService {
 export interface LocalService {
   /** Key in the banner, the state file's `endpoints` and `started` maps. */
   readonly name: string;
+  /** Its name in the banner, when not the stack's own (a provider's simulator names itself). */
+  readonly label?: string;
   /** The endpoint the environment provides (then nothing is started), or undefined. */
   readonly external?: (env: NodeJS.ProcessEnv) => string | undefined;
   start(context: StackContext): Promise<RunningService>;

@@ -89,7 +89,7 @@ export async function startLocalStack(
   }
   startedInThisProcess = true;
   const log = options.log ?? ((line: string) => process.stderr.write(`[local] ${line}\n`));
-  const running: { readonly name: string; readonly service: RunningService }[] = [];
+  const running: Running[] = [];
   try {
     return await start(env, log, options.signal, running);
   } catch (error) {
@@ -141,7 +141,7 @@ async function start(
   env: NodeJS.ProcessEnv,
   log: (line: string) => void,
   signal: AbortSignal | undefined,
-  running: { readonly name: string; readonly service: RunningService }[],
+  running: Running[],
 ): Promise<LocalStack> {
   if (env !== process.env) {
     for (const [name, value] of Object.entries(env)) if (value !== undefined) process.env[name] = value;
@@ -166,11 +166,14 @@ async function start(
     const results = await Promise.allSettled(
       stage.map(async (service) => {
         const provided = service.external?.(e);
-        const started = provided ? externalService(provided) : await service.start(context);
-        running.push({ name: service.name, service: started });
-        return started;
+        return provided ? externalService(provided) : await service.start(context);
       }),
     );
+    // Recorded in the stage's order (the banner's), every started one (so that it is stopped).
+    results.forEach((r, i) => {
+      const { name, label } = stage[i] as LocalService;
+      if (r.status === 'fulfilled') running.push({ name, ...(label ? { label } : {}), service: r.value });
+    });
     const failure = results.find((r) => r.status === 'rejected');
     if (failure) throw failure.reason;
     for (const r of results) if (r.status === 'fulfilled') Object.assign(e, r.value.env ?? {});
@@ -185,6 +188,7 @@ async function start(
   const simulators: Record<string, unknown> = {};
   const simulatorServices: LocalService[] = p.simulated.map((provider) => ({
     name: provider.service,
+    label: provider.label,
     external: (env) => (provider.external(env) ? provider.endpoint(env) : undefined),
     start: async (ctx) => {
       const started = await provider.start(ctx, secrets.providers[provider.id] ?? {});
@@ -358,10 +362,7 @@ async function ensureQueues(
   }
 }
 
-async function stopAll(
-  running: { readonly name: string; readonly service: RunningService }[],
-  log: (line: string) => void,
-): Promise<void> {
+async function stopAll(running: Running[], log: (line: string) => void): Promise<void> {
   // Last started, first stopped; each failure is reported and does not stop the others.
   while (running.length > 0) {
     const next = running.pop();
@@ -390,11 +391,16 @@ export function exampleNotice(now = Date.now()): { body: Record<string, unknown>
   return { body, noticeId: deriveNoticeId(body.eventType, eventId, body.recipient.id) };
 }
 
+/** A started service, in start order (stopped in reverse). */
+interface Running {
+  readonly name: string;
+  readonly label?: string;
+  readonly service: RunningService;
+}
+
 const LABELS: Readonly<Record<string, string>> = {
   dynamodb: 'DynamoDB',
   sqs: 'SQS',
-  sesv2: 'SES v2',
-  twilio: 'Twilio',
   ledger: 'Ledger',
   scheduler: 'Scheduler',
   functions: 'Functions',
@@ -404,7 +410,7 @@ interface BannerInput {
   readonly apiUrl: string;
   readonly dataDir: string;
   readonly tableName: string;
-  readonly services: readonly { readonly name: string; readonly service: RunningService }[];
+  readonly services: readonly Running[];
   readonly queues: Record<Channel, QueueInfo>;
   readonly visibilityTimeoutS: number;
   readonly concurrency: number;
@@ -421,9 +427,9 @@ function bannerLines(input: BannerInput): string[] {
     `  API          ${input.apiUrl}`,
     `  Providers    email: ${input.providers.email}, sms: ${input.providers.sms}`,
     ...input.services
-      .filter((s) => LABELS[s.name] || s.service.describe)
-      .map(({ name, service }) =>
-        `  ${(LABELS[name] ?? name).padEnd(12)} ${service.endpoint ? `${service.endpoint}  ` : ''}${service.describe ?? ''}`.trimEnd(),
+      .filter((s) => s.label || LABELS[s.name] || s.service.describe)
+      .map(({ name, label, service }) =>
+        `  ${(label ?? LABELS[name] ?? name).padEnd(12)} ${service.endpoint ? `${service.endpoint}  ` : ''}${service.describe ?? ''}`.trimEnd(),
       ),
     `  Queues       ${input.queues.email.name}, ${input.queues.sms.name} (+ -dlq), visibility ${input.visibilityTimeoutS} s, ${input.concurrency} batches per queue`,
     `  Data dir     ${input.dataDir}`,

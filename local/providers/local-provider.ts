@@ -8,6 +8,8 @@ export interface LocalProvider {
   readonly id: string;
   /** Key in the banner and the state file (`sesv2`, `twilio`). */
   readonly service: string;
+  /** Its line in the banner. */
+  readonly label: string;
   /** True when the environment names a running service (its base URL or endpoint): start nothing. */
   external(env: NodeJS.ProcessEnv): boolean;
   /** The endpoint in use, started or external. */

@@ -13,6 +13,7 @@ const FEED_INTERVAL_MS = 500;
 export const sesLocal: LocalProvider = {
   id: 'ses',
   service: 'sesv2',
+  label: 'SES v2',
   external: (env) => Boolean(env.AWS_ENDPOINT_URL_SESV2),
   endpoint: (env) => env.AWS_ENDPOINT_URL_SESV2,
   async start(context) {
@@ -40,6 +41,9 @@ export const sesLocal: LocalProvider = {
     const feeder = startSesEventFeeder({
       endpoint,
       intervalMs: FEED_INTERVAL_MS,
+      // The emulator this stack started keeps its store in the data dir, and so does the feed;
+      // an external store may be replaced or emptied under it, so that one is replayed instead.
+      ...(context.started ? { cursorFile: join(context.dataDir, 'ses-feed.json') } : {}),
       deliver,
       onError: (error) => {
         // It retries every interval; one line per half minute is enough to notice.

@@ -14,6 +14,7 @@ const SIMULATOR_FROM = '+15005550006';
 export const twilioLocal: LocalProvider = {
   id: 'twilio',
   service: 'twilio',
+  label: 'Twilio',
   external: (env) => Boolean(env.TWILIO_BASE_URL),
   endpoint: (env) => env.TWILIO_BASE_URL,
   credentials: () => ({

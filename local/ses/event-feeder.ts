@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
 import type { EventBridgeEvent } from 'aws-lambda';
 import { readSesStore, type SesStoredEmail } from './server.ts';
 
@@ -91,6 +93,20 @@ export function sesEventsFor(email: SesStoredEmail, now = Date.now()): EventBrid
 
 const FEED_CONCURRENCY = 8;
 
+function readCursor(file: string): number {
+  try {
+    const since = (JSON.parse(readFileSync(file, 'utf8')) as { since?: unknown }).since;
+    return typeof since === 'number' && Number.isFinite(since) ? since : 0;
+  } catch {
+    return 0; // none yet (or unreadable): replay the store, which is safe
+  }
+}
+
+async function writeCursor(file: string, since: number): Promise<void> {
+  await writeFile(`${file}.tmp`, JSON.stringify({ since }));
+  await rename(`${file}.tmp`, file);
+}
+
 export interface SesEventFeeder {
   /** One pass over the store; resolves when every new email's events were handled. */
   poll(): Promise<number>;
@@ -100,15 +116,20 @@ export interface SesEventFeeder {
 /**
  * Polls the emulator's store and hands each new email's events to `deliver` (the SES events
  * handler), in order. A failing delivery is retried on the next poll, as EventBridge would.
+ *
+ * `cursorFile` keeps how far it got across restarts (written after the events were handled, so
+ * a kill replays at most the last pass, never skips one): without it a restart replays the
+ * whole store, which is harmless (every event is idempotent) but grows with the store.
  */
 export function startSesEventFeeder(options: {
   endpoint: string;
   deliver: (event: EventBridgeEvent<string, unknown>) => Promise<unknown>;
   intervalMs?: number;
   onError?: (error: unknown) => void;
+  cursorFile?: string;
 }): SesEventFeeder {
   const done = new Set<string>();
-  let since = 0;
+  let since = options.cursorFile ? readCursor(options.cursorFile) : 0;
   let running: Promise<number> | undefined;
   let stopped = false;
 
@@ -132,7 +153,10 @@ export function startSesEventFeeder(options: {
       }),
     );
     // Re-read the last second next time: the store's filter has one-second resolution.
-    if (emails.length > 0) since = Math.max(since, ...emails.map((e) => e.at));
+    if (emails.length > 0) {
+      since = Math.max(since, ...emails.map((e) => e.at));
+      if (options.cursorFile) await writeCursor(options.cursorFile, since);
+    }
     return handled;
   }
 
