@@ -32,8 +32,11 @@ export function deriveNoticeId(eventType: string, eventId: string, recipientId: 
   return NOTICE_ID_PREFIX + base32(digest).slice(0, NOTICE_ID_DIGEST_CHARS);
 }
 
+/** `ntc_` + 26 base32 characters (lower case, RFC 4648 alphabet). */
+export const NOTICE_ID_PATTERN = /^ntc_[a-z2-7]{26}$/;
+
 export function isNoticeId(value: string): boolean {
-  return /^ntc_[a-z2-7]{26}$/.test(value);
+  return NOTICE_ID_PATTERN.test(value);
 }
 
 /** Sent to providers that accept one (Resend `Idempotency-Key`): identical for every attempt. */

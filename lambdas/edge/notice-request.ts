@@ -53,7 +53,7 @@ function issue(ctx: z.RefinementCtx, code: string, message: string, path: (strin
 }
 
 /** 1–`max` code points, no control characters. */
-function text(max: number) {
+export function text(max: number) {
   return z.string().superRefine((value, ctx) => {
     const length = codePoints(value);
     if (length === 0) issue(ctx, 'too_short', 'must not be empty');

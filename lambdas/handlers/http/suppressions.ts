@@ -30,7 +30,7 @@ import type { HttpRequest, HttpRuntime, RouteReply } from './router.ts';
  * `reason` is a snake_case code because it is copied into the ledger (the `detail` of an
  * `on_suppression_list` transition) and read by alarms; free text goes in `detail`.
  */
-const PutSuppressionSchema = z
+export const PutSuppressionSchema = z
   .strictObject({ reason: z.string().optional(), detail: z.string().optional() })
   .superRefine((body, ctx) => {
     if (body.reason !== undefined && !/^[a-z][a-z0-9_]{0,63}$/.test(body.reason)) {

@@ -1,0 +1,305 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { decideClaim, planOutcome } from '../../lambdas/domain/intent.ts';
+import { planCancel, planResolution } from '../../lambdas/domain/operator-actions.ts';
+import {
+  BatchRequestSchema,
+  NoticeRequestSchema,
+  parseNoticeRequest,
+} from '../../lambdas/edge/notice-request.ts';
+import {
+  CancelRequestSchema,
+  ListNoticesQuerySchema,
+  parseIsoDuration,
+  ResolutionRequestSchema,
+} from '../../lambdas/edge/operator-requests.ts';
+import { invalidRequest } from '../../lambdas/edge/problem.ts';
+import { toTimeline } from '../../lambdas/edge/timeline.ts';
+import { openApiDocument, openApiJson } from '../../lambdas/handlers/http/openapi.ts';
+import { PutSuppressionSchema } from '../../lambdas/handlers/http/suppressions.ts';
+import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
+import { TEST_ACTOR } from '../helpers/ledger-properties.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const DOC_ID = 'https://notice-ledger.dev/openapi.json';
+
+function validatorFor() {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  // biome-ignore lint/suspicious/noExplicitAny: ajv-formats' CJS default export is typed for CJS consumers.
+  (addFormats as any)(ajv);
+  ajv.addSchema({ $id: DOC_ID, components: structuredClone(openApiDocument().components) });
+  return (component: string, value: unknown) => {
+    const validate = ajv.getSchema(`${DOC_ID}#/components/schemas/${component}`);
+    if (!validate) throw new Error(`no component ${component}`);
+    const valid = validate(value) as boolean;
+    return { valid, errors: validate.errors };
+  };
+}
+
+/** The JSON bodies of the `curl … -d '{…}'` examples in a Markdown file, shell splices filled in. */
+function curlBodies(file: string): unknown[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const inAWeek = new Date(Date.now() + 7 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return [...text.matchAll(/-d '(\{[\s\S]*?\})'\s*$/gm)].map((m) =>
+    JSON.parse((m[1] as string).replace(/'"\$\([^)]*\)"'/g, inAWeek)),
+  );
+}
+
+describe('docs/openapi.json', () => {
+  it('is the generated document (run `npm run openapi` after changing a schema)', () => {
+    expect(readFileSync(join(ROOT, 'docs', 'openapi.json'), 'utf8')).toBe(openApiJson());
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(
+      structuredClone(openApiDocument()) as Parameters<Validator['validate']>[0],
+    );
+    expect(result).toEqual({ valid: true });
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('describes every route of the API as issue 14 defines it', () => {
+    const operations = Object.entries(openApiDocument().paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((key) => key !== 'parameters')
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(operations.sort()).toEqual(
+      [
+        'GET /v1/health',
+        'GET /v1/openapi.json',
+        'POST /v1/notices',
+        'GET /v1/notices',
+        'POST /v1/notices/batch',
+        'GET /v1/notices/{noticeId}',
+        'POST /v1/notices/{noticeId}/channels/{channel}/resolution',
+        'POST /v1/notices/{noticeId}/cancel',
+        'GET /v1/suppressions/{channel}/{destination}',
+        'PUT /v1/suppressions/{channel}/{destination}',
+        'DELETE /v1/suppressions/{channel}/{destination}',
+        'POST /v1/provider-events/twilio',
+      ].sort(),
+    );
+  });
+});
+
+describe('the README and the deploy guide agree with the document', () => {
+  const validate = validatorFor();
+  const bodies = [...curlBodies('README.md'), ...curlBodies('docs/deploy.md')];
+
+  it('finds the example bodies', () => {
+    expect(bodies.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('every example notice validates against NoticeRequest, and the server accepts it too', () => {
+    for (const body of bodies) {
+      const result = validate('NoticeRequest', body);
+      expect(result.errors ?? []).toEqual([]);
+      expect(parseNoticeRequest(body).ok).toBe(true);
+    }
+  });
+});
+
+describe('the document says what the server checks', () => {
+  const validate = validatorFor();
+  const valid = {
+    eventId: 'evt_1',
+    eventType: 'lab-result-ready',
+    recipient: { id: 'pat_1', email: 'a@example.com' },
+    channels: ['email'],
+    template: { id: 'lab-result-ready', version: 'v3' },
+    variables: { firstName: 'Ada' },
+  };
+  const cases: { component: string; schema: z.ZodType; body: unknown; accepted: boolean }[] = [
+    { component: 'NoticeRequest', schema: NoticeRequestSchema, body: valid, accepted: true },
+    {
+      component: 'NoticeRequest',
+      schema: NoticeRequestSchema,
+      body: { ...valid, variables: null, deadline: null },
+      accepted: true,
+    },
+    {
+      component: 'NoticeRequest',
+      schema: NoticeRequestSchema,
+      body: { ...valid, extra: 1 },
+      accepted: false,
+    },
+    {
+      component: 'NoticeRequest',
+      schema: NoticeRequestSchema,
+      body: { ...valid, eventId: 'e'.repeat(129) },
+      accepted: false,
+    },
+    {
+      component: 'NoticeRequest',
+      schema: NoticeRequestSchema,
+      body: { ...valid, eventId: '' },
+      accepted: false,
+    },
+    {
+      component: 'NoticeRequest',
+      schema: NoticeRequestSchema,
+      body: { ...valid, channels: [] },
+      accepted: false,
+    },
+    {
+      component: 'NoticeRequest',
+      schema: NoticeRequestSchema,
+      body: { ...valid, variables: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`v${i}`, 1])) },
+      accepted: false,
+    },
+    {
+      component: 'NoticeRequest',
+      schema: NoticeRequestSchema,
+      body: { ...valid, variables: { '1x': 1 } },
+      accepted: false,
+    },
+    { component: 'BatchRequest', schema: BatchRequestSchema, body: { notices: [valid] }, accepted: true },
+    { component: 'BatchRequest', schema: BatchRequestSchema, body: { notices: [] }, accepted: false },
+    {
+      component: 'ResolutionRequest',
+      schema: ResolutionRequestSchema,
+      body: { outcome: 'accepted', reason: 'seen in provider console', evidence: 'OPS-7' },
+      accepted: true,
+    },
+    {
+      component: 'ResolutionRequest',
+      schema: ResolutionRequestSchema,
+      body: { outcome: 'resend', reason: 'x' },
+      accepted: false,
+    },
+    {
+      component: 'ResolutionRequest',
+      schema: ResolutionRequestSchema,
+      body: { outcome: 'not_sent', reason: 'r'.repeat(501) },
+      accepted: false,
+    },
+    {
+      component: 'ResolutionRequest',
+      schema: ResolutionRequestSchema,
+      body: { outcome: 'not_sent', reason: 'r', evidence: 'e'.repeat(2001) },
+      accepted: false,
+    },
+    {
+      component: 'ResolutionRequest',
+      schema: ResolutionRequestSchema,
+      body: { outcome: 'not_sent' },
+      accepted: false,
+    },
+    {
+      component: 'CancelRequest',
+      schema: CancelRequestSchema,
+      body: { reason: 'appointment cancelled' },
+      accepted: true,
+    },
+    { component: 'CancelRequest', schema: CancelRequestSchema, body: { reason: '' }, accepted: false },
+    { component: 'CancelRequest', schema: CancelRequestSchema, body: {}, accepted: false },
+    { component: 'SuppressionRequest', schema: PutSuppressionSchema, body: {}, accepted: true },
+    {
+      component: 'SuppressionRequest',
+      schema: PutSuppressionSchema,
+      body: { reason: 'hard_bounce' },
+      accepted: true,
+    },
+    {
+      component: 'SuppressionRequest',
+      schema: PutSuppressionSchema,
+      body: { reason: 'Not-Snake' },
+      accepted: false,
+    },
+    {
+      component: 'SuppressionRequest',
+      schema: PutSuppressionSchema,
+      body: { detail: 'd'.repeat(501) },
+      accepted: false,
+    },
+  ];
+
+  it.each(cases.map((c, i) => ({ ...c, i })))('case $i: $component accepted=$accepted by both', (c) => {
+    expect(c.schema.safeParse(c.body).success).toBe(c.accepted);
+    expect(validate(c.component, c.body).valid).toBe(c.accepted);
+  });
+
+  it('list query parameters: what the schema accepts, the document accepts', () => {
+    const listOp = openApiDocument().paths['/v1/notices'].get;
+    const byName = Object.fromEntries(listOp.parameters.map((p) => [p.name, p.schema]));
+    expect(Object.keys(byName).sort()).toEqual(Object.keys(ListNoticesQuerySchema.shape).sort());
+    const ajv = new Ajv2020({ strict: false });
+    const check = (name: string, value: unknown) => ajv.validate(byName[name] as object, value);
+    expect(check('state', 'unknown')).toBe(true);
+    expect(check('state', 'delivered')).toBe(false);
+    expect(check('olderThan', 'PT10M')).toBe(true);
+    expect(check('olderThan', 'P1M')).toBe(false);
+    expect(check('limit', 200)).toBe(true);
+    expect(check('limit', 201)).toBe(false);
+    expect(ListNoticesQuerySchema.safeParse({ limit: '201' }).success).toBe(false);
+    expect(ListNoticesQuerySchema.safeParse({ olderThan: 'P1M' }).success).toBe(false);
+  });
+});
+
+describe('what the handlers build matches the response schemas', () => {
+  const validate = validatorFor();
+
+  it('a timeline through a retry, an unknown resolved by an operator and a cancel', () => {
+    const policy = { baseMs: 1000, capMs: 60_000, maxAttempts: 5 };
+    const ctx = { provider: 'twilio', policy, random: () => 0.5, timing: TEST_TIMING };
+    let sms = newIntent({ channel: 'sms' });
+    const claim = (now: number) => {
+      const d = decideClaim(sms, { now, workerId: 'w1', timing: TEST_TIMING });
+      if (d.kind !== 'claim') throw new Error('no claim');
+      sms = d.plan.next;
+    };
+    claim(T0 + 100);
+    sms = planOutcome(
+      sms,
+      { kind: 'retryable', code: 'http_429', throttled: true, retryAfterMs: 2000 },
+      {
+        ...ctx,
+        now: T0 + 200,
+      },
+    ).next;
+    claim(T0 + 2300);
+    sms = planOutcome(sms, { kind: 'ambiguous', code: 'timeout' }, { ...ctx, now: T0 + 12_300 }).next;
+    const resolved = planResolution(
+      sms,
+      { outcome: 'accepted', reason: 'seen in console', actor: TEST_ACTOR, now: T0 + 600_000 },
+      { timing: TEST_TIMING, policy, random: () => 0.5 },
+    );
+    if (resolved.kind !== 'transition') throw new Error('not resolved');
+    const email = newIntent({ eventId: sms.eventId });
+    const cancelled = planCancel(
+      email,
+      { reason: 'appointment cancelled', actor: TEST_ACTOR, now: T0 + 5 },
+      TEST_TIMING,
+    );
+    if (cancelled.kind !== 'cancel') throw new Error('not cancelled');
+    const timeline = toTimeline([resolved.plan.next, cancelled.plan.next]);
+    const result = validate('Timeline', JSON.parse(JSON.stringify(timeline)));
+    expect(result.errors ?? []).toEqual([]);
+    // Strict: a field the schema does not name (the envelope, a lease owner) would fail.
+    expect(validate('Timeline', { ...timeline, envelope: 'x' }).valid).toBe(false);
+  });
+
+  it('a problem with field errors', () => {
+    const body = invalidRequest([{ path: 'eventId', code: 'required', message: 'is required' }]);
+    expect(validate('Problem', JSON.parse(JSON.stringify(body))).valid).toBe(true);
+  });
+});
+
+describe('parseIsoDuration', () => {
+  it('reads weeks, days and clock parts; refuses months, years and empty parts', () => {
+    expect(parseIsoDuration('PT10M')).toBe(600_000);
+    expect(parseIsoDuration('P1DT2H')).toBe(93_600_000);
+    expect(parseIsoDuration('P2W')).toBe(1_209_600_000);
+    expect(parseIsoDuration('PT1.5S')).toBe(1500);
+    for (const bad of ['P', 'PT', 'P1M', 'P1Y', 'PT10', '10m', 'P1DT', '-PT1M', 'PT1M ']) {
+      expect(parseIsoDuration(bad), bad).toBeUndefined();
+    }
+  });
+});
