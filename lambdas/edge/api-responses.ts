@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Channel } from '../domain/channel.ts';
 import { IntentState } from '../domain/state-machine.ts';
+import type { NoticeRequestSchema } from './notice-request.ts';
 import { LISTABLE_STATES } from './operator-requests.ts';
 import type { Timeline, TimelineChannel } from './timeline.ts';
 
@@ -136,6 +137,8 @@ export const SuppressionSchema = z.object({
 
 export const HealthSchema = z.object({ status: z.literal('ok') });
 
+/** The body of `POST /v1/notices` as a client writes it (the schema's input side). */
+export type NoticeRequestBody = z.input<typeof NoticeRequestSchema>;
 export type NoticeRecorded = z.infer<typeof NoticeRecordedSchema>;
 export type BatchResponse = z.infer<typeof BatchResponseSchema>;
 export type NoticeList = z.infer<typeof NoticeListSchema>;
