@@ -55,7 +55,7 @@ async function lanePoints(lane: string): Promise<Point[]> {
       reason: String(await point.getAttribute('data-reason')),
       to: String(await point.getAttribute('data-to')),
       x: box.x + box.width / 2,
-      label: (await point.locator('.label').innerText()).trim(),
+      label: ((await point.locator('.label').textContent()) ?? '').trim(),
       person: (await point.getAttribute('class'))?.includes('person') ?? false,
     });
   }
@@ -82,7 +82,7 @@ describe('timeline page in Chromium', () => {
       .locator('[data-lane]')
       .evaluateAll((els) => els.map((e) => e.getAttribute('data-lane')));
     expect(lanes).toEqual(['email', 'sms']);
-    expect(await page.locator('h1').innerText()).toMatch(/^Notice ntc_[a-z2-7]{26}$/);
+    expect(await page.locator('h1').textContent()).toMatch(/^Notice ntc_[a-z2-7]{26}$/);
   });
 
   it('e-mail: the 429, the wait it advised, the retry as attempt 2, then acceptance; left to right', async () => {
@@ -103,7 +103,7 @@ describe('timeline page in Chromium', () => {
     expect(points[3]?.label).toBe('claimed #2');
     const wait = page.locator('[data-lane="email"] [data-wait="retry"]');
     await expect(wait.count()).resolves.toBe(1);
-    expect(await wait.innerText()).toBe('waited 2.1 s');
+    expect(await wait.textContent()).toBe('waited 2.1 s');
     // The bar spans from the throttled point to the retry's claim.
     const bar = await wait.boundingBox();
     expect(bar?.x).toBeCloseTo(points[2]?.x as number, 0);
@@ -122,12 +122,12 @@ describe('timeline page in Chromium', () => {
     expect(last.person).toBe(true);
     expect(last.to).toBe('accepted');
     expect(last.label).toBe(`operator_confirmed_accepted #1 by ${TEST_ACTOR}`);
-    expect(await page.locator('[data-lane="sms"] [data-wait="unknown"]').innerText()).toBe(
+    expect(await page.locator('[data-lane="sms"] [data-wait="unknown"]').textContent()).toBe(
       'unknown for 11m 49s',
     );
     const row = page.locator('[data-channel="sms"] table.transitions tr[data-seq="4"]');
-    expect(await row.locator('td.actor').innerText()).toBe(TEST_ACTOR);
-    expect(await row.locator('td.detail').innerText()).toBe(
+    expect(await row.locator('td.actor').textContent()).toBe(TEST_ACTOR);
+    expect(await row.locator('td.detail').textContent()).toBe(
       'seen in provider console | evidence: ticket OPS-7',
     );
     // Both lanes share one time axis: the operator acted long after the e-mail was delivered.
@@ -145,7 +145,7 @@ describe('timeline page in Chromium', () => {
     );
     expect(await hostile.locator('img, script').count()).toBe(0);
     expect(await hostile.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined();
-    expect(await hostile.locator('[data-channel="sms"] tr[data-seq="4"] td.detail').innerText()).toContain(
+    expect(await hostile.locator('[data-channel="sms"] tr[data-seq="4"] td.detail').textContent()).toContain(
       HOSTILE,
     );
     expect(requests.every((url) => url.startsWith('file://'))).toBe(true);
