@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type CliIo, runCli } from '../../client/cli/main.ts';
+import { runCliCaptured } from '../helpers/cli.ts';
 
 /**
  * The CLI against a scripted HTTP server: which request each command sends, what it prints,
@@ -57,23 +57,13 @@ beforeEach(() => {
 
 const NOW = new Date('2026-11-30T10:30:00Z');
 
-async function cli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    readStdin: async () => options.stdin ?? '',
+function cli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) {
+  return runCliCaptured(args, {
     env: { NOTICE_LEDGER_ENDPOINT: endpoint, ...options.env },
-    now: () => NOW,
     cwd: dir,
-  };
-  const code = await runCli(args, io);
-  return { code, stdout, stderr };
+    now: () => NOW,
+    ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
+  });
 }
 
 const NOTICE_ID = 'ntc_hgvctydqtwabm3yfztbx6a356f';

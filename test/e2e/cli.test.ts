@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliIo, runCli } from '../../client/cli/main.ts';
+import { runCliCaptured } from '../helpers/cli.ts';
 import { type StackProcess, startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
 import { getTimeline, noticeBody, testRecipient, waitFor } from './support.ts';
 
@@ -27,22 +27,8 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function cli(args: string[], stdin = '') {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    readStdin: async () => stdin,
-    env: { NOTICE_LEDGER_ENDPOINT: stack.apiUrl },
-    now: () => new Date(),
-    cwd: dir,
-  };
-  return { code: await runCli(args, io), stdout, stderr };
+function cli(args: string[], stdin = '') {
+  return runCliCaptured(args, { env: { NOTICE_LEDGER_ENDPOINT: stack.apiUrl }, cwd: dir, stdin });
 }
 
 describe('notice-ledger CLI against the local stack', () => {
