@@ -1,11 +1,15 @@
 #!/usr/bin/env node
-import { App } from 'aws-cdk-lib';
-import { buildNoticeLedger } from '../lib/app.ts';
+import { createNoticeLedgerApp } from '../lib/app.ts';
+import { ConfigurationError } from '../lib/config.ts';
 
 // Run by the CDK CLI through `npx tsx bin/app.ts` (cdk.json): TypeScript 7 has no JS API, so
-// ts-node cannot load it. Configuration comes from context only (cdk.json, `-c key=value`).
-const app = new App();
-const account = process.env.CDK_DEFAULT_ACCOUNT;
-const region = process.env.CDK_DEFAULT_REGION;
-buildNoticeLedger(app, account && region ? { env: { account, region } } : {});
-app.synth();
+// ts-node cannot load it. Settings come from deploy/settings.json only; the CLI passes the
+// account and Region of its credentials (see deploymentEnvironment in lib/app.ts).
+try {
+  createNoticeLedgerApp({ cli: process.env }).app.synth();
+} catch (error) {
+  // A settings mistake is the operator's to fix: say which setting, without a stack trace.
+  if (!(error instanceof ConfigurationError)) throw error;
+  console.error(`notice-ledger: ${error.message}`);
+  process.exit(1);
+}

@@ -1,5 +1,16 @@
-import { type App, type Environment, Validations } from 'aws-cdk-lib';
-import { type NoticeLedgerConfig, readConfig } from './config.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Annotations, App, type AppProps, type Environment, Token, Validations } from 'aws-cdk-lib';
+import {
+  ConfigurationError,
+  loadSettings,
+  type NoticeLedgerConfig,
+  PLACEHOLDER_SENDER,
+  readConfig,
+  SETTING_DEFAULTS,
+  SETTINGS_FILE,
+} from './config.ts';
+import { REPO_ROOT } from './constructs/notice-function.ts';
 import { compliancePacks } from './nag.ts';
 import { DeliveryStack } from './stacks/delivery-stack.ts';
 import { StatefulStack } from './stacks/stateful-stack.ts';
@@ -11,22 +22,27 @@ export interface NoticeLedgerStacks {
 }
 
 export interface BuildOptions {
+  readonly config: NoticeLedgerConfig;
   /**
    * Account and Region to deploy to.
    * @default - environment-agnostic (resolved by the CLI's credentials at deploy time)
    */
   readonly env?: Environment;
   /**
-   * Register the cdk-nag packs as validation plugins, so `cdk synth` fails on any finding that
-   * is not acknowledged. Tests run the packs directly instead (`validateScope`).
+   * Register the cdk-nag packs as validation plugins, so that synthesis fails on any finding
+   * that is not acknowledged (`cdk synth` prints the report and exits 1; an in-process
+   * `app.synth()` throws it).
    * @default true
    */
   readonly compliance?: boolean;
 }
 
-/** The composition root shared by `bin/app.ts` and the infrastructure tests. */
-export function buildNoticeLedger(app: App, options: BuildOptions = {}): NoticeLedgerStacks {
-  const config = readConfig((key) => app.node.tryGetContext(key));
+/** Id of the warning a real-account deployment with the placeholder sender carries. */
+export const PLACEHOLDER_SENDER_WARNING = 'notice-ledger:placeholderSender';
+
+/** The composition root: both stacks from one configuration. */
+export function buildNoticeLedger(app: App, options: BuildOptions): NoticeLedgerStacks {
+  const { config } = options;
   const env = options.env ? { env: options.env } : {};
   const stateful = new StatefulStack(app, `${config.stackPrefix}Stateful`, {
     ...env,
@@ -41,6 +57,96 @@ export function buildNoticeLedger(app: App, options: BuildOptions = {}): NoticeL
     config,
     stateful,
   });
+  // A warning, not an error: the stacks are valid and deploy, SMS and the API work, and SES
+  // rejects every message from the placeholder, each ending `failed` with an escalation; an
+  // error would also refuse the account-specific synth of a fresh clone (CI, deploy:check).
+  // `cdk synth` and `cdk deploy` print it; `--strict` turns it into a failure.
+  if (!Token.isUnresolved(delivery.account) && config.ses.fromAddress === PLACEHOLDER_SENDER) {
+    Annotations.of(delivery).addWarningV2(
+      PLACEHOLDER_SENDER_WARNING,
+      `sesFromAddress is still the placeholder ${PLACEHOLDER_SENDER} (${SETTINGS_FILE}): deployed to account ` +
+        `${delivery.account}, SES rejects every e-mail it sends. Set sesFromAddress to an address of an SES-verified ` +
+        'domain (docs/deploy.md, "Configure") before sending e-mail.',
+    );
+  }
   if (options.compliance ?? true) Validations.of(app).addPlugins(...compliancePacks());
   return { config, stateful, delivery };
+}
+
+/** What the CDK CLI tells the app: `CDK_DEFAULT_ACCOUNT`, `CDK_DEFAULT_REGION`. */
+export type CliEnvironment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Where the stacks go: the account and Region pinned in the settings, else the CLI's.
+ *
+ * The CLI computes both before it runs the app and overwrites whatever the caller exported:
+ * CDK_DEFAULT_REGION is the first of AWS_REGION, AWS_DEFAULT_REGION, the profile's Region
+ * (~/.aws/config), the EC2 metadata Region and `us-east-1`; CDK_DEFAULT_ACCOUNT is set only when
+ * credentials resolve (otherwise an exported value passes through). So
+ * `CDK_DEFAULT_REGION=eu-west-1 npx cdk synth` synthesizes for us-east-1 on a machine without an
+ * AWS configuration; `AWS_REGION=eu-west-1` is what selects the Region. Without an account the
+ * stacks stay environment-agnostic (the offline `npm run synth`), rather than bound to the CLI's
+ * fallback Region.
+ */
+export function deploymentEnvironment(
+  config: NoticeLedgerConfig,
+  cli: CliEnvironment,
+): Environment | undefined {
+  if (config.target) return config.target;
+  const account = cli.CDK_DEFAULT_ACCOUNT;
+  const region = cli.CDK_DEFAULT_REGION;
+  return account && region ? { account, region } : undefined;
+}
+
+/**
+ * The context the CDK CLI gives the app from cdk.json (feature flags, CLI settings): in-process
+ * builds pass it themselves so they synthesize what `cdk synth` synthesizes.
+ */
+export function cdkJsonContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as {
+    context?: Record<string, unknown>;
+  };
+  return cdkJson.context ?? {};
+}
+
+export interface NoticeLedgerAppOptions {
+  /** The variables the CDK CLI passes to the app (bin/app.ts: `process.env`). */
+  readonly cli?: CliEnvironment;
+  /**
+   * Settings instead of {@link SETTINGS_FILE} (tests).
+   * @default - read from the file
+   */
+  readonly settings?: Readonly<Record<string, unknown>>;
+  /** Context and output directory of the App (tests: `aws:cdk:bundling-stacks`, a temporary outdir). */
+  readonly appProps?: AppProps;
+  /** @default true */
+  readonly compliance?: boolean;
+}
+
+/**
+ * What bin/app.ts runs, and what the infrastructure tests and `npm run deploy:check` run with
+ * other CLI environments: settings → configuration → environment → stacks (+ cdk-nag).
+ */
+export function createNoticeLedgerApp(
+  options: NoticeLedgerAppOptions = {},
+): NoticeLedgerStacks & { readonly app: App } {
+  const app = new App(options.appProps);
+  for (const key of Object.keys(SETTING_DEFAULTS)) {
+    if (app.node.tryGetContext(key) !== undefined) {
+      throw new ConfigurationError(
+        `${key} was given as CDK context (-c ${key}=… or cdk.json "context"): deployment settings live in ` +
+          `${SETTINGS_FILE} only, so that every later deploy uses the same values. Set it there and commit it.`,
+      );
+    }
+  }
+  const config = readConfig(options.settings ?? loadSettings(join(REPO_ROOT, SETTINGS_FILE)));
+  const env = deploymentEnvironment(config, options.cli ?? {});
+  return {
+    app,
+    ...buildNoticeLedger(app, {
+      config,
+      ...(env ? { env } : {}),
+      ...(options.compliance === undefined ? {} : { compliance: options.compliance }),
+    }),
+  };
 }

@@ -1,22 +1,34 @@
+import { readFileSync } from 'node:fs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { z } from 'zod';
 
 /**
- * Deployment configuration, read once from CDK context (`cdk.json` → `context`, or
- * `cdk deploy -c key=value`). Nothing else in `lib/` reads context or `process.env`: stacks and
- * constructs receive a typed {@link NoticeLedgerConfig}.
+ * Deployment settings, read once from one versioned file, {@link SETTINGS_FILE}, that the
+ * operator edits and commits: every `cdk synth`, `cdk diff` and `cdk deploy` reads the same
+ * values, so an update cannot silently fall back to a default that an earlier deploy overrode.
+ * CDK context (`-c key=value`, cdk.json) is refused for these keys (lib/app.ts). Nothing else in
+ * `lib/` reads settings or `process.env`: stacks and constructs receive a typed
+ * {@link NoticeLedgerConfig}.
  *
- * Every key is optional; {@link CONTEXT_DEFAULTS} documents the defaults and `cdk.json` repeats
- * them (a test keeps the two in step). Values passed with `-c` arrive as strings, so numbers and
- * booleans are coerced here.
+ * Every key is optional; {@link SETTING_DEFAULTS} documents the defaults, docs/deploy.md lists
+ * them (a test keeps the two in step). A key that is not a setting is an error, not ignored.
  */
+
+/** The settings file, relative to the repository root. */
+export const SETTINGS_FILE = 'deploy/settings.json';
 
 /** The functions the delivery stack deploys; keys of per-function settings. */
 export const FUNCTION_NAMES = ['http', 'sendEmail', 'sendSms', 'reconciler', 'sesEvents'] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
-/** Documented defaults of every context key (see docs/deploy.md "Context"). */
-export const CONTEXT_DEFAULTS = {
+/** Documented defaults of every setting (see docs/deploy.md "Configure"). */
+export const SETTING_DEFAULTS = {
+  /**
+   * Account and Region to deploy to, set together; '' → the CDK CLI's (credentials and profile
+   * Region, passed to the app as CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION).
+   */
+  account: '',
+  region: '',
   /** Prefix of stack names and of derived resource names (schedule group, configuration set). */
   stackPrefix: 'NoticeLedger',
   /** SES sender (`From`). Its identity must be verified in SES before the first e-mail. */
@@ -48,7 +60,7 @@ export const CONTEXT_DEFAULTS = {
   /** Records per sender invocation; processed in parallel, each with its own provider call. */
   emailBatchSize: 10,
   smsBatchSize: 5,
-  /** Runtime settings (DESIGN §6); the same names configure the local stack. */
+  /** Runtime settings (DESIGN §6); the same names (in upper snake case) configure the local stack. */
   providerTimeoutMs: 10_000,
   sendLeaseMs: 60_000,
   reconcileIntervalMinutes: 1,
@@ -82,69 +94,67 @@ export const CONTEXT_DEFAULTS = {
   reservedConcurrency: {} as Partial<Record<FunctionName, number>>,
 } as const;
 
-export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
+export type SettingKey = keyof typeof SETTING_DEFAULTS;
+
+/** The placeholder sender: SES rejects every message from it (nobody can verify example.com). */
+export const PLACEHOLDER_SENDER = SETTING_DEFAULTS.sesFromAddress;
 
 const VALID_LOG_RETENTION = new Set<number>(
   Object.values(RetentionDays).filter((v): v is number => typeof v === 'number' && v > 0),
 );
 
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const bool = z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const text = z.string().trim();
-const list = z.preprocess(
-  (v) =>
-    typeof v === 'string'
-      ? v
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean)
-      : v,
-  z.array(z.string().min(1)),
-);
-const jsonObject = z.preprocess((v) => (typeof v === 'string' ? JSON.parse(v || '{}') : v), z.unknown());
 
-const ContextSchema = z.object({
-  stackPrefix: text.regex(/^[A-Za-z][A-Za-z0-9]{0,39}$/, 'letters and digits, starting with a letter'),
-  sesFromAddress: text.regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
-  sesIdentity: text,
-  sesAdditionalIdentities: list,
-  sesConfigurationSetName: text.regex(/^[A-Za-z0-9_-]{0,64}$/, 'letters, digits, _ and -'),
-  sesRequireTls: bool,
-  twilioSecretArn: text.regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
-    message: 'a complete secret ARN (with its 6-character suffix)',
-  }),
-  alarmEmail: text,
-  publicBaseUrl: text.regex(/^(https:\/\/[^\s/]+(\/[^\s]*)?)?$/, 'an https URL'),
-  emailMaxConcurrency: int(2, 1000),
-  smsMaxConcurrency: int(2, 1000),
-  emailSendRatePerSecond: z.coerce.number().min(0).max(100_000),
-  smsSendRatePerSecond: z.coerce.number().min(0).max(100_000),
-  emailBatchSize: int(1, 100),
-  smsBatchSize: int(1, 100),
-  providerTimeoutMs: int(1_000, 60_000),
-  sendLeaseMs: int(10_000, 3_600_000),
-  reconcileIntervalMinutes: int(1, 60),
-  unknownGraceMs: int(60_000, 7 * 86_400_000),
-  unknownPolicy: z.enum(['escalate', 'resend']),
-  retryBaseMs: int(100, 3_600_000),
-  retryCapMs: int(1_000, 86_400_000),
-  maxAttempts: int(1, 100),
-  noticeDefaultDeadlineMs: int(60_000, 30 * 86_400_000),
-  openIndexShards: int(1, 64),
-  ledgerRetentionDays: int(0, 36_500),
-  logRetentionDays: z.coerce
-    .number()
-    .int()
-    .refine((d) => VALID_LOG_RETENTION.has(d), 'a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, …)'),
-  apiThrottleRateLimit: int(1, 10_000),
-  apiThrottleBurstLimit: int(1, 5_000),
-  providerCallbackRateLimit: int(1, 10_000),
-  providerCallbackBurstLimit: int(1, 5_000),
-  memorySize: int(128, 10_240),
-  oldestUnresolvedAlarmSeconds: int(60, 7 * 86_400),
-  queueAgeAlarmSeconds: int(60, 14 * 86_400),
-  reservedConcurrency: jsonObject.pipe(z.partialRecord(z.enum(FUNCTION_NAMES), int(1, 1000))),
-});
+const SettingsSchema = z
+  .object({
+    account: text.regex(/^(\d{12})?$/, 'a 12-digit account id, or empty'),
+    region: text.regex(/^([a-z]{2}(-[a-z]+)+-\d+)?$/, 'a Region code such as eu-west-1, or empty'),
+    stackPrefix: text.regex(/^[A-Za-z][A-Za-z0-9]{0,39}$/, 'letters and digits, starting with a letter'),
+    sesFromAddress: text.regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
+    sesIdentity: text,
+    sesAdditionalIdentities: z.array(text.min(1)),
+    sesConfigurationSetName: text.regex(/^[A-Za-z0-9_-]{0,64}$/, 'letters, digits, _ and -'),
+    sesRequireTls: z.boolean(),
+    twilioSecretArn: text.regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
+      message: 'a complete secret ARN (with its 6-character suffix)',
+    }),
+    alarmEmail: text.regex(/^([^@\s]+@[^@\s]+\.[^@\s]+)?$/, 'an e-mail address, or empty'),
+    publicBaseUrl: text.regex(/^(https:\/\/[^\s/]+(\/[^\s]*)?)?$/, 'an https URL'),
+    emailMaxConcurrency: int(2, 1000),
+    smsMaxConcurrency: int(2, 1000),
+    emailSendRatePerSecond: z.number().min(0).max(100_000),
+    smsSendRatePerSecond: z.number().min(0).max(100_000),
+    emailBatchSize: int(1, 100),
+    smsBatchSize: int(1, 100),
+    providerTimeoutMs: int(1_000, 60_000),
+    sendLeaseMs: int(10_000, 3_600_000),
+    reconcileIntervalMinutes: int(1, 60),
+    unknownGraceMs: int(60_000, 7 * 86_400_000),
+    unknownPolicy: z.enum(['escalate', 'resend']),
+    retryBaseMs: int(100, 3_600_000),
+    retryCapMs: int(1_000, 86_400_000),
+    maxAttempts: int(1, 100),
+    noticeDefaultDeadlineMs: int(60_000, 30 * 86_400_000),
+    openIndexShards: int(1, 64),
+    ledgerRetentionDays: int(0, 36_500),
+    logRetentionDays: z
+      .number()
+      .int()
+      .refine(
+        (d) => VALID_LOG_RETENTION.has(d),
+        'a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, …)',
+      ),
+    apiThrottleRateLimit: int(1, 10_000),
+    apiThrottleBurstLimit: int(1, 5_000),
+    providerCallbackRateLimit: int(1, 10_000),
+    providerCallbackBurstLimit: int(1, 5_000),
+    memorySize: int(128, 10_240),
+    oldestUnresolvedAlarmSeconds: int(60, 7 * 86_400),
+    queueAgeAlarmSeconds: int(60, 14 * 86_400),
+    reservedConcurrency: z.partialRecord(z.enum(FUNCTION_NAMES), int(1, 1000)),
+  })
+  .strict();
 
 export interface ChannelSettings {
   readonly maxConcurrency: number;
@@ -155,6 +165,8 @@ export interface ChannelSettings {
 
 /** What the stacks are built from. Durations are derived once here so every user agrees. */
 export interface NoticeLedgerConfig {
+  /** Account and Region the settings pin; undefined → the CDK CLI's. */
+  readonly target: { readonly account: string; readonly region: string } | undefined;
   readonly stackPrefix: string;
   /** kebab-case form of stackPrefix, for physical names. */
   readonly resourcePrefix: string;
@@ -217,19 +229,55 @@ function kebab(value: string): string {
 }
 
 /**
- * Reads and checks the context. `lookup` is `(key) => app.node.tryGetContext(key)`; a key that
- * is absent (or null) takes its default.
+ * Reads {@link SETTINGS_FILE} (or another settings file). A missing or malformed file is an
+ * error: falling back to the defaults would deploy something else than what was committed.
  */
-export function readConfig(lookup: (key: string) => unknown): NoticeLedgerConfig {
-  const raw: Record<string, unknown> = {};
-  for (const key of Object.keys(CONTEXT_DEFAULTS) as ContextKey[]) {
-    const value = lookup(key);
-    raw[key] = value === undefined || value === null ? CONTEXT_DEFAULTS[key] : value;
+export function loadSettings(path: string, name = SETTINGS_FILE): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigurationError(
+      `${name} cannot be read (${(error as Error).message}); it holds the deployment settings`,
+    );
   }
-  const parsed = ContextSchema.safeParse(raw);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigurationError(`${name} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigurationError(`${name} must hold one JSON object of settings`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') {
+    if (issue.path.length > 0) return `${issue.path.join('.')}: unexpected keys ${issue.keys.join(', ')}`;
+    return issue.keys.map((key) => `${key}: not a setting (docs/deploy.md lists them)`).join('; ');
+  }
+  return `${issue.path.join('.')}: ${issue.message}`;
+}
+
+/**
+ * Checks the settings (absent keys take their {@link SETTING_DEFAULTS}) and derives the
+ * configuration. Every message names the setting; `source` names where the settings came from.
+ */
+export function readConfig(
+  settings: Readonly<Record<string, unknown>>,
+  source = SETTINGS_FILE,
+): NoticeLedgerConfig {
+  const raw: Record<string, unknown> = { ...SETTING_DEFAULTS };
+  for (const [key, value] of Object.entries(settings)) {
+    // `$schema` and `//` comments are for editors and readers.
+    if (key === '$schema' || key.startsWith('//')) continue;
+    raw[key] = value;
+  }
+  const parsed = SettingsSchema.safeParse(raw);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConfigurationError(`invalid CDK context: ${issues}`);
+    throw new ConfigurationError(`invalid ${source}: ${parsed.error.issues.map(describeIssue).join('; ')}`);
   }
   const c = parsed.data;
   const resourcePrefix = kebab(c.stackPrefix);
@@ -253,8 +301,14 @@ export function readConfig(lookup: (key: string) => unknown): NoticeLedgerConfig
       );
     }
   }
+  if (Boolean(c.account) !== Boolean(c.region)) {
+    throw new ConfigurationError(
+      `invalid ${source}: account and region are set together (both pin the deployment) or both left empty`,
+    );
+  }
   const fromDomain = c.sesFromAddress.split('@')[1] as string;
   return {
+    target: c.account ? { account: c.account, region: c.region } : undefined,
     stackPrefix: c.stackPrefix,
     resourcePrefix,
     ses: {

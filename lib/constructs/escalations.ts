@@ -18,7 +18,9 @@ export class Escalations extends Construct {
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
-    this.bus = new EventBus(this, 'Bus', { description: 'notice-ledger escalations' });
+    // No description: AWS::Events::EventBus has no Description property in the AWS GovCloud (US)
+    // Regions (cfn-lint E3002 there); the generated name (…EscalationsBus…) says what it is.
+    this.bus = new EventBus(this, 'Bus');
   }
 
   /** Announces every escalation on `topic` (the alarm topic, created after the publishers). */

@@ -1,11 +1,11 @@
 import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AccessLogField, AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
-  type CfnApi,
   type CfnStage,
   HttpApi,
   HttpMethod,
   HttpNoneAuthorizer,
+  type HttpRoute,
   HttpStage,
   LogGroupLogDestination,
 } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -16,7 +16,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { acknowledge } from '../nag.ts';
+import { acknowledge, acknowledgeWildcardResources } from '../nag.ts';
 
 export interface IntakeApiProps {
   /** The one function behind every route (it routes on method and path itself). */
@@ -27,6 +27,8 @@ export interface IntakeApiProps {
   readonly callbackThrottle: { readonly rateLimit: number; readonly burstLimit: number };
   readonly logRetention: RetentionDays;
   readonly logEncryptionKey: IKey;
+  /** Start of the caller policies' names (`notice-ledger` → `notice-ledger-operator-eu-west-1`). */
+  readonly policyNamePrefix: string;
 }
 
 /** `true` → SigV4 (IAM) required; `false` → open, the handler authenticates the caller itself. */
@@ -79,6 +81,8 @@ export class IntakeApi extends Construct {
   readonly submitterPolicy: ManagedPolicy;
   /** Attach to operators: everything signed (notices, timelines, suppressions, health). */
   readonly operatorPolicy: ManagedPolicy;
+  /** The policies' names (permission sets reference customer-managed policies by name). */
+  readonly policyNames: { readonly submitter: string; readonly operator: string };
 
   constructor(scope: Construct, id: string, props: IntakeApiProps) {
     super(scope, id);
@@ -116,17 +120,11 @@ export class IntakeApi extends Construct {
         ),
       },
     });
-    // The L2 stage has no per-route settings: throttle the open route harder through the L1.
-    // RouteSettings is an untyped map in CloudFormation, so its keys are written as CFN spells them.
-    (this.stage.node.defaultChild as CfnStage).routeSettings = {
-      [TWILIO_CALLBACK_ROUTE_KEY]: {
-        ThrottlingRateLimit: props.callbackThrottle.rateLimit,
-        ThrottlingBurstLimit: props.callbackThrottle.burstLimit,
-      },
-    };
-
+    const policyName = (role: string) => `${props.policyNamePrefix}-${role}-${Stack.of(this).region}`;
+    this.policyNames = { submitter: policyName('submitter'), operator: policyName('operator') };
     this.submitterPolicy = this.invokePolicy(
       'SubmitterPolicy',
+      this.policyNames.submitter,
       'notice-ledger: submit notices and read timelines',
       [
         [HttpMethod.POST, '/v1/notices'],
@@ -136,6 +134,7 @@ export class IntakeApi extends Construct {
     );
     this.operatorPolicy = this.invokePolicy(
       'OperatorPolicy',
+      this.policyNames.operator,
       'notice-ledger: every IAM route (notices, timelines, suppressions, health)',
       ROUTES.filter((r) => r.iam).flatMap((r) => r.methods.map((m) => [m, r.path] as [HttpMethod, string])),
     );
@@ -143,6 +142,7 @@ export class IntakeApi extends Construct {
     const integration = new HttpLambdaIntegration('Http', props.handler);
     const iam = new HttpIamAuthorizer();
     const none = new HttpNoneAuthorizer();
+    const routesByKey = new Map<string, HttpRoute>();
     for (const route of ROUTES) {
       const routes = this.api.addRoutes({
         path: route.path,
@@ -150,6 +150,9 @@ export class IntakeApi extends Construct {
         integration,
         authorizer: route.iam ? iam : none,
       });
+      for (const [i, method] of route.methods.entries()) {
+        routesByKey.set(`${method} ${route.path}`, routes[i] as HttpRoute);
+      }
       if (!route.iam) {
         for (const r of routes) {
           acknowledge(r, {
@@ -161,6 +164,32 @@ export class IntakeApi extends Construct {
         }
       }
     }
+
+    this.setRouteSettings(routesByKey, {
+      [TWILIO_CALLBACK_ROUTE_KEY]: {
+        ThrottlingRateLimit: props.callbackThrottle.rateLimit,
+        ThrottlingBurstLimit: props.callbackThrottle.burstLimit,
+      },
+    });
+  }
+
+  /**
+   * Per-route settings of the stage, each waiting for its route. The L2 stage has no per-route
+   * settings, so they go through the L1; RouteSettings is an untyped map in CloudFormation, keyed
+   * by route key as CloudFormation spells it. Nothing else orders the stage after the routes (it
+   * references only the API and the log group), and API Gateway rejects a stage whose settings
+   * name a route that does not exist yet ("Unable to find Route by key …", CREATE_FAILED).
+   */
+  private setRouteSettings(
+    routesByKey: ReadonlyMap<string, HttpRoute>,
+    settings: Readonly<Record<string, Readonly<Record<string, number>>>>,
+  ): void {
+    for (const key of Object.keys(settings)) {
+      const route = routesByKey.get(key);
+      if (!route) throw new Error(`route settings name ${key}, which is not a route of the API`);
+      this.stage.node.addDependency(route);
+    }
+    (this.stage.node.defaultChild as CfnStage).routeSettings = settings;
   }
 
   /** `execute-api:Invoke` ARN of a route on the `$default` stage (path parameters as `*`). */
@@ -173,33 +202,28 @@ export class IntakeApi extends Construct {
     });
   }
 
+  /**
+   * A caller policy with a fixed name, `<prefix>-<role>-<region>`: IAM Identity Center permission
+   * sets reference customer-managed policies by name (docs/deploy.md), and IAM names are global to
+   * the account, so the Region keeps deployments in two Regions apart.
+   */
   private invokePolicy(
     id: string,
+    name: string,
     description: string,
     routes: readonly [HttpMethod, string][],
   ): ManagedPolicy {
+    const arns = routes.map(([method, path]) => this.routeArn(method, path));
     const policy = new ManagedPolicy(this, id, {
+      managedPolicyName: name,
       description,
-      statements: [
-        new PolicyStatement({
-          actions: ['execute-api:Invoke'],
-          resources: routes.map(([method, path]) => this.routeArn(method, path)),
-        }),
-      ],
+      statements: [new PolicyStatement({ actions: ['execute-api:Invoke'], resources: arns })],
     });
-    // cdk-nag names each wildcard resource as rendered: `<ApiLogicalId>` stands for the API id.
-    const apiId = `<${Stack.of(this).getLogicalId(this.api.node.defaultChild as CfnApi)}>`;
-    const wildcards = routes.filter(([, path]) => path.includes('{'));
-    acknowledge(
+    acknowledgeWildcardResources(
       policy,
-      ...wildcards.map(([method, path]) => ({
-        rule:
-          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:' +
-          `${apiId}/$default/${method}${wildcardParameters(path)}]`,
-        reason:
-          'The route has path parameters (notice id, channel, destination) and IAM authorises the concrete ' +
-          'request path, so the parameter segments must be wildcards; method and route prefix stay fixed.',
-      })),
+      arns.filter((arn) => arn.includes('*')),
+      'The route has path parameters (notice id, channel, destination) and IAM authorises the concrete ' +
+        'request path, so the parameter segments must be wildcards; method and route prefix stay fixed.',
     );
     return policy;
   }

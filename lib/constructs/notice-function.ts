@@ -11,7 +11,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { acknowledge } from '../nag.ts';
+import { acknowledge, acknowledgeWildcardResources } from '../nag.ts';
 import type { ChannelQueue } from './channel-queue.ts';
 import type { LedgerTable } from './ledger-table.ts';
 import { ManagedPolicyRole } from './managed-policy-role.ts';
@@ -68,7 +68,7 @@ export interface NoticeFunctionProps {
    */
   readonly deadLetterQueue?: IQueue;
   /**
-   * @default - unreserved (see CONTEXT_DEFAULTS.reservedConcurrency)
+   * @default - unreserved (see SETTING_DEFAULTS.reservedConcurrency)
    */
   readonly reservedConcurrentExecutions?: number;
 }
@@ -304,12 +304,12 @@ export class NoticeFunction extends Construct {
     scheduler.grantCreateSchedules(this.role);
     this.addEnvironment('SCHEDULE_GROUP_NAME', scheduler.groupName);
     this.addEnvironment('SCHEDULER_ROLE_ARN', scheduler.role.roleArn);
-    acknowledge(this.role, {
-      rule: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${scheduler.groupName}/*]`,
-      reason:
-        'Retry schedules are named per (notice, channel, attempt) at run time, so CreateSchedule needs the ' +
+    acknowledgeWildcardResources(
+      this.role,
+      [scheduler.schedulesArn()],
+      'Retry schedules are named per (notice, channel, attempt) at run time, so CreateSchedule needs the ' +
         'group wildcard; the group holds only these one-time retries and the role cannot update or delete.',
-    });
+    );
   }
 
   /** `events:PutEvents` on the escalation bus only; sets ESCALATION_EVENT_BUS. */

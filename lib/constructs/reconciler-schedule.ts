@@ -1,10 +1,10 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { CfnFunction, IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Schedule, ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Construct } from 'constructs';
-import { acknowledge } from '../nag.ts';
+import { acknowledgeWildcardResources } from '../nag.ts';
 import { ManagedPolicyRole } from './managed-policy-role.ts';
 
 export interface ReconcilerScheduleProps {
@@ -57,12 +57,12 @@ export class ReconcilerSchedule extends Construct {
     });
     // Created after the role's policy, so the first tick can already invoke the function.
     this.schedule.node.addDependency(this.role);
-    const fnLogicalId = stack.getLogicalId(props.reconciler.node.defaultChild as CfnFunction);
-    acknowledge(this.role, {
-      rule: `AwsSolutions-IAM5[Resource::<${fnLogicalId}.Arn>:*]`,
-      reason:
-        'CDK grants lambda:InvokeFunction on the function and its qualified ARNs (versions/aliases); the ' +
+    // LambdaInvoke grants lambda:InvokeFunction on the function and on `<function ARN>:*`.
+    acknowledgeWildcardResources(
+      this.role,
+      [`${props.reconciler.functionArn}:*`],
+      'CDK grants lambda:InvokeFunction on the function and its qualified ARNs (versions/aliases); the ' +
         'wildcard is limited to qualifiers of this one reconciler function.',
-    });
+    );
   }
 }

@@ -110,6 +110,7 @@ export class DeliveryStack extends Stack {
       },
       logRetention: config.logRetention,
       logEncryptionKey: keys.observability,
+      policyNamePrefix: config.resourcePrefix,
     });
     // The function reads the API's own URL: no cycle, since the API resource does not depend on
     // the function (only its routes' integration does).
@@ -252,6 +253,15 @@ export class DeliveryStack extends Stack {
     new CfnOutput(this, 'OperatorPolicyArn', {
       value: this.api.operatorPolicy.managedPolicyArn,
       description: 'Attach to operators (all IAM routes)',
+    });
+    // Permission sets of IAM Identity Center reference customer-managed policies by name.
+    new CfnOutput(this, 'SubmitterPolicyName', {
+      value: this.api.policyNames.submitter,
+      description: 'Customer-managed policy reference for business systems’ permission sets',
+    });
+    new CfnOutput(this, 'OperatorPolicyName', {
+      value: this.api.policyNames.operator,
+      description: 'Customer-managed policy reference for operators’ permission sets',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });

@@ -1,16 +1,25 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readConfig as readRuntimeConfig } from '../../lambdas/edge/config.ts';
-import { CONTEXT_DEFAULTS, ConfigurationError, readConfig } from '../../lib/config.ts';
+import { createNoticeLedgerApp, deploymentEnvironment } from '../../lib/app.ts';
+import {
+  ConfigurationError,
+  loadSettings,
+  readConfig,
+  SETTING_DEFAULTS,
+  SETTINGS_FILE,
+} from '../../lib/config.ts';
 import { ROOT } from './synth.ts';
 
-const fromContext = (context: Record<string, unknown>) => readConfig((key) => context[key]);
+const fromSettings = (settings: Record<string, unknown>) => readConfig(settings);
 
-describe('deployment configuration (CDK context)', () => {
+describe('deployment settings (deploy/settings.json)', () => {
   it('has documented defaults that synthesize a working deployment', () => {
-    const config = fromContext({});
+    const config = fromSettings({});
     expect(config.resourcePrefix).toBe('notice-ledger');
+    expect(config.target).toBeUndefined();
     expect(config.ses).toEqual({
       fromAddress: 'notices@example.com',
       identity: 'example.com',
@@ -26,37 +35,41 @@ describe('deployment configuration (CDK context)', () => {
 
   it('agrees with the runtime’s own defaults (DESIGN §6), so AWS and the local stack behave alike', () => {
     const runtime = readRuntimeConfig({});
-    expect(runtime.PROVIDER_TIMEOUT_MS).toBe(CONTEXT_DEFAULTS.providerTimeoutMs);
-    expect(runtime.SEND_LEASE_MS).toBe(CONTEXT_DEFAULTS.sendLeaseMs);
-    expect(runtime.RECONCILE_INTERVAL_MS).toBe(CONTEXT_DEFAULTS.reconcileIntervalMinutes * 60_000);
-    expect(runtime.UNKNOWN_GRACE_MS).toBe(CONTEXT_DEFAULTS.unknownGraceMs);
-    expect(runtime.UNKNOWN_POLICY).toBe(CONTEXT_DEFAULTS.unknownPolicy);
-    expect(runtime.RETRY_BASE_MS).toBe(CONTEXT_DEFAULTS.retryBaseMs);
-    expect(runtime.RETRY_CAP_MS).toBe(CONTEXT_DEFAULTS.retryCapMs);
-    expect(runtime.MAX_ATTEMPTS).toBe(CONTEXT_DEFAULTS.maxAttempts);
-    expect(runtime.NOTICE_DEFAULT_DEADLINE_MS).toBe(CONTEXT_DEFAULTS.noticeDefaultDeadlineMs);
-    expect(runtime.OPEN_INDEX_SHARDS).toBe(CONTEXT_DEFAULTS.openIndexShards);
-    expect(runtime.SCHEDULE_GROUP_NAME).toBe(`${fromContext({}).resourcePrefix}-retries`);
+    expect(runtime.PROVIDER_TIMEOUT_MS).toBe(SETTING_DEFAULTS.providerTimeoutMs);
+    expect(runtime.SEND_LEASE_MS).toBe(SETTING_DEFAULTS.sendLeaseMs);
+    expect(runtime.RECONCILE_INTERVAL_MS).toBe(SETTING_DEFAULTS.reconcileIntervalMinutes * 60_000);
+    expect(runtime.UNKNOWN_GRACE_MS).toBe(SETTING_DEFAULTS.unknownGraceMs);
+    expect(runtime.UNKNOWN_POLICY).toBe(SETTING_DEFAULTS.unknownPolicy);
+    expect(runtime.RETRY_BASE_MS).toBe(SETTING_DEFAULTS.retryBaseMs);
+    expect(runtime.RETRY_CAP_MS).toBe(SETTING_DEFAULTS.retryCapMs);
+    expect(runtime.MAX_ATTEMPTS).toBe(SETTING_DEFAULTS.maxAttempts);
+    expect(runtime.NOTICE_DEFAULT_DEADLINE_MS).toBe(SETTING_DEFAULTS.noticeDefaultDeadlineMs);
+    expect(runtime.OPEN_INDEX_SHARDS).toBe(SETTING_DEFAULTS.openIndexShards);
+    expect(runtime.SCHEDULE_GROUP_NAME).toBe(`${fromSettings({}).resourcePrefix}-retries`);
   });
 
-  it('is what cdk.json declares, with telemetry and notices off and the tsx app command', () => {
+  it('ships a valid settings file, and keeps cdk.json to the app command, CLI switches and feature flags', () => {
+    expect(() => readConfig(loadSettings(join(ROOT, SETTINGS_FILE)))).not.toThrow();
     const cdkJson = JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8'));
     expect(cdkJson.app).toBe('npx tsx bin/app.ts');
     expect(cdkJson.notices).toBe(false);
     expect(cdkJson.context['cli-telemetry']).toBe(false);
-    for (const [key, value] of Object.entries(CONTEXT_DEFAULTS)) {
-      expect(cdkJson.context[key], key).toEqual(value);
+    for (const key of Object.keys(cdkJson.context)) {
+      expect(key in SETTING_DEFAULTS, `cdk.json context key ${key}`).toBe(false);
     }
   });
 
-  it('coerces `-c key=value` strings', () => {
-    const config = fromContext({
-      emailMaxConcurrency: '10',
-      sesRequireTls: 'false',
-      sesAdditionalIdentities: 'ada@example.org, bob@example.org',
-      reservedConcurrency: '{"reconciler":1}',
-      smsSendRatePerSecond: '1',
-      ledgerRetentionDays: '0',
+  it('reads JSON values as they are written', () => {
+    const config = fromSettings({
+      emailMaxConcurrency: 10,
+      sesRequireTls: false,
+      sesAdditionalIdentities: ['ada@example.org', 'bob@example.org'],
+      reservedConcurrency: { reconciler: 1 },
+      smsSendRatePerSecond: 1,
+      ledgerRetentionDays: 0,
+      account: '111122223333',
+      region: 'ap-southeast-2',
+      '//': 'a comment for the next reader',
     });
     expect(config.channels.email.maxConcurrency).toBe(10);
     expect(config.ses.requireTls).toBe(false);
@@ -64,18 +77,72 @@ describe('deployment configuration (CDK context)', () => {
     expect(config.reservedConcurrency).toEqual({ reconciler: 1 });
     expect(config.channels.sms.sendRatePerSecond).toBe(1);
     expect(config.ledgerRetentionDays).toBeUndefined();
+    expect(config.target).toEqual({ account: '111122223333', region: 'ap-southeast-2' });
   });
 
   it.each([
     [{ emailMaxConcurrency: 1 }, /emailMaxConcurrency/],
+    [{ emailMaxConcurrency: '10' }, /emailMaxConcurrency: .*number/],
+    [{ sesRequireTls: 'false' }, /sesRequireTls/],
     [{ providerTimeoutMs: 30_000 }, /sendLeaseMs .* must exceed the sender timeout/],
     [{ twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:twilio' }, /twilioSecretArn/],
     [{ logRetentionDays: 8 }, /logRetentionDays/],
-    [{ sesFromAddress: 'not-an-address' }, /sesFromAddress/],
+    [{ sesFromAddress: 'not-an-address' }, /sesFromAddress: an e-mail address/],
+    [{ alarmEmail: 'oncall' }, /alarmEmail/],
     [{ reservedConcurrency: { sendSms: 1 } }, /below smsMaxConcurrency/],
     [{ reservedConcurrency: { nobody: 1 } }, /reservedConcurrency/],
-  ])('rejects %j', (context, message) => {
-    expect(() => fromContext(context)).toThrow(ConfigurationError);
-    expect(() => fromContext(context)).toThrow(message);
+    [{ sesFromAdress: 'typo@example.org' }, /sesFromAdress: not a setting/],
+    [{ account: '123' }, /account: a 12-digit account id/],
+    [{ region: 'Ireland' }, /region: a Region code/],
+    [{ account: '111122223333' }, /account and region are set together/],
+  ])('rejects %j, naming the setting and the file', (settings, message) => {
+    expect(() => fromSettings(settings)).toThrow(ConfigurationError);
+    expect(() => fromSettings(settings)).toThrow(message);
+    if (!/must exceed|below/.test(String(message)))
+      expect(() => fromSettings(settings)).toThrow(SETTINGS_FILE);
+  });
+
+  it('refuses a missing or malformed settings file instead of falling back to the defaults', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'settings-'));
+    expect(() => loadSettings(join(dir, 'absent.json'))).toThrow(/deploy\/settings.json cannot be read/);
+    writeFileSync(join(dir, 'broken.json'), '{ "alarmEmail": "oncall@example.org", }');
+    expect(() => loadSettings(join(dir, 'broken.json'))).toThrow(/deploy\/settings.json is not valid JSON/);
+    writeFileSync(join(dir, 'list.json'), '[]');
+    expect(() => loadSettings(join(dir, 'list.json'))).toThrow(/one JSON object/);
+  });
+
+  it('refuses settings passed as CDK context, which a later plain `cdk deploy` would silently drop', () => {
+    expect(() =>
+      createNoticeLedgerApp({
+        settings: {},
+        compliance: false,
+        appProps: { context: { sesFromAddress: 'notices@example.org', 'aws:cdk:bundling-stacks': [] } },
+      }),
+    ).toThrow(/sesFromAddress was given as CDK context .* deploy\/settings.json only/);
+  });
+});
+
+describe('deployment environment (bin/app.ts)', () => {
+  const defaults = fromSettings({});
+  it('uses the account and Region the CLI passes, when it passes both', () => {
+    expect(
+      deploymentEnvironment(defaults, {
+        CDK_DEFAULT_ACCOUNT: '123456789012',
+        CDK_DEFAULT_REGION: 'eu-west-1',
+      }),
+    ).toEqual({ account: '123456789012', region: 'eu-west-1' });
+  });
+
+  it('stays environment-agnostic without credentials, rather than taking the CLI’s fallback Region', () => {
+    // Without credentials the CLI sets CDK_DEFAULT_REGION (us-east-1 at worst) but no account.
+    expect(deploymentEnvironment(defaults, { CDK_DEFAULT_REGION: 'us-east-1' })).toBeUndefined();
+    expect(deploymentEnvironment(defaults, {})).toBeUndefined();
+  });
+
+  it('prefers the account and Region pinned in the settings over the CLI’s', () => {
+    const pinned = fromSettings({ account: '111122223333', region: 'ap-southeast-2' });
+    expect(
+      deploymentEnvironment(pinned, { CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'us-east-1' }),
+    ).toEqual({ account: '111122223333', region: 'ap-southeast-2' });
   });
 });

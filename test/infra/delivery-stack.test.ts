@@ -386,6 +386,39 @@ describe('delivery stack: HTTP API', () => {
     });
   });
 
+  it('creates the stage only after every route its RouteSettings name (API Gateway rejects it otherwise)', () => {
+    const stages = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'));
+    const routes = Object.entries(template.findResources('AWS::ApiGatewayV2::Route'));
+    expect(stages).toHaveLength(1);
+    for (const stage of stages) {
+      const keys = Object.keys(stage.Properties.RouteSettings ?? {});
+      expect(keys.length).toBeGreaterThan(0);
+      const dependsOn = [stage.DependsOn ?? []].flat() as string[];
+      for (const key of keys) {
+        const route = routes.filter(([, r]) => r.Properties.RouteKey === key).map(([id]) => id);
+        expect(route, key).toHaveLength(1);
+        expect(dependsOn, key).toContain(route[0]);
+      }
+    }
+  });
+
+  it('names the caller policies so IAM Identity Center permission sets can reference them', () => {
+    const policies = template.findResources('AWS::IAM::ManagedPolicy');
+    const nameOf = (policy: IConstruct) => policies[logicalId(policy)]?.Properties.ManagedPolicyName;
+    const region = { Ref: 'AWS::Region' };
+    expect(nameOf(synth.delivery.api.submitterPolicy)).toEqual({
+      'Fn::Join': ['', ['notice-ledger-submitter-', region]],
+    });
+    expect(nameOf(synth.delivery.api.operatorPolicy)).toEqual({
+      'Fn::Join': ['', ['notice-ledger-operator-', region]],
+    });
+    const nameOutput = (role: string) => ({
+      Value: { 'Fn::Join': ['', [`notice-ledger-${role}-`, region]] },
+    });
+    template.hasOutput('SubmitterPolicyName', nameOutput('submitter'));
+    template.hasOutput('OperatorPolicyName', nameOutput('operator'));
+  });
+
   it('writes JSON access logs with the route template and caller, never the raw path', () => {
     const stage = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'))[0];
     const format = JSON.parse(stage?.Properties.AccessLogSettings.Format as string) as Record<string, string>;

@@ -1,19 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, type CfnElement, Stack } from 'aws-cdk-lib';
+import { type App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
-import { buildNoticeLedger, type NoticeLedgerStacks } from '../../lib/app.ts';
+import { cdkJsonContext, createNoticeLedgerApp, type NoticeLedgerStacks } from '../../lib/app.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
-
-/** The context `cdk synth` runs with: cdk.json's (defaults + feature flags). */
-export function cdkJsonContext(): Record<string, unknown> {
-  const cdkJson = JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as {
-    context: Record<string, unknown>;
-  };
-  return cdkJson.context;
-}
 
 export interface Synthesized extends NoticeLedgerStacks {
   readonly app: App;
@@ -22,24 +13,26 @@ export interface Synthesized extends NoticeLedgerStacks {
 }
 
 /**
- * Builds the whole app in-process, exactly as bin/app.ts does but without the validation plugins
- * (tests run the packs themselves). `bundle: false` skips esbuild (context
+ * Builds the whole app in-process through the path bin/app.ts takes, from the documented
+ * defaults (or `settings`) rather than the operator's deploy/settings.json, and without the
+ * validation plugins (tests run the packs themselves). `bundle: false` skips esbuild (context
  * `aws:cdk:bundling-stacks: []`) for tests that do not look at code; a bundled build takes ~7 s
  * on two cores for the five functions, so each test file builds once, in `beforeAll`.
  */
 export function synthesize(
-  options: { context?: Record<string, unknown>; bundle?: boolean } = {},
+  options: { settings?: Record<string, unknown>; bundle?: boolean } = {},
 ): Synthesized {
-  const app = new App({
-    context: {
-      ...cdkJsonContext(),
-      ...options.context,
-      ...(options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}),
+  const stacks = createNoticeLedgerApp({
+    settings: options.settings ?? {},
+    compliance: false,
+    appProps: {
+      context: {
+        ...cdkJsonContext(),
+        ...(options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}),
+      },
     },
   });
-  const stacks = buildNoticeLedger(app, { compliance: false });
   return {
-    app,
     ...stacks,
     statefulTemplate: Template.fromStack(stacks.stateful),
     deliveryTemplate: Template.fromStack(stacks.delivery),
