@@ -23,6 +23,12 @@ export interface TransitionRecord {
   readonly reason: Reason;
   readonly attempt?: number;
   readonly detail?: string;
+  /**
+   * Who wrote it, when a person or a business caller did (an operator's resolution, a cancel):
+   * the caller's IAM principal ARN in AWS, `local` on the local stack. Absent on the system's
+   * own moves (worker, reconciler, provider events), which are most records: rows stay small.
+   */
+  readonly actor?: string;
 }
 
 /** SMS length facts reported at intake so operators see cost and truncation risk. */
@@ -149,6 +155,8 @@ export interface TransitionChange {
   readonly at: number;
   readonly attempt?: number | undefined;
   readonly detail?: string | undefined;
+  /** See `TransitionRecord.actor`. */
+  readonly actor?: string | undefined;
   readonly set?: Partial<
     Pick<
       Intent,
@@ -162,6 +170,18 @@ export interface TransitionPlan {
   readonly expected: { readonly state: IntentState; readonly version: number };
   readonly record: TransitionRecord;
   readonly next: Intent;
+}
+
+/**
+ * An operator who saw the message in the provider's console may settle an `unknown` row as
+ * `accepted` without the provider's id for it (a timeout never returned one); that row, and its
+ * later `delivered`, are then defined by the person's confirmation instead of a receipt.
+ */
+function confirmedByOperator(intent: Intent, change: TransitionChange): boolean {
+  return (
+    change.reason === Reason.operatorConfirmedAccepted ||
+    intent.transitions.some((record) => record.reason === Reason.operatorConfirmedAccepted)
+  );
 }
 
 /**
@@ -183,8 +203,12 @@ export function planTransition(
   if (change.to === 'retry_scheduled' && merged.nextAttemptAt === undefined) {
     throw new IncompleteTransitionError(change.to, 'nextAttemptAt');
   }
-  if ((change.to === 'accepted' || change.to === 'delivered') && merged.providerReceiptId === undefined) {
-    throw new IncompleteTransitionError(change.to, 'a provider receipt id');
+  if (
+    (change.to === 'accepted' || change.to === 'delivered') &&
+    merged.providerReceiptId === undefined &&
+    !confirmedByOperator(intent, change)
+  ) {
+    throw new IncompleteTransitionError(change.to, 'a provider receipt id (or an operator confirmation)');
   }
   // A caller's clock reading may predate the last record (a long reconciler run, a provider's
   // own timestamp); history is ordered by seq, so its times must not go backwards either.
@@ -197,6 +221,7 @@ export function planTransition(
     reason: change.reason,
     ...(change.attempt !== undefined ? { attempt: change.attempt } : {}),
     ...(change.detail !== undefined ? { detail: change.detail } : {}),
+    ...(change.actor !== undefined ? { actor: change.actor } : {}),
   };
   const leaseOwner = change.to === 'sending' ? merged.leaseOwner : undefined;
   const leaseExpiresAt = change.to === 'sending' ? merged.leaseExpiresAt : undefined;
@@ -279,6 +304,7 @@ export interface RetryChange {
   readonly retryDetail: (delayMs: number, basis: 'retry_after' | 'backoff') => string | undefined;
   /** Detail of the `failed` record when attempts or time have run out. */
   readonly giveUpDetail: string;
+  readonly actor?: string | undefined;
   readonly set?: TransitionChange['set'];
 }
 
@@ -300,7 +326,7 @@ export function planRetryOrGiveUp(
     policy: ctx.policy,
     random: ctx.random,
   });
-  const common = { at: change.at, attempt: intent.attempts };
+  const common = { at: change.at, attempt: intent.attempts, actor: change.actor };
   if (decision.kind === 'give_up') {
     return planTransition(
       intent,

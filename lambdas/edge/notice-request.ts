@@ -61,7 +61,7 @@ function issue(ctx: z.RefinementCtx, code: string, message: string, path: (strin
 }
 
 /** An identifier: 1–`max` code points, exactly as sent (no surrounding whitespace), no control characters. */
-function text(max: number) {
+export function text(max: number) {
   return z.string().superRefine((value, ctx) => {
     const length = codePoints(value);
     if (length === 0) issue(ctx, 'too_short', 'must not be empty');

@@ -8,6 +8,7 @@ import {
   planTransition,
   type TransitionPlan,
 } from '../../lambdas/domain/intent.ts';
+import { planCancel, planResolution, type ResolutionOutcome } from '../../lambdas/domain/operator-actions.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import { canTransition, INTENT_STATES, isUnresolved, Reason } from '../../lambdas/domain/state-machine.ts';
 import {
@@ -41,6 +42,8 @@ export type LedgerOp =
   | { op: 'claim'; worker: string }
   | { op: 'outcome'; outcome: ProviderOutcome; random: number }
   | { op: 'force'; to: (typeof INTENT_STATES)[number] }
+  | { op: 'resolve'; outcome: ResolutionOutcome; evidence: boolean }
+  | { op: 'cancel' }
   | { op: 'replayStale' };
 
 export const ledgerOpArb: fc.Arbitrary<LedgerOp> = fc.oneof(
@@ -52,6 +55,12 @@ export const ledgerOpArb: fc.Arbitrary<LedgerOp> = fc.oneof(
     random: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
   }),
   fc.record({ op: fc.constant('force' as const), to: fc.constantFrom(...INTENT_STATES) }),
+  fc.record({
+    op: fc.constant('resolve' as const),
+    outcome: fc.constantFrom<ResolutionOutcome>('accepted', 'not_sent'),
+    evidence: fc.boolean(),
+  }),
+  fc.record({ op: fc.constant('cancel' as const) }),
   fc.record({ op: fc.constant('replayStale' as const) }),
 );
 
@@ -75,8 +84,23 @@ export function assertRowInvariants(row: Intent): void {
   expect(row.envelope !== undefined).toBe(isUnresolved(row.state));
   expect(row.dueAt !== undefined).toBe(isUnresolved(row.state));
   if (row.dueAt !== undefined && row.state !== 'unknown') expect(row.dueAt).toBeLessThanOrEqual(row.deadline);
-  if (row.state === 'accepted' || row.state === 'delivered') expect(row.providerReceiptId).toBeDefined();
+  if (row.state === 'accepted' || row.state === 'delivered') {
+    // A receipt, or a person's confirmation that the provider holds the message.
+    const confirmed = records.some((record) => record.reason === Reason.operatorConfirmedAccepted);
+    if (!confirmed) expect(row.providerReceiptId).toBeDefined();
+  }
+  // People's moves, and only theirs, carry an actor.
+  for (const record of records) {
+    const byPerson = (
+      [Reason.operatorConfirmedAccepted, Reason.operatorConfirmedNotSent, Reason.cancelled] as string[]
+    ).includes(record.reason);
+    if (byPerson) expect(record.actor).toBe(TEST_ACTOR);
+    else if (record.actor !== undefined) expect(record.detail).toMatch(/^operator_confirmed_not_sent: /);
+  }
 }
+
+/** An IAM principal as API Gateway reports it: the actor stamped on people's records. */
+export const TEST_ACTOR = 'arn:aws:sts::123456789012:assumed-role/NoticeLedgerOperator/ada';
 
 /**
  * Drives one row through a random sequence of operations, legal and illegal, through the
@@ -133,6 +157,36 @@ export async function runLedgerSequence(store: LedgerStore, ops: LedgerOp[]): Pr
           }
         }
         break;
+      case 'resolve': {
+        const decision = planResolution(
+          before,
+          {
+            outcome: step.outcome,
+            reason: 'checked the provider console',
+            evidence: step.evidence ? 'ticket OPS-1' : undefined,
+            actor: TEST_ACTOR,
+            now,
+          },
+          {
+            timing: TEST_TIMING,
+            policy: { baseMs: 1000, capMs: 600_000, maxAttempts: 5 },
+            random: () => 0.5,
+          },
+        );
+        if (decision.kind === 'transition') plan = decision.plan;
+        else expect(before.state).not.toBe('unknown');
+        break;
+      }
+      case 'cancel': {
+        const decision = planCancel(
+          before,
+          { reason: 'appointment cancelled', actor: TEST_ACTOR, now },
+          TEST_TIMING,
+        );
+        if (decision.kind === 'cancel') plan = decision.plan;
+        else expect(['reserved', 'retry_scheduled']).not.toContain(before.state);
+        break;
+      }
       case 'replayStale':
         if (stalePlan) {
           const result = await store.apply(stalePlan);
