@@ -36,6 +36,30 @@ export const ProblemSchema = z.looseObject({
   errors: z.array(FieldErrorSchema).optional(),
 });
 
+/** The 409 of `POST /v1/notices` (README "409: what differs"): what happened on each channel. */
+export const NoticeConflictSchema = ProblemSchema.extend({
+  noticeId: z.string(),
+  channels: z.array(
+    z.object({
+      channel: ChannelSchema,
+      state: StateSchema.meta({
+        description: "the channel's state after this request (a conflicting one is unchanged)",
+      }),
+      outcome: z.enum(['created', 'duplicate', 'conflict']).meta({
+        description:
+          'created: recorded by this request (and sent); duplicate: recorded already with the same content; conflict: recorded with other content',
+      }),
+      differs: z.array(z.string()).optional().meta({
+        description:
+          'on a conflict: the parts that differ, by path (template.id, template.version, recipient.email, recipient.phone, variables.<name>, or variables for a row recorded before per-variable digests)',
+      }),
+    }),
+  ),
+}).meta({
+  description:
+    'errors[]: one per differing path, code differs_from_recorded, or may_differ_from_recorded where the recorded row cannot tell',
+});
+
 export const NoticeRecordedSchema = z.object({
   noticeId: z.string(),
   created: z.boolean().meta({ description: 'true: this request recorded it (202); false: a replay (200)' }),

@@ -44,9 +44,17 @@ export const NoticeLimits = {
 } as const;
 
 /** Control and format characters (bidi, zero-width), line/paragraph separators: they can forge log lines or spoof text. */
-const FORBIDDEN_CHARACTERS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const FORBIDDEN_CLASS = '\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}';
+const FORBIDDEN_CHARACTERS = new RegExp(`[${FORBIDDEN_CLASS}]`, 'u');
 const BLANK = /^\p{White_Space}*$/u;
 const SURROUNDING_WHITESPACE = /^\p{White_Space}|\p{White_Space}$/u;
+
+/**
+ * `text()`'s rules as one expression (with the `u` flag), for the API document: not empty, no
+ * forbidden character, neither first nor last whitespace (so not whitespace only either).
+ * test/edge/openapi.test.ts checks that it accepts exactly what `text()` accepts.
+ */
+export const IDENTIFIER_PATTERN = `^[^${FORBIDDEN_CLASS}\\p{White_Space}](?:[^${FORBIDDEN_CLASS}]*[^${FORBIDDEN_CLASS}\\p{White_Space}])?$`;
 const VARIABLE_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 function codePoints(value: string): number {
@@ -62,7 +70,7 @@ function issue(ctx: z.RefinementCtx, code: string, message: string, path: (strin
 
 /** An identifier: 1–`max` code points, exactly as sent (no surrounding whitespace), no control characters. */
 export function text(max: number) {
-  return z.string().superRefine((value, ctx) => {
+  const schema = z.string().superRefine((value, ctx) => {
     const length = codePoints(value);
     if (length === 0) issue(ctx, 'too_short', 'must not be empty');
     else if (length > max) issue(ctx, 'too_long', `must be at most ${max} characters`);
@@ -78,6 +86,8 @@ export function text(max: number) {
       );
     }
   });
+  // Lengths in code points, as JSON Schema counts them.
+  return schema.meta({ minLength: 1, maxLength: max, pattern: IDENTIFIER_PATTERN });
 }
 
 function optionalString(max: number) {

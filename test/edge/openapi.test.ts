@@ -3,14 +3,17 @@ import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { resolveDestination } from '../../lambdas/domain/destination.ts';
 import { planCancel } from '../../lambdas/domain/operator-actions.ts';
 import {
   BatchRequestSchema,
-  NoticeRequestSchema,
+  IDENTIFIER_PATTERN,
+  NoticeLimits,
   parseNoticeRequest,
+  text,
 } from '../../lambdas/edge/notice-request.ts';
 import {
   CancelRequestSchema,
@@ -24,6 +27,7 @@ import { invalidRequest } from '../../lambdas/edge/problem.ts';
 import { toTimeline } from '../../lambdas/edge/timeline.ts';
 import { openApiDocument, openApiJson } from '../../lambdas/handlers/http/openapi.ts';
 import { newIntent, T0, TEST_KEY, TEST_TIMING } from '../helpers/factories.ts';
+import { hostileExamples, validNotice } from '../helpers/hostile-examples.ts';
 import { harness } from '../helpers/http-harness.ts';
 import { TEST_ACTOR } from '../helpers/ledger-properties.ts';
 import { throttledAndResolvedTimeline } from '../helpers/timelines.ts';
@@ -136,132 +140,273 @@ describe('the document says what the server checks', () => {
     template: { id: 'lab-result-ready', version: 'v3' },
     variables: { firstName: 'Ada' },
   };
-  const cases: { component: string; schema: z.ZodType; body: unknown; accepted: boolean }[] = [
-    { component: 'NoticeRequest', schema: NoticeRequestSchema, body: valid, accepted: true },
+  const both = {
+    ...valid,
+    recipient: { ...valid.recipient, phone: '+15551234567' },
+    channels: ['email', 'sms'],
+  };
+  /** What the edge accepts (400 otherwise; 422 meaning checks come later and are described in words). */
+  const notice = { parse: (body: unknown) => parseNoticeRequest(body).ok };
+  const byZod = (schema: z.ZodType) => ({ parse: (body: unknown) => schema.safeParse(body).success });
+  const cases: {
+    component: string;
+    server: { parse(body: unknown): boolean };
+    body: unknown;
+    accepted: boolean;
+  }[] = [
+    { component: 'NoticeRequest', server: notice, body: valid, accepted: true },
+    { component: 'NoticeRequest', server: notice, body: both, accepted: true },
     {
       component: 'NoticeRequest',
-      schema: NoticeRequestSchema,
+      server: notice,
       body: { ...valid, variables: null, deadline: null },
+      accepted: true,
+    },
+    { component: 'NoticeRequest', server: notice, body: { ...valid, extra: 1 }, accepted: false },
+    {
+      component: 'NoticeRequest',
+      server: notice,
+      body: { ...valid, eventId: 'e'.repeat(129) },
+      accepted: false,
+    },
+    { component: 'NoticeRequest', server: notice, body: { ...valid, eventId: '' }, accepted: false },
+    // Identifiers exactly as sent (issue 10): nothing stripped, nothing invisible.
+    { component: 'NoticeRequest', server: notice, body: { ...valid, eventId: ' evt_1' }, accepted: false },
+    { component: 'NoticeRequest', server: notice, body: { ...valid, eventId: 'evt_1\n' }, accepted: false },
+    { component: 'NoticeRequest', server: notice, body: { ...valid, eventType: '   ' }, accepted: false },
+    {
+      component: 'NoticeRequest',
+      server: notice,
+      body: { ...valid, recipient: { ...valid.recipient, id: 'pat\u200b1' } },
+      accepted: false,
+    },
+    {
+      component: 'NoticeRequest',
+      server: notice,
+      body: { ...valid, eventId: 'evt\u202e1' },
+      accepted: false,
+    },
+    {
+      component: 'NoticeRequest',
+      server: notice,
+      body: { ...valid, eventId: 'evt 1 (retry)' },
       accepted: true,
     },
     {
       component: 'NoticeRequest',
-      schema: NoticeRequestSchema,
-      body: { ...valid, extra: 1 },
+      server: notice,
+      body: { ...valid, eventId: 'ü'.repeat(128) },
+      accepted: true,
+    },
+    // Contact data in an identifier is a 422 of the use case: past the edge, and said in words.
+    {
+      component: 'NoticeRequest',
+      server: notice,
+      body: { ...valid, eventId: 'jane@example.com' },
+      accepted: true,
+    },
+    { component: 'NoticeRequest', server: notice, body: { ...valid, channels: [] }, accepted: false },
+    {
+      component: 'NoticeRequest',
+      server: notice,
+      body: { ...valid, channels: ['email', 'email'] },
+      accepted: false,
+    },
+    // A destination per requested channel, by the providers' rules; an unused one is ignored.
+    { component: 'NoticeRequest', server: notice, body: { ...valid, channels: ['sms'] }, accepted: false },
+    {
+      component: 'NoticeRequest',
+      server: notice,
+      body: { ...both, recipient: { ...both.recipient, phone: '+1 555 123 4567' } },
       accepted: false,
     },
     {
       component: 'NoticeRequest',
-      schema: NoticeRequestSchema,
-      body: { ...valid, eventId: 'e'.repeat(129) },
+      server: notice,
+      body: { ...valid, recipient: { ...valid.recipient, phone: '+1 555 123 4567' } },
+      accepted: true,
+    },
+    {
+      component: 'NoticeRequest',
+      server: notice,
+      body: { ...both, recipient: { ...both.recipient, phone: '+0551234567' } },
       accepted: false,
     },
     {
       component: 'NoticeRequest',
-      schema: NoticeRequestSchema,
-      body: { ...valid, eventId: '' },
+      server: notice,
+      body: { ...valid, recipient: { ...valid.recipient, email: '"quoted"@example.com' } },
       accepted: false,
     },
     {
       component: 'NoticeRequest',
-      schema: NoticeRequestSchema,
-      body: { ...valid, channels: [] },
+      server: notice,
+      body: { ...valid, recipient: { ...valid.recipient, email: 'x@[127.0.0.1]' } },
       accepted: false,
     },
     {
       component: 'NoticeRequest',
-      schema: NoticeRequestSchema,
+      server: notice,
+      body: { ...valid, recipient: { ...valid.recipient, email: 'Ada.Lovelace+lab@Example.COM' } },
+      accepted: true,
+    },
+    {
+      component: 'NoticeRequest',
+      server: notice,
+      body: { ...valid, recipient: { id: 'pat_1', phone: '+15551234567' } },
+      accepted: false,
+    },
+    {
+      component: 'NoticeRequest',
+      server: notice,
       body: { ...valid, variables: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`v${i}`, 1])) },
       accepted: false,
     },
     {
       component: 'NoticeRequest',
-      schema: NoticeRequestSchema,
+      server: notice,
       body: { ...valid, variables: { '1x': 1 } },
       accepted: false,
     },
-    { component: 'BatchRequest', schema: BatchRequestSchema, body: { notices: [valid] }, accepted: true },
-    { component: 'BatchRequest', schema: BatchRequestSchema, body: { notices: [] }, accepted: false },
+    {
+      component: 'BatchRequest',
+      server: byZod(BatchRequestSchema),
+      body: { notices: [valid] },
+      accepted: true,
+    },
+    { component: 'BatchRequest', server: byZod(BatchRequestSchema), body: { notices: [] }, accepted: false },
     {
       component: 'ResolutionRequest',
-      schema: ResolutionRequestSchema,
+      server: byZod(ResolutionRequestSchema),
       body: { outcome: 'accepted', reason: 'seen in provider console', evidence: 'OPS-7' },
       accepted: true,
     },
     {
       component: 'ResolutionRequest',
-      schema: ResolutionRequestSchema,
+      server: byZod(ResolutionRequestSchema),
       body: { outcome: 'resend', reason: 'x' },
       accepted: false,
     },
     {
       component: 'ResolutionRequest',
-      schema: ResolutionRequestSchema,
+      server: byZod(ResolutionRequestSchema),
       body: { outcome: 'not_sent', reason: 'r'.repeat(501) },
       accepted: false,
     },
     {
       component: 'ResolutionRequest',
-      schema: ResolutionRequestSchema,
+      server: byZod(ResolutionRequestSchema),
       body: { outcome: 'not_sent', reason: 'r', evidence: 'e'.repeat(2001) },
       accepted: false,
     },
     {
       component: 'ResolutionRequest',
-      schema: ResolutionRequestSchema,
+      server: byZod(ResolutionRequestSchema),
+      body: { outcome: 'not_sent', reason: 'seen in console ' },
+      accepted: false,
+    },
+    {
+      component: 'ResolutionRequest',
+      server: byZod(ResolutionRequestSchema),
       body: { outcome: 'not_sent' },
       accepted: false,
     },
     {
       component: 'CancelRequest',
-      schema: CancelRequestSchema,
+      server: byZod(CancelRequestSchema),
       body: { reason: 'appointment cancelled' },
       accepted: true,
     },
-    { component: 'CancelRequest', schema: CancelRequestSchema, body: { reason: '' }, accepted: false },
-    { component: 'CancelRequest', schema: CancelRequestSchema, body: {}, accepted: false },
-    { component: 'SuppressionRequest', schema: SuppressionRequestSchema, body: {}, accepted: true },
+    { component: 'CancelRequest', server: byZod(CancelRequestSchema), body: { reason: '' }, accepted: false },
+    { component: 'CancelRequest', server: byZod(CancelRequestSchema), body: {}, accepted: false },
+    { component: 'SuppressionRequest', server: byZod(SuppressionRequestSchema), body: {}, accepted: true },
     {
       component: 'SuppressionRequest',
-      schema: SuppressionRequestSchema,
+      server: byZod(SuppressionRequestSchema),
       body: { reason: 'patient_request', actor: 'ops-7' },
       accepted: true,
     },
     {
       component: 'SuppressionRequest',
-      schema: SuppressionRequestSchema,
+      server: byZod(SuppressionRequestSchema),
       body: { reason: 'Not-Snake' },
       accepted: false,
     },
     {
       component: 'SuppressionRequest',
-      schema: SuppressionRequestSchema,
+      server: byZod(SuppressionRequestSchema),
       body: { reason: 'r'.repeat(65) },
       accepted: false,
     },
     {
       component: 'SuppressionRequest',
-      schema: SuppressionRequestSchema,
+      server: byZod(SuppressionRequestSchema),
       body: { detail: 'patient phoned' },
       accepted: false,
     },
     {
       component: 'SuppressionRequest',
-      schema: SuppressionRequestSchema,
+      server: byZod(SuppressionRequestSchema),
       body: { actor: 'jane@example.com' },
       accepted: false,
     },
     {
       component: 'SuppressionRequest',
-      schema: SuppressionRequestSchema,
+      server: byZod(SuppressionRequestSchema),
       body: { note: 'x' },
       accepted: false,
     },
   ];
 
   it.each(cases.map((c, i) => ({ ...c, i })))('case $i: $component accepted=$accepted by both', (c) => {
-    expect(c.schema.safeParse(c.body).success).toBe(c.accepted);
+    expect(c.server.parse(c.body)).toBe(c.accepted);
     expect(validate(c.component, c.body).valid).toBe(c.accepted);
+  });
+
+  it("issue 10's hostile notices: the document refuses what the edge refuses", () => {
+    const notices = hostileExamples(T0).filter((e) => e.path === '/v1/notices');
+    let compared = 0;
+    for (const example of notices) {
+      let body: unknown;
+      try {
+        body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(example.body));
+      } catch {
+        continue; // not UTF-8 or not JSON: refused before any schema (400 malformed-body)
+      }
+      compared++;
+      const accepted = parseNoticeRequest(body).ok;
+      expect(validate('NoticeRequest', body).valid, example.name).toBe(accepted);
+    }
+    expect(compared).toBeGreaterThanOrEqual(15);
+  });
+
+  it('the identifier pattern accepts exactly what text() accepts', () => {
+    const pattern = new RegExp(IDENTIFIER_PATTERN, 'u');
+    const identifier = text(NoticeLimits.idMaxLength);
+    const pieces = fc.constantFrom(
+      'a',
+      'Z',
+      '7',
+      '_',
+      ' ',
+      '\t',
+      '\n',
+      '\u00a0',
+      '\u200b',
+      '\u202e',
+      '\u2028',
+      'é',
+      '😀',
+      '\u0000',
+      '\u3000',
+    );
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 6 }), (parts) => {
+        const value = parts.join('');
+        expect(pattern.test(value), JSON.stringify(value)).toBe(identifier.safeParse(value).success);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('list query parameters: what the schema accepts, the document accepts', () => {
@@ -324,6 +469,24 @@ describe('what the handlers build matches the response schemas', () => {
     expect(get.json.history).toHaveLength(3);
     for (const reply of [put, get]) expect(validate('Suppression', reply.json).errors ?? []).toEqual([]);
     expect(validate('Suppression', { ...get.json, detail: null }).valid).toBe(false);
+  });
+
+  it("a 409 names what differs: errors by path and each channel's differs", async () => {
+    const h = harness();
+    const submit = (body: unknown) => h.call({ method: 'POST', path: '/v1/notices', body });
+    expect((await submit(validNotice(T0))).status).toBe(202);
+    const conflict = await submit(validNotice(T0, { variables: { firstName: 'Someone Else' } }));
+    expect(conflict.status).toBe(409);
+    expect(conflict.json.channels).toEqual([
+      expect.objectContaining({ channel: 'email', outcome: 'conflict', differs: ['variables.firstName'] }),
+      expect.objectContaining({ channel: 'sms', outcome: 'conflict', differs: ['variables.firstName'] }),
+    ]);
+    expect(validate('NoticeConflict', conflict.json).errors ?? []).toEqual([]);
+    const wrongOutcome = {
+      ...conflict.json,
+      channels: [{ ...conflict.json.channels[0], outcome: 'changed' }],
+    };
+    expect(validate('NoticeConflict', wrongOutcome).valid).toBe(false);
   });
 
   it('a problem with field errors', () => {

@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { Channel } from '../../domain/channel.ts';
+import { EMAIL_PATTERN, PHONE_PATTERN } from '../../domain/destination.ts';
 import { NOTICE_ID_PATTERN } from '../../domain/identity.ts';
 import {
   BatchResponseSchema,
   CancelResponseSchema,
   HealthSchema,
+  NoticeConflictSchema,
   NoticeListSchema,
   NoticeRecordedSchema,
   ProblemSchema,
@@ -38,37 +40,61 @@ type JsonSchema = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
-const TEXT_RULE = 'no control, line-separator or bidi-control characters';
+const IDENTIFIER_RULE =
+  'taken exactly as sent: leading or trailing whitespace is refused (surrounding_whitespace), not stripped; not whitespace only (blank); no control, format (bidi, zero-width) or line-separator characters (invalid_characters); length in code points';
+const CONTACT_DATA_RULE =
+  'must not contain contact data — an @-address or + and 8 or more digits — refused with 422 contact_data_in_identifier (it would be stored and shown as sent)';
 const shape = NoticeRequestSchema.shape;
+
+/** `recipient.<field>` must match `pattern` when `channels` names `channel` (the server's cross-field rule). */
+function destinationFor(channel: string, field: string, pattern: string): JsonSchema {
+  return {
+    if: { required: ['channels'], properties: { channels: { contains: { const: channel } } } },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's `then` keyword; this object is never awaited.
+    then: {
+      required: ['recipient'],
+      properties: {
+        recipient: { required: [field], properties: { [field]: { type: 'string', pattern } } },
+      },
+    },
+  };
+}
 
 /** Facts a refinement checks, attached to the very schema that checks them. */
 const DOCUMENTED_RULES = new Map<z.ZodType, JsonSchema>([
   [
-    shape.eventId,
-    { minLength: 1, maxLength: NoticeLimits.idMaxLength, description: `business event id; ${TEXT_RULE}` },
+    NoticeRequestSchema,
+    {
+      allOf: [destinationFor('email', 'email', EMAIL_PATTERN), destinationFor('sms', 'phone', PHONE_PATTERN)],
+    },
   ],
-  [
-    shape.eventType,
-    { minLength: 1, maxLength: NoticeLimits.idMaxLength, description: `event type; ${TEXT_RULE}` },
-  ],
+  [shape.eventId, { description: `business event id; ${IDENTIFIER_RULE}; ${CONTACT_DATA_RULE}` }],
+  [shape.eventType, { description: `event type; ${IDENTIFIER_RULE}` }],
   [
     shape.recipient.shape.id,
-    { minLength: 1, maxLength: NoticeLimits.idMaxLength, description: `recipient id; ${TEXT_RULE}` },
+    {
+      description: `the business system's pseudonymous recipient id (pat_1042); ${IDENTIFIER_RULE}; ${CONTACT_DATA_RULE}`,
+    },
   ],
   [
     shape.recipient.shape.email,
-    { maxLength: NoticeLimits.emailMaxLength, description: 'required when channels has email' },
+    {
+      maxLength: NoticeLimits.emailMaxLength,
+      description:
+        'required when channels has email, and then checked (400, a code per rule: email_not_ascii, email_quoted_local_part, email_address_literal, email_local_part_too_long, email_invalid_local_part, email_invalid_domain, …): ASCII (an internationalised domain as xn--), at most 254 octets, a dot-atom local part of at most 64 octets, a domain of two or more LDH labels, the last not all digits. Accepted in any case, lower-cased for the fingerprint and the send. Ignored (never stored) when email is not requested',
+    },
   ],
   [
     shape.recipient.shape.phone,
     {
       maxLength: NoticeLimits.phoneMaxLength,
-      description: 'E.164 (+ and country code); required when channels has sms',
+      description:
+        'required when channels has sms, and then E.164 exactly: +, a country code not starting with 0, 8 to 15 digits, nothing else — spaces, dashes, dots and parentheses are refused (phone_separators), not stripped. Ignored (never stored) when sms is not requested',
     },
   ],
   [shape.channels, { uniqueItems: true }],
-  [shape.template.shape.id, { minLength: 1, maxLength: NoticeLimits.idMaxLength }],
-  [shape.template.shape.version, { minLength: 1, maxLength: NoticeLimits.templateVersionMaxLength }],
+  [shape.template.shape.id, { description: `template id; ${IDENTIFIER_RULE}` }],
+  [shape.template.shape.version, { description: `template version; ${IDENTIFIER_RULE}` }],
   [
     shape.variables,
     {
@@ -138,10 +164,12 @@ const problem = (description: string) => ({
 });
 
 const PROBLEMS = {
-  400: problem('wrong shape, types, lengths or fields; `errors` names each field'),
+  400: problem(
+    'malformed-body: not valid UTF-8 bytes (invalid_utf8; U+FFFD and lone surrogates count as invalid, raw or escaped), not canonical base64 (invalid_base64), not JSON (not_json) or nested too deeply (too_deep); invalid-request: wrong shape, types, lengths, characters or fields. `errors` names each field by path, never its value',
+  ),
   404: problem('no such resource'),
   413: problem(`body over ${BodyLimits.jsonMaxBytes} bytes`),
-  415: problem('not application/json (UTF-8)'),
+  415: problem('not application/json, or a charset other than utf-8'),
   422: problem('well-formed but not acceptable; `errors` names each field'),
 } as const;
 
@@ -190,6 +218,7 @@ function buildDocument() {
   const responses = components(
     {
       Problem: ProblemSchema,
+      NoticeConflict: NoticeConflictSchema,
       NoticeRecorded: NoticeRecordedSchema,
       BatchResponse: BatchResponseSchema,
       Timeline: TimelineSchema,
@@ -242,7 +271,11 @@ function buildDocument() {
               description: 'a replay of a recorded notice (same content)',
               ...json(ref('NoticeRecorded')),
             },
-            409: problem('recorded with a different template version, variables or destination; unchanged'),
+            409: {
+              description:
+                'recorded with other content (template, destination or variables); the recorded intent is unchanged. `errors` and `channels[].differs` name what differs by path, never by value',
+              content: { 'application/problem+json': { schema: ref('NoticeConflict') } },
+            },
             ...PROBLEMS,
           },
         },
