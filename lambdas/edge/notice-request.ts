@@ -20,6 +20,8 @@ import type { FieldError } from './problem.ts';
  *    must not pretend to handle);
  *  - `null` counts as absent for optional fields (`recipient.email`, `recipient.phone`,
  *    `deadline`, `variables`): business systems commonly serialise missing values that way;
+ *  - absent `variables` is `{}`: whether that is enough is the template's contract (a template
+ *    with required variables answers 422 naming each missing one, not a 400 for the object);
  *  - a destination is only checked for a channel that is requested; an unused one must still
  *    be a string of bounded length but is otherwise ignored (and never stored);
  *  - variables: at most 50 names, each an identifier of at most 64 characters (400 beyond);
@@ -147,7 +149,8 @@ export const NoticeRequestSchema = z.strictObject({
     id: text(NoticeLimits.idMaxLength),
     version: text(NoticeLimits.templateVersionMaxLength),
   }),
-  variables: Variables,
+  // `.optional()` outside the transform: a transform alone makes the key required in zod 4.
+  variables: Variables.optional(),
   deadline: optionalString(NoticeLimits.deadlineMaxLength),
 });
 
@@ -371,7 +374,7 @@ export function parseNoticeRequest(input: unknown): ParsedNotice {
       },
       channels: body.channels,
       template: { id: body.template.id, version: body.template.version },
-      variables: body.variables,
+      variables: body.variables ?? {},
       deadline,
     },
   };

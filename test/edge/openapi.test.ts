@@ -162,6 +162,12 @@ describe('the document says what the server checks', () => {
       body: { ...valid, variables: null, deadline: null },
       accepted: true,
     },
+    {
+      component: 'NoticeRequest',
+      server: notice,
+      body: Object.fromEntries(Object.entries(valid).filter(([key]) => key !== 'variables')),
+      accepted: true,
+    },
     { component: 'NoticeRequest', server: notice, body: { ...valid, extra: 1 }, accepted: false },
     {
       component: 'NoticeRequest',

@@ -4,6 +4,7 @@ import { computeTwilioSignature } from '../../lambdas/adapters/twilio/twilio-sig
 import { resolveDestination } from '../../lambdas/domain/destination.ts';
 import { deriveNoticeId } from '../../lambdas/domain/identity.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
+import { createTemplateCatalog, type TemplateDefinition } from '../../lambdas/domain/template.ts';
 import { createHttpApi } from '../../lambdas/handlers/http/router.ts';
 import { logger } from '../../lambdas/handlers/observability.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
@@ -80,6 +81,37 @@ afterEach(() => {
 });
 
 describe('POST /v1/notices', () => {
+  it('takes an absent or null `variables` as {} for a template that requires none', async () => {
+    // Prepare: a portal reminder whose only variable is optional.
+    const portalReminder: TemplateDefinition = {
+      id: 'portal-reminder',
+      version: 'v1',
+      description: 'Reminds a patient to sign in to the portal.',
+      variables: { portalUrl: { type: 'https_url', required: false, maxLength: 2048 } },
+      email: {
+        subject: 'A message in your portal',
+        text: 'Please sign in to your patient portal.{{#portalUrl}} {{portalUrl}}{{/portalUrl}}\n',
+        html: '<p>Please sign in to your patient portal.</p>\n',
+      },
+      sms: { text: 'Please sign in to your patient portal.' },
+    };
+    const h = harness({ catalog: createTemplateCatalog([portalReminder]) });
+    const body = (eventId: string, variables: unknown) => ({
+      ...noticeBody({ eventId, template: { id: 'portal-reminder', version: 'v1' } }),
+      variables,
+    });
+
+    // Act
+    const absent = await submit(h, body('evt_absent', undefined));
+    const nulled = await submit(h, body('evt_null', null));
+    const empty = await submit(h, body('evt_empty', {}));
+    const absentAgain = await submit(h, body('evt_absent', {}));
+
+    // Assess: all three recorded; {} is the same content as absent (a replay, not a 409).
+    expect([absent.status, nulled.status, empty.status]).toEqual([202, 202, 202]);
+    expect(absentAgain.status).toBe(200);
+  });
+
   it('answers 202 on creation, 200 on an exact replay and 409 on changed content', async () => {
     // Prepare
     const h = harness();
@@ -402,6 +434,13 @@ describe('POST /v1/notices', () => {
     {
       name: 'a missing required variable',
       request: { body: noticeBody({ variables: { portalUrl: PORTAL_URL } }) },
+      status: 422,
+      type: unprocessable,
+      errors: [['variables.firstName', 'missing']],
+    },
+    {
+      name: 'no variables at all: {} by the template contract, which names what is missing',
+      request: { body: noticeBody({ variables: undefined }) },
       status: 422,
       type: unprocessable,
       errors: [['variables.firstName', 'missing']],

@@ -5,6 +5,7 @@ import {
 } from '../../lambdas/adapters/crypto/aes-gcm-envelope-sealer.ts';
 import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
+import type { TemplateCatalog } from '../../lambdas/domain/template.ts';
 import { createHttpApi, type HttpRuntime } from '../../lambdas/handlers/http/router.ts';
 import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
 import type { SmsMessage, SmsTransport } from '../../lambdas/ports/transport.port.ts';
@@ -39,7 +40,9 @@ export class FakeSmsTransport implements SmsTransport {
 }
 
 /** A runtime of in-memory and fake adapters around the real catalog, sealer and use cases. */
-export function harness(options: { twilio?: boolean; store?: MemoryLedgerStore } = {}) {
+export function harness(
+  options: { twilio?: boolean; store?: MemoryLedgerStore; catalog?: TemplateCatalog } = {},
+) {
   const store = options.store ?? new MemoryLedgerStore();
   const enqueued: IntentRef[] = [];
   const clock = { now: T0 };
@@ -54,7 +57,7 @@ export function harness(options: { twilio?: boolean; store?: MemoryLedgerStore }
     scheduler: { scheduleAttempt: async () => undefined },
     escalations: { publish: async () => undefined },
     sealer: new AesGcmEnvelopeSealer(new StaticDataKeySource(new Uint8Array(32).fill(7))),
-    catalog: templateCatalog,
+    catalog: options.catalog ?? templateCatalog,
     clock: { now: () => clock.now },
     random: () => 0.5,
     fingerprintKey: TEST_KEY,

@@ -101,7 +101,8 @@ const DOCUMENTED_RULES = new Map<z.ZodType, JsonSchema>([
       type: ['object', 'null'],
       maxProperties: NoticeLimits.maxVariables,
       propertyNames: { pattern: '^[A-Za-z][A-Za-z0-9_]*$', maxLength: NoticeLimits.variableNameMaxLength },
-      description: "the template's variables; its contract is checked at intake (422)",
+      description:
+        "the template's variables; absent or null is {}. The template's contract (required names, types, lengths) is checked at intake: 422 naming each offending variable",
     },
   ],
   [
