@@ -25,7 +25,8 @@ export interface TransitionRecord {
   readonly detail?: string;
   /**
    * Who wrote it, when a person or a business caller did (an operator's resolution, a cancel):
-   * the caller's IAM principal ARN in AWS, `local` on the local stack. Absent on the system's
+   * the caller's IAM principal ARN in AWS; on the local stack the request's `actor`, else `local`
+   * (`operatorActor` in edge/operator-requests.ts, the rule suppression records follow too). Absent on the system's
    * own moves (worker, reconciler, provider events), which are most records: rows stay small.
    */
   readonly actor?: string;

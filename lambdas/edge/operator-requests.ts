@@ -12,9 +12,12 @@ import type { FieldError } from './problem.ts';
  * quote the input. `.meta()` carries into the generated document what a refinement checks.
  *
  *   GET  /v1/notices?state=&channel=&olderThan=&limit=&cursor=
- *   POST /v1/notices/{noticeId}/channels/{channel}/resolution   { outcome, reason, evidence? }
- *   POST /v1/notices/{noticeId}/cancel                          { reason }
+ *   POST /v1/notices/{noticeId}/channels/{channel}/resolution   { outcome, reason, evidence?, actor? }
+ *   POST /v1/notices/{noticeId}/cancel                          { reason, actor? }
  *   PUT | DELETE /v1/suppressions/{channel}/{destination}       { reason?, actor? } (optional body)
+ *
+ * Every operator act is recorded with an `actor` (`operatorActor` below): a transition record
+ * (stored as `by`) or a suppression record (stored as `actor`), one rule for both.
  */
 export const OperatorLimits = {
   reasonMaxLength: 500,
@@ -71,7 +74,7 @@ const REASON_CODE = /^[a-z][a-z0-9_]{0,63}$/;
 const ACTOR_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 /** The actor of an operator act on the local stack when the body names none. */
-export const LOCAL_ACTOR = 'operator';
+export const LOCAL_ACTOR = 'local';
 
 const ActorField = z
   .string()
@@ -141,10 +144,12 @@ export const ResolutionRequestSchema = z.strictObject({
     OperatorLimits.evidenceMaxLength,
     'what was seen (ticket, console search)',
   ).optional(),
+  actor: ActorField,
 });
 
 export const CancelRequestSchema = z.strictObject({
   reason: boundedText(OperatorLimits.reasonMaxLength, 'why the notice is called off; shown in the timeline'),
+  actor: ActorField,
 });
 
 /**
@@ -249,6 +254,7 @@ export interface ResolutionBody {
   readonly outcome: 'accepted' | 'not_sent';
   readonly reason: string;
   readonly evidence?: string | undefined;
+  readonly actor?: string | undefined;
 }
 
 export function parseResolutionRequest(input: unknown): Parsed<ResolutionBody> {
@@ -257,7 +263,9 @@ export function parseResolutionRequest(input: unknown): Parsed<ResolutionBody> {
   return { ok: true, value: parsed.data };
 }
 
-export function parseCancelRequest(input: unknown): Parsed<{ readonly reason: string }> {
+export function parseCancelRequest(
+  input: unknown,
+): Parsed<{ readonly reason: string; readonly actor?: string | undefined }> {
   const parsed = CancelRequestSchema.safeParse(input);
   if (!parsed.success) return { ok: false, errors: toFieldErrors(parsed.error, input) };
   return { ok: true, value: parsed.data };

@@ -323,6 +323,18 @@ describe('the document says what the server checks', () => {
       body: { reason: 'appointment cancelled' },
       accepted: true,
     },
+    {
+      component: 'CancelRequest',
+      server: byZod(CancelRequestSchema),
+      body: { reason: 'appointment cancelled', actor: 'ops-7' },
+      accepted: true,
+    },
+    {
+      component: 'ResolutionRequest',
+      server: byZod(ResolutionRequestSchema),
+      body: { outcome: 'accepted', reason: 'seen in console', actor: 'ada@example.com' },
+      accepted: false,
+    },
     { component: 'CancelRequest', server: byZod(CancelRequestSchema), body: { reason: '' }, accepted: false },
     { component: 'CancelRequest', server: byZod(CancelRequestSchema), body: {}, accepted: false },
     { component: 'SuppressionRequest', server: byZod(SuppressionRequestSchema), body: {}, accepted: true },

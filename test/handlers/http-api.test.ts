@@ -816,7 +816,8 @@ describe('/v1/suppressions/{channel}/{destination}', () => {
       historyTruncated: false,
     });
     expect(again.status).toBe(200);
-    expect(again.json.latest).toMatchObject({ reason: 'operator', actor: 'operator' });
+    // No IAM principal and no body actor (the local stack): `local`, as on transition records.
+    expect(again.json.latest).toMatchObject({ reason: 'operator', actor: 'local' });
     expect(again.json.history).toHaveLength(2);
     expect(literalPlus.status).toBe(200);
     expect(literalPlus.json.destination.fingerprint).toBe(phone.fingerprint);
