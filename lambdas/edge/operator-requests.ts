@@ -76,18 +76,22 @@ const ACTOR_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 /** The actor of an operator act on the local stack when the body names none. */
 export const LOCAL_ACTOR = 'local';
 
-const ActorField = z
-  .string()
-  .superRefine((value, ctx) => {
-    if (!ACTOR_NAME.test(value)) {
-      custom(ctx, 'invalid_format', 'must be 1-128 letters, digits or ._:/- (no @)');
-    }
-  })
-  .optional()
-  .meta({
-    pattern: ACTOR_NAME.source,
-    description: `who acts, where the request carries no IAM principal (the local stack; default ${LOCAL_ACTOR}). Behind IAM authorisation the caller's principal ARN is the actor and this field is refused (400 not_allowed)`,
-  });
+/** An optional string that must match `pattern`; the document carries the same pattern. */
+function optionalMatching(pattern: RegExp, message: string, description: string) {
+  return z
+    .string()
+    .superRefine((value, ctx) => {
+      if (!pattern.test(value)) custom(ctx, 'invalid_format', message);
+    })
+    .optional()
+    .meta({ pattern: pattern.source, description });
+}
+
+const ActorField = optionalMatching(
+  ACTOR_NAME,
+  'must be 1-128 letters, digits or ._:/- (no @)',
+  `who acts, where the request carries no IAM principal (the local stack; default ${LOCAL_ACTOR}). Behind IAM authorisation the caller's principal ARN is the actor and this field is refused (400 not_allowed)`,
+);
 
 /**
  * Query of `GET /v1/notices`. Query values arrive as strings (API Gateway joins a repeated
@@ -160,19 +164,11 @@ export const CancelRequestSchema = z.strictObject({
  * it would be shown to every operator who reads the entry.
  */
 export const SuppressionRequestSchema = z.strictObject({
-  reason: z
-    .string()
-    .superRefine((value, ctx) => {
-      if (!REASON_CODE.test(value)) {
-        custom(ctx, 'invalid_format', 'must be a snake_case code (a-z, 0-9, _; at most 64 characters)');
-      }
-    })
-    .optional()
-    .meta({
-      pattern: REASON_CODE.source,
-      description:
-        'snake_case code, copied into the ledger; default operator (PUT), lifted_by_operator (DELETE)',
-    }),
+  reason: optionalMatching(
+    REASON_CODE,
+    'must be a snake_case code (a-z, 0-9, _; at most 64 characters)',
+    'snake_case code, copied into the ledger; default operator (PUT), lifted_by_operator (DELETE)',
+  ),
   actor: ActorField,
   detail: z
     .unknown()

@@ -28,7 +28,7 @@ import { toTimeline } from '../../lambdas/edge/timeline.ts';
 import { openApiDocument, openApiJson } from '../../lambdas/handlers/http/openapi.ts';
 import { newIntent, T0, TEST_KEY, TEST_TIMING } from '../helpers/factories.ts';
 import { hostileExamples, validNotice } from '../helpers/hostile-examples.ts';
-import { harness } from '../helpers/http-harness.ts';
+import { harness, twilioHardBounce } from '../helpers/http-harness.ts';
 import { TEST_ACTOR } from '../helpers/ledger-properties.ts';
 import { throttledAndResolvedTimeline } from '../helpers/timelines.ts';
 
@@ -467,17 +467,7 @@ describe('what the handlers build matches the response schemas', () => {
   it('a suppression with its history: a provider bounce, an operator record, a lift', async () => {
     const h = harness();
     const phone = resolveDestination(TEST_KEY, 'sms', '+15551234567');
-    await h.store.appendSuppression(
-      { channel: 'sms', fingerprint: phone.fingerprint, masked: phone.masked },
-      {
-        action: 'suppress',
-        reason: 'hard_bounce',
-        source: 'provider',
-        actor: 'twilio',
-        at: T0 - 60_000,
-        code: '30005',
-      },
-    );
+    await twilioHardBounce(h, phone);
     const path = '/v1/suppressions/sms/%2B15551234567';
     const put = await h.call({ method: 'PUT', path, body: { reason: 'patient_request', actor: 'ops-7' } });
     h.clock.now = T0 + 1_000;

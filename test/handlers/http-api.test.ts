@@ -17,6 +17,7 @@ import {
   PUBLIC_BASE_URL,
   type Reply,
   SID,
+  twilioHardBounce,
 } from '../helpers/http-harness.ts';
 
 // Personal data the requests carry. None of it may appear in a response body or a log line.
@@ -845,17 +846,7 @@ describe('/v1/suppressions/{channel}/{destination}', () => {
     // Prepare
     const h = harness();
     const phone = resolveDestination(TEST_KEY, 'sms', PHONE);
-    await h.store.appendSuppression(
-      { channel: 'sms', fingerprint: phone.fingerprint, masked: phone.masked },
-      {
-        action: 'suppress',
-        reason: 'hard_bounce',
-        source: 'provider',
-        actor: 'twilio',
-        at: T0 - 60_000,
-        code: '30005',
-      },
-    );
+    await twilioHardBounce(h, phone);
     const path = `/v1/suppressions/sms/${PHONE_IN_PATH}`;
 
     // Act

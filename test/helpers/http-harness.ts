@@ -87,3 +87,18 @@ export function harness(
 }
 
 export type Harness = ReturnType<typeof harness>;
+
+/** A provider's hard bounce for `phone` on the list, a minute before T0 (Twilio 30005). */
+export async function twilioHardBounce(h: Harness, phone: { fingerprint: string; masked: string }) {
+  await h.store.appendSuppression(
+    { channel: 'sms', fingerprint: phone.fingerprint, masked: phone.masked },
+    {
+      action: 'suppress',
+      reason: 'hard_bounce',
+      source: 'provider',
+      actor: 'twilio',
+      at: T0 - 60_000,
+      code: '30005',
+    },
+  );
+}
