@@ -54,6 +54,17 @@ export interface ProviderCapabilities {
   readonly suppressionSync: boolean;
 }
 
+/** A webhook as the API document describes it (`POST /v1/provider-events/<id>`). */
+export interface ProviderWebhook {
+  /** One line for the API document. */
+  readonly summary: string;
+  readonly contentType: 'application/x-www-form-urlencoded' | 'application/json';
+  /** The header carrying the provider's signature. */
+  readonly signatureHeader: string;
+  /** The answer to a request that does not verify. */
+  readonly refusedStatus: 401 | 403;
+}
+
 export interface ProviderDescriptor {
   /** The value of EMAIL_PROVIDER / SMS_PROVIDER, the path segment of its webhook, a row's `provider`. */
   readonly id: string;
@@ -65,5 +76,7 @@ export interface ProviderDescriptor {
   /** AWS: the variable naming the Secrets Manager secret that holds the `secretField`s. */
   readonly secretVariable?: string;
   readonly inbound: InboundKind;
+  /** With `inbound: 'webhook'`: what the request looks like. */
+  readonly webhook?: ProviderWebhook;
   readonly capabilities: ProviderCapabilities;
 }

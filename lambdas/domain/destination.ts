@@ -147,6 +147,20 @@ export function checkPhone(raw: string): DestinationCheck {
   return { ok: true, normalized: raw };
 }
 
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]";
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const L = DestinationLimits;
+
+/**
+ * What `checkEmail` accepts, as one regular expression, for documents that cannot run it (the
+ * OpenAPI document): ASCII only because every character class is; one `@`; the lengths as
+ * lookaheads. test/domain/destination.test.ts checks both agree on generated addresses.
+ */
+export const EMAIL_PATTERN = `^(?=.{1,${L.emailMaxOctets}}$)(?=[^@]{1,${L.localPartMaxOctets}}@)${ATEXT}+(?:\\.${ATEXT}+)*@(?=.{1,${L.domainMaxOctets}}$)(?:${LABEL}\\.)+(?![0-9]+$)${LABEL}$`;
+
+/** What `checkPhone` accepts (E.164), as one regular expression; see `EMAIL_PATTERN`. */
+export const PHONE_PATTERN = `^\\+[1-9][0-9]{${L.phoneMinDigits - 1},${L.phoneMaxDigits - 1}}$`;
+
 export function checkDestination(channel: Channel, raw: string): DestinationCheck {
   return channel === 'email' ? checkEmail(raw) : checkPhone(raw);
 }

@@ -47,8 +47,11 @@ export function containsContactData(value: string): boolean {
   return EMBEDDED_EMAIL.test(value) || EMBEDDED_PHONE.test(value);
 }
 
+/** `ntc_` + 26 base32 characters (lower case, RFC 4648 alphabet). */
+export const NOTICE_ID_PATTERN = /^ntc_[a-z2-7]{26}$/;
+
 export function isNoticeId(value: string): boolean {
-  return /^ntc_[a-z2-7]{26}$/.test(value);
+  return NOTICE_ID_PATTERN.test(value);
 }
 
 /** The correlation id providers carry back to us (a message tag, a callback query): `<noticeId>-<channel>`. */

@@ -30,6 +30,13 @@ export interface TransitionRecord {
   readonly reason: Reason;
   readonly attempt?: number;
   readonly detail?: string;
+  /**
+   * Who wrote it, when a person or a business caller did (an operator's resolution, a cancel):
+   * the caller's IAM principal ARN in AWS; on the local stack the request's `actor`, else `local`
+   * (`operatorActor` in edge/operator-requests.ts, the rule suppression records follow too). Absent on the system's
+   * own moves (worker, reconciler, provider events), which are most records: rows stay small.
+   */
+  readonly actor?: string;
 }
 
 /** SMS length facts reported at intake so operators see cost and truncation risk. */
@@ -163,6 +170,8 @@ export interface TransitionChange {
   readonly at: number;
   readonly attempt?: number | undefined;
   readonly detail?: string | undefined;
+  /** See `TransitionRecord.actor`. */
+  readonly actor?: string | undefined;
   readonly set?: Partial<
     Pick<
       Intent,
@@ -176,6 +185,18 @@ export interface TransitionPlan {
   readonly expected: { readonly state: IntentState; readonly version: number };
   readonly record: TransitionRecord;
   readonly next: Intent;
+}
+
+/**
+ * An operator who saw the message in the provider's console may settle an `unknown` row as
+ * `accepted` without the provider's id for it (a timeout never returned one); that row, and its
+ * later `delivered`, are then defined by the person's confirmation instead of a receipt.
+ */
+function confirmedByOperator(intent: Intent, change: TransitionChange): boolean {
+  return (
+    change.reason === Reason.operatorConfirmedAccepted ||
+    intent.transitions.some((record) => record.reason === Reason.operatorConfirmedAccepted)
+  );
 }
 
 /**
@@ -197,8 +218,12 @@ export function planTransition(
   if (change.to === 'retry_scheduled' && merged.nextAttemptAt === undefined) {
     throw new IncompleteTransitionError(change.to, 'nextAttemptAt');
   }
-  if ((change.to === 'accepted' || change.to === 'delivered') && merged.providerReceiptId === undefined) {
-    throw new IncompleteTransitionError(change.to, 'a provider receipt id');
+  if (
+    (change.to === 'accepted' || change.to === 'delivered') &&
+    merged.providerReceiptId === undefined &&
+    !confirmedByOperator(intent, change)
+  ) {
+    throw new IncompleteTransitionError(change.to, 'a provider receipt id (or an operator confirmation)');
   }
   const record = nextRecord(intent, change.to, change);
   const { at } = record;
@@ -215,9 +240,10 @@ export function planTransition(
     nextAttemptAt,
     envelope: isUnresolved(change.to) ? intent.envelope : undefined,
     escalationPending,
-    // A pending escalation keeps the row due (now) in the open index until it is published.
+    // A pending escalation keeps the row due (now; never later than the deadline, like every
+    // time in the open index) until it is published.
     dueAt: escalationPending
-      ? at
+      ? Math.min(at, intent.deadline)
       : nextDueAt(
           change.to,
           {
@@ -256,6 +282,7 @@ function nextRecord(
     readonly reason: Reason;
     readonly attempt?: number;
     readonly detail?: string | undefined;
+    readonly actor?: string | undefined;
   },
 ): TransitionRecord {
   return {
@@ -266,6 +293,7 @@ function nextRecord(
     reason: what.reason,
     ...(what.attempt !== undefined ? { attempt: what.attempt } : {}),
     ...(what.detail !== undefined ? { detail: what.detail } : {}),
+    ...(what.actor !== undefined ? { actor: what.actor } : {}),
   };
 }
 
@@ -353,6 +381,7 @@ export interface RetryChange {
   readonly retryDetail: (delayMs: number, basis: 'retry_after' | 'backoff') => string | undefined;
   /** Detail of the `failed` record when attempts or time have run out. */
   readonly giveUpDetail: string;
+  readonly actor?: string | undefined;
   readonly set?: TransitionChange['set'];
 }
 
@@ -374,7 +403,7 @@ export function planRetryOrGiveUp(
     policy: ctx.policy,
     random: ctx.random,
   });
-  const common = { at: change.at, attempt: intent.attempts };
+  const common = { at: change.at, attempt: intent.attempts, actor: change.actor };
   if (decision.kind === 'give_up') {
     return planTransition(
       intent,

@@ -86,6 +86,12 @@ export const Reason = {
   envelopeUnreadable: 'envelope_unreadable',
   /** This deployment cannot send the row: its template or the channel's transport is missing. */
   configurationError: 'configuration_error',
+  /** A person confirmed, from outside the ledger, that the provider holds the message. */
+  operatorConfirmedAccepted: 'operator_confirmed_accepted',
+  /** A person confirmed that the provider never got the message: a deliberate resend. */
+  operatorConfirmedNotSent: 'operator_confirmed_not_sent',
+  /** The business caller or an operator called the notice off before it was sent. */
+  cancelled: 'cancelled',
 } as const;
 
 export type Reason = (typeof Reason)[keyof typeof Reason];

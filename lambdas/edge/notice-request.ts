@@ -20,6 +20,8 @@ import type { FieldError } from './problem.ts';
  *    must not pretend to handle);
  *  - `null` counts as absent for optional fields (`recipient.email`, `recipient.phone`,
  *    `deadline`, `variables`): business systems commonly serialise missing values that way;
+ *  - absent `variables` is `{}`: whether that is enough is the template's contract (a template
+ *    with required variables answers 422 naming each missing one, not a 400 for the object);
  *  - a destination is only checked for a channel that is requested; an unused one must still
  *    be a string of bounded length but is otherwise ignored (and never stored);
  *  - variables: at most 50 names, each an identifier of at most 64 characters (400 beyond);
@@ -44,9 +46,17 @@ export const NoticeLimits = {
 } as const;
 
 /** Control and format characters (bidi, zero-width), line/paragraph separators: they can forge log lines or spoof text. */
-const FORBIDDEN_CHARACTERS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const FORBIDDEN_CLASS = '\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}';
+const FORBIDDEN_CHARACTERS = new RegExp(`[${FORBIDDEN_CLASS}]`, 'u');
 const BLANK = /^\p{White_Space}*$/u;
 const SURROUNDING_WHITESPACE = /^\p{White_Space}|\p{White_Space}$/u;
+
+/**
+ * `text()`'s rules as one expression (with the `u` flag), for the API document: not empty, no
+ * forbidden character, neither first nor last whitespace (so not whitespace only either).
+ * test/edge/openapi.test.ts checks that it accepts exactly what `text()` accepts.
+ */
+export const IDENTIFIER_PATTERN = `^[^${FORBIDDEN_CLASS}\\p{White_Space}](?:[^${FORBIDDEN_CLASS}]*[^${FORBIDDEN_CLASS}\\p{White_Space}])?$`;
 const VARIABLE_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 function codePoints(value: string): number {
@@ -61,8 +71,8 @@ function issue(ctx: z.RefinementCtx, code: string, message: string, path: (strin
 }
 
 /** An identifier: 1–`max` code points, exactly as sent (no surrounding whitespace), no control characters. */
-function text(max: number) {
-  return z.string().superRefine((value, ctx) => {
+export function text(max: number) {
+  const schema = z.string().superRefine((value, ctx) => {
     const length = codePoints(value);
     if (length === 0) issue(ctx, 'too_short', 'must not be empty');
     else if (length > max) issue(ctx, 'too_long', `must be at most ${max} characters`);
@@ -78,6 +88,8 @@ function text(max: number) {
       );
     }
   });
+  // Lengths in code points, as JSON Schema counts them.
+  return schema.meta({ minLength: 1, maxLength: max, pattern: IDENTIFIER_PATTERN });
 }
 
 function optionalString(max: number) {
@@ -137,7 +149,8 @@ export const NoticeRequestSchema = z.strictObject({
     id: text(NoticeLimits.idMaxLength),
     version: text(NoticeLimits.templateVersionMaxLength),
   }),
-  variables: Variables,
+  // `.optional()` outside the transform: a transform alone makes the key required in zod 4.
+  variables: Variables.optional(),
   deadline: optionalString(NoticeLimits.deadlineMaxLength),
 });
 
@@ -361,7 +374,7 @@ export function parseNoticeRequest(input: unknown): ParsedNotice {
       },
       channels: body.channels,
       template: { id: body.template.id, version: body.template.version },
-      variables: body.variables,
+      variables: body.variables ?? {},
       deadline,
     },
   };

@@ -19,6 +19,8 @@ export interface TimelineTransition {
   readonly reason: string;
   readonly attempt?: number;
   readonly detail?: string;
+  /** Who wrote it, on records written by a person or a business caller (resolution, cancel). */
+  readonly actor?: string;
 }
 
 export interface TimelineChannel {
@@ -55,6 +57,7 @@ function toTransition(record: TransitionRecord): TimelineTransition {
     reason: record.reason,
     ...(record.attempt !== undefined ? { attempt: record.attempt } : {}),
     ...(record.detail !== undefined ? { detail: record.detail } : {}),
+    ...(record.actor !== undefined ? { actor: record.actor } : {}),
   };
 }
 

@@ -24,7 +24,7 @@ function targetOf(channel: Channel, rawDestination: string, deps: Deps): Suppres
 
 export interface OperatorAct {
   readonly reason: string;
-  /** The operator's principal (IAM) or the name the local stack was given. */
+  /** The operator's principal (IAM), or on the local stack the body's actor, else `local` (edge `operatorActor`). */
   readonly actor: string;
 }
 

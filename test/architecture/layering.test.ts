@@ -57,6 +57,8 @@ async function typeImports(file: string): Promise<string[]> {
 interface Rule {
   readonly layer: string;
   readonly forbidden: readonly RegExp[];
+  /** Type-only imports of these are allowed (they vanish from the bundle). */
+  readonly typesFrom?: readonly RegExp[];
 }
 
 const RULES: readonly Rule[] = [
@@ -101,6 +103,19 @@ const RULES: readonly Rule[] = [
     layer: 'lambdas/providers',
     forbidden: [/lambdas\/(handlers|use-cases|wiring)\//, /^@aws-lambda-powertools\//],
   },
+  {
+    // The API's client and CLI: what a business system imports carries no server code.
+    layer: 'client',
+    forbidden: [
+      /lambdas\//,
+      /^zod/,
+      /^aws-lambda$/,
+      /^@aws-sdk\/client-/,
+      /^@aws-lambda-powertools\//,
+      /^aws-cdk-lib/,
+    ],
+    typesFrom: [/^lambdas\/(edge|domain)\//],
+  },
 ];
 
 /** Provider descriptors are plain data too (lib reads them): they may import only the contract. */
@@ -110,15 +125,19 @@ function violations(rule: Rule, graph: Map<string, string[]>, typeOnly: Map<stri
   const found: string[] = [];
   for (const [file, imports] of graph) {
     if (!file.startsWith(`${rule.layer}/`)) continue;
-    for (const imp of [...imports, ...(typeOnly.get(file) ?? [])]) {
-      const target = imp.startsWith('.') ? relative(ROOT, join(ROOT, file, '..', imp)) : imp;
+    const resolve = (imp: string) =>
+      imp.startsWith('.') ? relative(ROOT, join(ROOT, file, '..', imp)) : imp;
+    const types = (typeOnly.get(file) ?? [])
+      .map(resolve)
+      .filter((target) => !(rule.typesFrom ?? []).some((pattern) => pattern.test(target)));
+    for (const target of [...imports.map(resolve), ...types]) {
       if (rule.forbidden.some((pattern) => pattern.test(target))) found.push(`${file} -> ${target}`);
     }
   }
   return found;
 }
 
-describe('layering (lambdas/domain is pure; ports and use cases know no AWS; lib knows no runtime code)', () => {
+describe('layering (lambdas/domain is pure; ports and use cases know no AWS; lib and client know no runtime code)', () => {
   for (const rule of RULES) {
     it(`${rule.layer} imports nothing it must not`, async () => {
       const files = sourceFiles(rule.layer);
@@ -160,6 +179,16 @@ describe('layering (lambdas/domain is pure; ports and use cases know no AWS; lib
       'lib/x.ts -> lambdas/providers/registry.ts',
       'lib/x.ts -> lambdas/adapters/dynamodb/ledger-table.ts',
       'lib/x.ts -> lambdas/contract/nested/x.ts',
+    ]);
+  });
+
+  it('client: types from the service are allowed, its code is not', () => {
+    const client = RULES.find((r) => r.layer === 'client') as Rule;
+    const graph = new Map([['client/x.ts', ['lambdas/edge/timeline.ts', '@smithy/signature-v4']]]);
+    const typeOnly = new Map([['client/x.ts', ['../lambdas/edge/timeline.ts', '../lambdas/use-cases/y.ts']]]);
+    expect(violations(client, graph, typeOnly)).toEqual([
+      'client/x.ts -> lambdas/edge/timeline.ts',
+      'client/x.ts -> lambdas/use-cases/y.ts',
     ]);
   });
 

@@ -3,11 +3,13 @@ import { describe, expect, it } from 'vitest';
 import {
   checkEmail,
   checkPhone,
+  EMAIL_PATTERN,
   fingerprintDestination,
   maskEmail,
   maskPhone,
   normalizeEmail,
   normalizePhone,
+  PHONE_PATTERN,
   resolveDestination,
 } from '../../lambdas/domain/destination.ts';
 import { InvalidDestinationError } from '../../lambdas/domain/errors.ts';
@@ -183,5 +185,88 @@ describe('fingerprints', () => {
       a.fingerprint,
     );
     expect(a.fingerprint).not.toContain('patient');
+  });
+});
+
+describe('EMAIL_PATTERN and PHONE_PATTERN (the rules as the OpenAPI document states them)', () => {
+  // With the `u` flag, as JSON Schema validators compile `pattern`.
+  const email = new RegExp(EMAIL_PATTERN, 'u');
+  const phone = new RegExp(PHONE_PATTERN, 'u');
+
+  it('accept exactly what checkEmail accepts', () => {
+    const pieces = fc.constantFrom(
+      'a',
+      'Z',
+      '9',
+      '-',
+      '.',
+      '@',
+      "o'b+x",
+      '[1.2.3.4]',
+      '"q"',
+      'é',
+      ' ',
+      '\u0000',
+      '\u202e',
+      'example.com',
+      'x'.repeat(63),
+      'y'.repeat(64),
+      '123',
+    );
+    /** A valid address with a piece spliced in somewhere: the near misses a pattern gets wrong. */
+    const spliced = fc.tuple(fc.emailAddress(), pieces, fc.nat()).map(([valid, piece, at]) => {
+      const i = at % (valid.length + 1);
+      return valid.slice(0, i) + piece + valid.slice(i);
+    });
+    const address = fc.oneof(
+      fc.emailAddress(),
+      spliced,
+      fc.array(pieces, { maxLength: 8 }).map((parts) => parts.join('')),
+      fc
+        .tuple(
+          fc.array(pieces, { minLength: 1, maxLength: 4 }),
+          fc.array(pieces, { minLength: 1, maxLength: 6 }),
+        )
+        .map(([local, domain]) => `${local.join('')}@${domain.join('')}`),
+    );
+    fc.assert(
+      fc.property(address, (value) => {
+        expect(email.test(value), JSON.stringify(value)).toBe(checkEmail(value).ok);
+      }),
+      { numRuns: 5000 },
+    );
+    for (const value of [
+      'a@b.co',
+      'a@b.123',
+      `${'l'.repeat(64)}@x.io`,
+      `${'l'.repeat(65)}@x.io`,
+      `a@${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(63)}.${'g'.repeat(61)}`,
+    ]) {
+      expect(email.test(value), value).toBe(checkEmail(value).ok);
+    }
+  });
+
+  it('accept exactly what checkPhone accepts', () => {
+    const piece = fc.constantFrom('+', '0', '1', '5', '9', ' ', '-', '(', ')', '.', 'a', '\n', '٣');
+    const number = fc.oneof(
+      fc.stringMatching(/^\+[0-9]{6,17}$/),
+      fc
+        .tuple(fc.stringMatching(/^\+[0-9]{6,17}$/), piece, fc.nat())
+        .map(
+          ([valid, p, at]) =>
+            valid.slice(0, at % (valid.length + 1)) + p + valid.slice(at % (valid.length + 1)),
+        ),
+      fc.array(piece, { maxLength: 18 }).map((parts) => parts.join('')),
+    );
+    fc.assert(
+      fc.property(number, (value) => {
+        expect(phone.test(value), JSON.stringify(value)).toBe(checkPhone(value).ok);
+      }),
+      { numRuns: 5000 },
+    );
+    for (const digits of [7, 8, 15, 16]) {
+      const value = `+1${'5'.repeat(digits - 1)}`;
+      expect(phone.test(value), value).toBe(checkPhone(value).ok);
+    }
   });
 });

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readSesStore, type SesLocal, startSesLocal } from '../../local/ses/server.ts';
 import { type SmsSimulator, startSmsSimulator } from '../../local/sms-simulator/server.ts';
@@ -134,6 +135,13 @@ describe('local stack restarts', () => {
       },
     );
     const waveB = await Promise.all(recipients.slice(5).map(post));
+    // DynamoDB Local answers a TransactWriteItems (how a two-channel notice is reserved) a few
+    // milliseconds before the write is on disk: SIGKILL of its JVM at once after the answer lost
+    // 7 of 80 acknowledged transactions, 0 of 80 plain puts, and 0 of 100 transactions with 20 ms
+    // between answer and kill (local/README.md "Stopping"). That is the emulator, not the ledger
+    // (an acknowledged DynamoDB write is durable); the wait keeps this test about our recovery.
+    // The SMS sends it depends on are still in flight: the simulator holds them for 30 s.
+    await sleep(250);
     await first.kill9();
 
     expect([...waveA, ...waveB].map((a) => a.status)).toEqual(Array(10).fill(202));

@@ -3,6 +3,7 @@ import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-s
 import { resolveDestination } from '../../lambdas/domain/destination.ts';
 import { deriveNoticeId } from '../../lambdas/domain/identity.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
+import { createTemplateCatalog, type TemplateDefinition } from '../../lambdas/domain/template.ts';
 import { readConfig } from '../../lambdas/edge/config.ts';
 import { createHttpApi } from '../../lambdas/handlers/http/router.ts';
 import { logger } from '../../lambdas/handlers/observability.ts';
@@ -18,6 +19,7 @@ import {
   PUBLIC_BASE_URL,
   type Reply,
   SID,
+  twilioHardBounce,
 } from '../helpers/http-harness.ts';
 
 // Personal data the requests carry. None of it may appear in a response body or a log line.
@@ -82,6 +84,37 @@ afterEach(() => {
 });
 
 describe('POST /v1/notices', () => {
+  it('takes an absent or null `variables` as {} for a template that requires none', async () => {
+    // Prepare: a portal reminder whose only variable is optional.
+    const portalReminder: TemplateDefinition = {
+      id: 'portal-reminder',
+      version: 'v1',
+      description: 'Reminds a patient to sign in to the portal.',
+      variables: { portalUrl: { type: 'https_url', required: false, maxLength: 2048 } },
+      email: {
+        subject: 'A message in your portal',
+        text: 'Please sign in to your patient portal.{{#portalUrl}} {{portalUrl}}{{/portalUrl}}\n',
+        html: '<p>Please sign in to your patient portal.</p>\n',
+      },
+      sms: { text: 'Please sign in to your patient portal.' },
+    };
+    const h = harness({ catalog: createTemplateCatalog([portalReminder]) });
+    const body = (eventId: string, variables: unknown) => ({
+      ...noticeBody({ eventId, template: { id: 'portal-reminder', version: 'v1' } }),
+      variables,
+    });
+
+    // Act
+    const absent = await submit(h, body('evt_absent', undefined));
+    const nulled = await submit(h, body('evt_null', null));
+    const empty = await submit(h, body('evt_empty', {}));
+    const absentAgain = await submit(h, body('evt_absent', {}));
+
+    // Assess: all three recorded; {} is the same content as absent (a replay, not a 409).
+    expect([absent.status, nulled.status, empty.status]).toEqual([202, 202, 202]);
+    expect(absentAgain.status).toBe(200);
+  });
+
   it('answers 202 on creation, 200 on an exact replay and 409 on changed content', async () => {
     // Prepare
     const h = harness();
@@ -404,6 +437,13 @@ describe('POST /v1/notices', () => {
     {
       name: 'a missing required variable',
       request: { body: noticeBody({ variables: { portalUrl: PORTAL_URL } }) },
+      status: 422,
+      type: unprocessable,
+      errors: [['variables.firstName', 'missing']],
+    },
+    {
+      name: 'no variables at all: {} by the template contract, which names what is missing',
+      request: { body: noticeBody({ variables: undefined }) },
       status: 422,
       type: unprocessable,
       errors: [['variables.firstName', 'missing']],
@@ -779,7 +819,8 @@ describe('/v1/suppressions/{channel}/{destination}', () => {
       historyTruncated: false,
     });
     expect(again.status).toBe(200);
-    expect(again.json.latest).toMatchObject({ reason: 'operator', actor: 'operator' });
+    // No IAM principal and no body actor (the local stack): `local`, as on transition records.
+    expect(again.json.latest).toMatchObject({ reason: 'operator', actor: 'local' });
     expect(again.json.history).toHaveLength(2);
     expect(literalPlus.status).toBe(200);
     expect(literalPlus.json.destination.fingerprint).toBe(phone.fingerprint);
@@ -807,17 +848,7 @@ describe('/v1/suppressions/{channel}/{destination}', () => {
     // Prepare
     const h = harness();
     const phone = resolveDestination(TEST_KEY, 'sms', PHONE);
-    await h.store.appendSuppression(
-      { channel: 'sms', fingerprint: phone.fingerprint, masked: phone.masked },
-      {
-        action: 'suppress',
-        reason: 'hard_bounce',
-        source: 'provider',
-        actor: 'twilio',
-        at: T0 - 60_000,
-        code: '30005',
-      },
-    );
+    await twilioHardBounce(h, phone);
     const path = `/v1/suppressions/sms/${PHONE_IN_PATH}`;
 
     // Act

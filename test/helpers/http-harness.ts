@@ -6,6 +6,7 @@ import {
 import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
 import { findRoute } from '../../lambdas/contract/routes.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
+import type { TemplateCatalog } from '../../lambdas/domain/template.ts';
 import { readConfig } from '../../lambdas/edge/config.ts';
 import { createHttpApi, type HttpRuntime } from '../../lambdas/handlers/http/router.ts';
 import { createProviderEventsHandler } from '../../lambdas/handlers/provider-events.ts';
@@ -51,7 +52,7 @@ export class FakeSmsTransport implements SmsTransport {
 }
 
 /** A runtime of in-memory and fake adapters around the real catalog, sealer and use cases. */
-export function harness(options: { store?: MemoryLedgerStore } = {}) {
+export function harness(options: { store?: MemoryLedgerStore; catalog?: TemplateCatalog } = {}) {
   const store = options.store ?? new MemoryLedgerStore();
   const enqueued: IntentRef[] = [];
   const clock = { now: T0 };
@@ -66,7 +67,7 @@ export function harness(options: { store?: MemoryLedgerStore } = {}) {
     scheduler: { scheduleAttempt: async () => undefined },
     escalations: { publish: async () => undefined },
     sealer: new AesGcmEnvelopeSealer(new StaticDataKeySource(new Uint8Array(32).fill(7))),
-    catalog: templateCatalog,
+    catalog: options.catalog ?? templateCatalog,
     clock: { now: () => clock.now },
     random: () => 0.5,
     fingerprintKey: TEST_KEY,
@@ -100,3 +101,18 @@ export function harness(options: { store?: MemoryLedgerStore } = {}) {
 }
 
 export type Harness = ReturnType<typeof harness>;
+
+/** A provider's hard bounce for `phone` on the list, a minute before T0 (Twilio 30005). */
+export async function twilioHardBounce(h: Harness, phone: { fingerprint: string; masked: string }) {
+  await h.store.appendSuppression(
+    { channel: 'sms', fingerprint: phone.fingerprint, masked: phone.masked },
+    {
+      action: 'suppress',
+      reason: 'hard_bounce',
+      source: 'provider',
+      actor: 'twilio',
+      at: T0 - 60_000,
+      code: '30005',
+    },
+  );
+}

@@ -9,6 +9,7 @@ import {
   planTransition,
   type TransitionPlan,
 } from '../../lambdas/domain/intent.ts';
+import { planCancel, planResolution, type ResolutionOutcome } from '../../lambdas/domain/operator-actions.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import {
   canTransition,
@@ -55,6 +56,8 @@ export type LedgerOp =
   | { op: 'settle' }
   /** A provider's word after the row finished: a record that changes no state. */
   | { op: 'fact'; reason: 'complaint' | 'delivery_reported' }
+  | { op: 'resolve'; outcome: ResolutionOutcome; evidence: boolean }
+  | { op: 'cancel' }
   | { op: 'replayStale' };
 
 export const ledgerOpArb: fc.Arbitrary<LedgerOp> = fc.oneof(
@@ -72,6 +75,12 @@ export const ledgerOpArb: fc.Arbitrary<LedgerOp> = fc.oneof(
     op: fc.constant('fact' as const),
     reason: fc.constantFrom('complaint' as const, 'delivery_reported' as const),
   }),
+  fc.record({
+    op: fc.constant('resolve' as const),
+    outcome: fc.constantFrom<ResolutionOutcome>('accepted', 'not_sent'),
+    evidence: fc.boolean(),
+  }),
+  fc.record({ op: fc.constant('cancel' as const) }),
   fc.record({ op: fc.constant('replayStale' as const) }),
 );
 
@@ -99,8 +108,23 @@ export function assertRowInvariants(row: Intent): void {
   if (row.escalationPending) expect(row.state).toBe('failed');
   expect(row.dueAt !== undefined).toBe(isUnresolved(row.state) || row.escalationPending === true);
   if (row.dueAt !== undefined && row.state !== 'unknown') expect(row.dueAt).toBeLessThanOrEqual(row.deadline);
-  if (row.state === 'accepted' || row.state === 'delivered') expect(row.providerReceiptId).toBeDefined();
+  if (row.state === 'accepted' || row.state === 'delivered') {
+    // A receipt, or a person's confirmation that the provider holds the message.
+    const confirmed = records.some((record) => record.reason === Reason.operatorConfirmedAccepted);
+    if (!confirmed) expect(row.providerReceiptId).toBeDefined();
+  }
+  // People's moves, and only theirs, carry an actor.
+  for (const record of records) {
+    const byPerson = (
+      [Reason.operatorConfirmedAccepted, Reason.operatorConfirmedNotSent, Reason.cancelled] as string[]
+    ).includes(record.reason);
+    if (byPerson) expect(record.actor).toBe(TEST_ACTOR);
+    else if (record.actor !== undefined) expect(record.detail).toMatch(/^operator_confirmed_not_sent: /);
+  }
 }
+
+/** An IAM principal as API Gateway reports it: the actor stamped on people's records. */
+export const TEST_ACTOR = 'arn:aws:sts::123456789012:assumed-role/NoticeLedgerOperator/ada';
 
 /**
  * Drives one row through a random sequence of operations, legal and illegal, through the
@@ -165,7 +189,10 @@ export async function runLedgerSequence(store: LedgerStore, ops: LedgerOp[]): Pr
             TEST_TIMING,
           );
           expect(ESCALATING_FAILURES.has(plan.record.reason)).toBe(true);
-          expect(plan.next).toMatchObject({ escalationPending: true, dueAt: plan.record.at });
+          expect(plan.next).toMatchObject({
+            escalationPending: true,
+            dueAt: Math.min(plan.record.at, before.deadline),
+          });
         }
         break;
       case 'settle': {
@@ -188,6 +215,36 @@ export async function runLedgerSequence(store: LedgerStore, ops: LedgerOp[]): Pr
           expect(() => planFact(before, { reason: step.reason, at: now })).toThrow(IllegalTransitionError);
         }
         break;
+      case 'resolve': {
+        const decision = planResolution(
+          before,
+          {
+            outcome: step.outcome,
+            reason: 'checked the provider console',
+            evidence: step.evidence ? 'ticket OPS-1' : undefined,
+            actor: TEST_ACTOR,
+            now,
+          },
+          {
+            timing: TEST_TIMING,
+            policy: { baseMs: 1000, capMs: 600_000, maxAttempts: 5 },
+            random: () => 0.5,
+          },
+        );
+        if (decision.kind === 'transition') plan = decision.plan;
+        else expect(before.state).not.toBe('unknown');
+        break;
+      }
+      case 'cancel': {
+        const decision = planCancel(
+          before,
+          { reason: 'appointment cancelled', actor: TEST_ACTOR, now },
+          TEST_TIMING,
+        );
+        if (decision.kind === 'cancel') plan = decision.plan;
+        else expect(['reserved', 'retry_scheduled']).not.toContain(before.state);
+        break;
+      }
       case 'replayStale':
         if (stalePlan) {
           const result = await store.apply(stalePlan);

@@ -100,7 +100,7 @@ describe('stateful stack: keys and secrets', () => {
         IncludeSpace: false,
       },
     });
-    // The runtime decodes with Buffer.from(value, 'base64') and requires 32 bytes (wiring.ts).
+    // The runtime decodes with Buffer.from(value, 'base64') and requires 32 bytes (lambdas/wiring/core.ts, key32).
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
     for (let i = 0; i < 100; i++) {
       const generated = Array.from({ length: 43 }, () => alphabet[randomInt(alphabet.length)]).join('');

@@ -66,6 +66,8 @@ interface StoredRecord {
   r: string;
   a?: number;
   d?: string;
+  /** actor: only on records written by a person or a business caller. */
+  by?: string;
 }
 
 const intentPk = (noticeId: string) => `N#${noticeId}`;
@@ -91,6 +93,7 @@ function toStoredRecord(record: TransitionRecord): StoredRecord {
     r: record.reason,
     ...(record.attempt !== undefined ? { a: record.attempt } : {}),
     ...(record.detail !== undefined ? { d: record.detail } : {}),
+    ...(record.actor !== undefined ? { by: record.actor } : {}),
   };
 }
 
@@ -103,6 +106,7 @@ function fromStoredRecord(stored: StoredRecord): TransitionRecord {
     reason: stored.r as TransitionRecord['reason'],
     ...(stored.a !== undefined ? { attempt: stored.a } : {}),
     ...(stored.d !== undefined ? { detail: stored.d } : {}),
+    ...(stored.by !== undefined ? { actor: stored.by } : {}),
   };
 }
 

@@ -1,10 +1,7 @@
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { z } from 'zod';
 import { type Channel, isChannel } from '../../domain/channel.ts';
 import { InvalidDestinationError } from '../../domain/errors.ts';
-import { isSuppressed, type SuppressionRecord } from '../../domain/suppression.ts';
 import { readJsonBody } from '../../edge/http-body.ts';
-import { toFieldErrors } from '../../edge/notice-request.ts';
+import { iamPrincipal, operatorActor, parseSuppressionRequest } from '../../edge/operator-requests.ts';
 import {
   emptyResponse,
   type FieldError,
@@ -13,7 +10,7 @@ import {
   notFound,
   problemResponse,
 } from '../../edge/problem.ts';
-import type { SuppressionHistory } from '../../ports/ledger-store.port.ts';
+import { toSuppressionView } from '../../edge/suppression-view.ts';
 import {
   getSuppression,
   LIFT_REASON,
@@ -32,55 +29,13 @@ import type { HttpRequest, HttpRuntime, RouteReply } from './router.ts';
  *
  * The list is a history: PUT appends an operator `suppress` record, DELETE a `lift` record,
  * providers append their bounces and complaints; GET shows the effective state (the latest
- * record) and the records, oldest first. Bodies (optional, JSON): `{ reason?, actor? }`.
- *  - `reason` is a snake_case code: it is copied into the ledger (the `detail` of an
- *    `on_suppression_list` transition) and read by alarms;
- *  - `actor` names the operator where the request carries no IAM principal (the local stack);
- *    behind API Gateway's IAM auth the principal's ARN is the actor and a body `actor` is refused;
- *  - free text (`detail`) is refused: it is where personal data would end up ("patient phoned
- *    from her new number …"), and it would be shown to every operator who reads the entry.
+ * record) and the records, oldest first. Bodies (optional, JSON): `{ reason?, actor? }`, read by
+ * `parseSuppressionRequest` (a reason code; free text refused) and `operatorActor` (the IAM
+ * principal, else the body's actor, else `local`) in `edge/operator-requests.ts`.
  *
  * An unknown channel is a 400 (naming `channel`), not a 404: the path is well-formed for this
  * resource, and the caller learns which part to fix.
  */
-
-const CODE = /^[a-z][a-z0-9_]{0,63}$/;
-/** An operator name: letters, digits and `._:/-`, no `@` (an address is not a name to keep). */
-const ACTOR = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
-
-function customIssue(ctx: z.RefinementCtx, path: string, code: string, message: string) {
-  ctx.addIssue({ code: 'custom', path: [path], params: { code }, message });
-}
-
-const OperatorBodySchema = z
-  .object({ reason: z.string().optional(), actor: z.string().optional() })
-  .catchall(z.unknown())
-  .superRefine((body, ctx) => {
-    if (body.reason !== undefined && !CODE.test(body.reason)) {
-      customIssue(
-        ctx,
-        'reason',
-        'invalid_format',
-        'must be a snake_case code (a-z, 0-9, _; at most 64 characters)',
-      );
-    }
-    if (body.actor !== undefined && !ACTOR.test(body.actor)) {
-      customIssue(ctx, 'actor', 'invalid_format', 'must be 1-128 letters, digits or ._:/- (no @)');
-    }
-    for (const key of Object.keys(body)) {
-      if (key === 'reason' || key === 'actor') continue;
-      if (key === 'detail') {
-        customIssue(
-          ctx,
-          'detail',
-          'free_text_not_accepted',
-          'is not accepted: free text is not kept; use a reason code',
-        );
-      } else {
-        ctx.addIssue({ code: 'unrecognized_keys', keys: [key], path: [], input: undefined, message: '' });
-      }
-    }
-  });
 
 type Target = { readonly ok: true; readonly channel: Channel; readonly destination: string } | RouteReply;
 
@@ -112,13 +67,6 @@ async function orInvalidDestination(run: () => Promise<RouteReply>): Promise<Rou
   }
 }
 
-/** The caller's IAM principal, when API Gateway's IAM authorizer vouched for one. */
-function iamPrincipal(event: APIGatewayProxyEventV2): string | undefined {
-  const context = event.requestContext as { authorizer?: { iam?: { userArn?: unknown } } } | undefined;
-  const arn = context?.authorizer?.iam?.userArn;
-  return typeof arn === 'string' && arn.length > 0 ? arn : undefined;
-}
-
 /** Reads `{ reason?, actor? }` and settles who acts. */
 function operatorAct(
   request: HttpRequest,
@@ -126,43 +74,11 @@ function operatorAct(
 ): { ok: true; act: OperatorAct } | RouteReply {
   const body = readJsonBody(request.event, { optional: true });
   if (!body.ok) return { response: problemResponse(body.problem) };
-  const parsed = OperatorBodySchema.safeParse(body.value ?? {});
-  if (!parsed.success) return badRequest(toFieldErrors(parsed.error, body.value));
-  const principal = iamPrincipal(request.event);
-  if (principal !== undefined && parsed.data.actor !== undefined) {
-    return badRequest([
-      { path: 'actor', code: 'not_allowed', message: "is taken from the request's IAM credentials" },
-    ]);
-  }
-  return {
-    ok: true,
-    act: { reason: parsed.data.reason ?? defaultReason, actor: principal ?? parsed.data.actor ?? 'operator' },
-  };
-}
-
-const iso = (epochMs: number) => new Date(epochMs).toISOString();
-
-function recordJson(record: SuppressionRecord) {
-  return {
-    action: record.action,
-    reason: record.reason,
-    source: record.source,
-    actor: record.actor,
-    at: iso(record.at),
-    code: record.code ?? null,
-  };
-}
-
-function toJson(history: SuppressionHistory) {
-  const { state } = history;
-  return {
-    channel: state.channel,
-    destination: { fingerprint: state.fingerprint, masked: state.masked },
-    suppressed: isSuppressed(state),
-    latest: recordJson(state.latest),
-    history: history.records.map(recordJson),
-    historyTruncated: history.truncated,
-  };
+  const parsed = parseSuppressionRequest(body.value);
+  if (!parsed.ok) return badRequest(parsed.errors);
+  const actor = operatorActor(iamPrincipal(request.event), parsed.value.actor);
+  if (!actor.ok) return badRequest(actor.errors);
+  return { ok: true, act: { reason: parsed.value.reason ?? defaultReason, actor: actor.value } };
 }
 
 const NOT_FOUND = notFound('nothing is recorded for this destination on this channel');
@@ -174,7 +90,7 @@ export async function getSuppressionRoute(request: HttpRequest, runtime: HttpRun
   if (!('ok' in t)) return t;
   return orInvalidDestination(async () => {
     const history = await getSuppression(t.channel, t.destination, runtime.deps);
-    return { response: history ? jsonResponse(200, toJson(history)) : problemResponse(NOT_FOUND) };
+    return { response: history ? jsonResponse(200, toSuppressionView(history)) : problemResponse(NOT_FOUND) };
   });
 }
 
@@ -188,7 +104,9 @@ export async function putSuppressionRoute(request: HttpRequest, runtime: HttpRun
     const { turnedOn } = await suppress(t.channel, t.destination, input.act, runtime.deps);
     const history = await getSuppression(t.channel, t.destination, runtime.deps);
     return {
-      response: history ? jsonResponse(turnedOn ? 201 : 200, toJson(history)) : problemResponse(NOT_FOUND),
+      response: history
+        ? jsonResponse(turnedOn ? 201 : 200, toSuppressionView(history))
+        : problemResponse(NOT_FOUND),
     };
   });
 }

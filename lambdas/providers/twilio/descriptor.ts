@@ -39,6 +39,12 @@ export const descriptor = {
   ],
   secretVariable: 'TWILIO_SECRET_ARN',
   inbound: 'webhook',
+  webhook: {
+    summary: 'Twilio status callbacks; X-Twilio-Signature verified',
+    contentType: 'application/x-www-form-urlencoded',
+    signatureHeader: 'X-Twilio-Signature',
+    refusedStatus: 403,
+  },
   capabilities: {
     idempotencyKey: false,
     lookup: true,

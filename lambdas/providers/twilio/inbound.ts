@@ -104,7 +104,7 @@ export function twilioCallbackReport(
  */
 export const facet: InboundFacet = {
   kind: 'webhook',
-  contentType: 'application/x-www-form-urlencoded',
+  contentType: descriptor.webhook.contentType,
   create: (context) => {
     const authToken = setting(context, 'TWILIO_AUTH_TOKEN');
     return (request) => {
@@ -113,7 +113,7 @@ export const facet: InboundFacet = {
       if (!verifyTwilioSignature(authToken, request.header('x-twilio-signature'), request.url, params)) {
         return {
           kind: 'refused',
-          status: 403,
+          status: descriptor.webhook.refusedStatus,
           detail: 'X-Twilio-Signature does not verify for this request',
         };
       }

@@ -1,0 +1,205 @@
+import { z } from 'zod';
+import { Channel } from '../domain/channel.ts';
+import { IntentState } from '../domain/state-machine.ts';
+import { SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
+import type { NoticeRequestSchema } from './notice-request.ts';
+import { LISTABLE_STATES } from './operator-requests.ts';
+import type { SuppressionView } from './suppression-view.ts';
+import type { Timeline, TimelineChannel } from './timeline.ts';
+
+/**
+ * The response bodies of the HTTP API (docs/architecture.md §6, field names fixed), as zod schemas: the
+ * source of their part of `docs/openapi.json`, and what tests validate live answers against.
+ * Handlers build these bodies with plain functions (`toTimeline`, `toSuppressionView` …); the type assertions at the
+ * end of this file fail the type check when a schema and the type a handler builds drift apart.
+ */
+
+const isoTime = () => z.iso.datetime({ offset: true }).meta({ description: 'ISO 8601, UTC' });
+const nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
+
+export const ChannelSchema = z.enum(Channel);
+export const StateSchema = z.enum(IntentState);
+
+export const FieldErrorSchema = z.object({
+  path: z.string().meta({ description: 'dotted path into the request (recipient.phone, channels.1)' }),
+  code: z.string().meta({ description: 'stable snake_case rule code' }),
+  message: z.string().meta({ description: 'the rule, never the submitted value' }),
+});
+
+/** RFC 9457; extension members (e.g. `noticeId`, `channels` on a 409) may follow. */
+export const ProblemSchema = z.looseObject({
+  type: z.string().meta({ description: 'stable URI naming the rule (https://notice-ledger.dev/problems/…)' }),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string().optional(),
+  instance: z.string().optional(),
+  errors: z.array(FieldErrorSchema).optional(),
+});
+
+/** The 409 of `POST /v1/notices` (README "409: what differs"): what happened on each channel. */
+export const NoticeConflictSchema = ProblemSchema.extend({
+  noticeId: z.string(),
+  channels: z.array(
+    z.object({
+      channel: ChannelSchema,
+      state: StateSchema.meta({
+        description: "the channel's state after this request (a conflicting one is unchanged)",
+      }),
+      outcome: z.enum(['created', 'duplicate', 'conflict']).meta({
+        description:
+          'created: recorded by this request (and sent); duplicate: recorded already with the same content; conflict: recorded with other content',
+      }),
+      differs: z.array(z.string()).optional().meta({
+        description:
+          'on a conflict: the parts that differ, by path (template.id, template.version, recipient.email, recipient.phone, variables.<name>, or variables for a row recorded before per-variable digests)',
+      }),
+    }),
+  ),
+}).meta({
+  description:
+    'errors[]: one per differing path, code differs_from_recorded, or may_differ_from_recorded where the recorded row cannot tell',
+});
+
+export const NoticeRecordedSchema = z.object({
+  noticeId: z.string(),
+  created: z.boolean().meta({ description: 'true: this request recorded it (202); false: a replay (200)' }),
+  channels: z.array(z.object({ channel: ChannelSchema, state: StateSchema })),
+});
+
+export const BatchResponseSchema = z.object({
+  results: z.array(
+    z.object({
+      index: z.number().int().min(0),
+      status: z.number().int().meta({ description: 'the status the same notice would get alone' }),
+      noticeId: z.string().optional(),
+      error: ProblemSchema.optional(),
+    }),
+  ),
+});
+
+export const TimelineTransitionSchema = z.object({
+  seq: z.number().int().min(1),
+  at: isoTime(),
+  from: StateSchema.nullable(),
+  to: StateSchema,
+  reason: z.string().meta({ description: 'stable snake_case reason code' }),
+  attempt: z.number().int().min(0).optional(),
+  detail: z.string().optional(),
+  actor: z.string().optional().meta({
+    description: 'who wrote it, on records by a person or business caller: IAM principal ARN, or `local`',
+  }),
+});
+
+export const TimelineChannelSchema = z.object({
+  channel: ChannelSchema,
+  state: StateSchema,
+  destination: z.object({ fingerprint: z.string(), masked: z.string() }),
+  provider: nullable(z.string()),
+  providerReceiptId: nullable(z.string()),
+  attempts: z.number().int().min(0),
+  nextAttemptAt: nullable(isoTime()),
+  transitions: z.array(TimelineTransitionSchema),
+  sms: z
+    .object({
+      encoding: z.enum(['GSM-7', 'UCS-2']),
+      segments: z.number().int(),
+      characters: z.number().int(),
+    })
+    .nullable()
+    .optional(),
+});
+
+export const TimelineSchema = z.object({
+  noticeId: z.string(),
+  eventId: z.string(),
+  eventType: z.string(),
+  recipientId: z.string(),
+  template: z.object({ id: z.string(), version: z.string() }),
+  createdAt: isoTime(),
+  deadline: isoTime(),
+  channels: z.array(TimelineChannelSchema),
+});
+
+export const NoticeListItemSchema = z.object({
+  noticeId: z.string(),
+  channel: ChannelSchema,
+  state: z.enum(LISTABLE_STATES),
+  createdAt: isoTime(),
+  deadline: isoTime(),
+  attempts: z.number().int().min(0),
+  ageSeconds: z.number().int().min(0).meta({ description: 'now − createdAt' }),
+  escalated: z.boolean().meta({ description: 'an escalation was raised and a person is expected to act' }),
+});
+
+export const NoticeListSchema = z.object({
+  items: z.array(NoticeListItemSchema).meta({ description: 'oldest first' }),
+  nextCursor: z
+    .string()
+    .nullable()
+    .meta({ description: 'pass as `cursor` for the next page; null on the last' }),
+});
+
+export const CancelResponseSchema = z.object({
+  noticeId: z.string(),
+  channels: z.array(
+    z.object({
+      channel: ChannelSchema,
+      state: StateSchema,
+      cancelled: z.boolean().meta({
+        description: 'false for a channel already with the provider (sending, unknown) or settled before',
+      }),
+    }),
+  ),
+});
+
+export const SuppressionRecordSchema = z.object({
+  action: z.enum(SuppressionAction).meta({ description: 'suppress, or lift (an operator lifted it)' }),
+  reason: z.string().meta({ description: 'snake_case code: hard_bounce, complaint, operator, …' }),
+  source: z.enum(SuppressionSource),
+  actor: z.string().meta({
+    description:
+      "who stated it: the provider (its id, as EMAIL_PROVIDER / SMS_PROVIDER name it), or the operator (IAM principal ARN; on the local stack the body's actor or the default)",
+  }),
+  at: isoTime(),
+  code: z.string().nullable().meta({ description: "the provider's own code (an error code, a bounce type)" }),
+});
+
+export const SuppressionSchema = z.object({
+  channel: ChannelSchema,
+  destination: z.object({ fingerprint: z.string(), masked: z.string() }),
+  suppressed: z.boolean().meta({ description: 'the effective state: the latest record is a suppress' }),
+  latest: SuppressionRecordSchema,
+  history: z
+    .array(SuppressionRecordSchema)
+    .meta({ description: 'oldest first; at most the newest 100 records, appended, never rewritten' }),
+  historyTruncated: z.boolean().meta({ description: 'older records exist beyond history' }),
+});
+
+export const HealthSchema = z.object({ status: z.literal('ok') });
+
+/** The body of `POST /v1/notices` as a client writes it (the schema's input side). */
+export type NoticeRequestBody = z.input<typeof NoticeRequestSchema>;
+export type NoticeRecorded = z.infer<typeof NoticeRecordedSchema>;
+export type BatchResponse = z.infer<typeof BatchResponseSchema>;
+export type NoticeList = z.infer<typeof NoticeListSchema>;
+export type NoticeListItem = z.infer<typeof NoticeListItemSchema>;
+export type CancelResponse = z.infer<typeof CancelResponseSchema>;
+export type Suppression = z.infer<typeof SuppressionSchema>;
+export type ProblemBody = z.infer<typeof ProblemSchema>;
+
+// The timeline is built by `toTimeline`, a suppression by `toSuppressionView`; each schema must
+// describe exactly that type.
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Writable<T> = {
+  -readonly [K in keyof T]: T[K] extends readonly (infer U)[] ? Writable<U>[] : Writable<T[K]>;
+};
+type Assert<T extends true> = T;
+export type TimelineSchemaMatches = Assert<
+  Equal<Writable<Timeline>, Writable<z.infer<typeof TimelineSchema>>>
+>;
+export type TimelineChannelSchemaMatches = Assert<
+  Equal<Writable<TimelineChannel>, Writable<z.infer<typeof TimelineChannelSchema>>>
+>;
+export type SuppressionSchemaMatches = Assert<
+  Equal<Writable<SuppressionView>, Writable<z.infer<typeof SuppressionSchema>>>
+>;

@@ -1,0 +1,443 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCliCaptured } from '../helpers/cli.ts';
+
+/**
+ * The CLI against a scripted HTTP server: which request each command sends, what it prints,
+ * and its exit code. (test/e2e/cli.test.ts runs it against the real local stack.)
+ */
+
+interface Seen {
+  method: string;
+  url: string;
+  body: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+type Reply = { status: number; body?: unknown; type?: string };
+
+const seen: Seen[] = [];
+let replies: Reply[] = [];
+let endpoint: string;
+let dir: string;
+
+const server = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    seen.push({
+      method: req.method ?? '',
+      url: req.url ?? '',
+      body: Buffer.concat(chunks).toString('utf8'),
+      headers: req.headers,
+    });
+    const reply = replies.shift() ?? { status: 500, body: { title: 'no scripted reply', status: 500 } };
+    const type = reply.type ?? (reply.status >= 400 ? 'application/problem+json' : 'application/json');
+    res.writeHead(reply.status, { 'content-type': type });
+    res.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
+  });
+});
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  dir = await mkdtemp(join(tmpdir(), 'nl-cli-'));
+});
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await rm(dir, { recursive: true, force: true });
+});
+beforeEach(() => {
+  seen.length = 0;
+  replies = [];
+});
+
+const NOW = new Date('2026-11-30T10:30:00Z');
+
+function cli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) {
+  return runCliCaptured(args, {
+    env: { NOTICE_LEDGER_ENDPOINT: endpoint, ...options.env },
+    cwd: dir,
+    now: () => NOW,
+    ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
+  });
+}
+
+const NOTICE_ID = 'ntc_hgvctydqtwabm3yfztbx6a356f';
+
+const timeline = {
+  noticeId: NOTICE_ID,
+  eventId: 'evt_8f31',
+  eventType: 'lab-result-ready',
+  recipientId: 'pat_1042',
+  template: { id: 'lab-result-ready', version: 'v3' },
+  createdAt: '2026-11-30T10:00:00.000Z',
+  deadline: '2026-12-01T10:00:00.000Z',
+  channels: [
+    {
+      channel: 'sms',
+      state: 'accepted',
+      destination: { fingerprint: 'fp_abc', masked: '+1******4567' },
+      provider: 'twilio',
+      providerReceiptId: null,
+      attempts: 1,
+      nextAttemptAt: null,
+      sms: { encoding: 'GSM-7', segments: 1, characters: 80 },
+      transitions: [
+        { seq: 1, at: '2026-11-30T10:00:00.000Z', from: null, to: 'reserved', reason: 'intake' },
+        {
+          seq: 2,
+          at: '2026-11-30T10:00:00.200Z',
+          from: 'reserved',
+          to: 'sending',
+          reason: 'claimed',
+          attempt: 1,
+        },
+        {
+          seq: 3,
+          at: '2026-11-30T10:00:10.200Z',
+          from: 'sending',
+          to: 'unknown',
+          reason: 'provider_timeout',
+          attempt: 1,
+          detail: 'timeout',
+        },
+        {
+          seq: 4,
+          at: '2026-11-30T10:20:00.000Z',
+          from: 'unknown',
+          to: 'accepted',
+          reason: 'operator_confirmed_accepted',
+          attempt: 1,
+          detail: 'seen in provider console\u001b[2J',
+          actor: 'arn:aws:sts::123456789012:assumed-role/Operator/ada',
+        },
+      ],
+    },
+  ],
+};
+
+describe('usage (exit 2, nothing sent)', () => {
+  it.each([
+    [[]],
+    [['frobnicate']],
+    [['get']],
+    [['get', NOTICE_ID, '--bogus']],
+    [['get', NOTICE_ID, '--reason', 'x']],
+    [['resolve', NOTICE_ID, 'sms', '--outcome', 'accepted']],
+    [['resolve', NOTICE_ID, 'fax', '--outcome', 'accepted', '--reason', 'r']],
+    [['resolve', NOTICE_ID, 'sms', '--outcome', 'maybe', '--reason', 'r']],
+    [['cancel', NOTICE_ID]],
+    [['list', '--older-than', 'ten minutes']],
+    [['list', '--limit', 'many']],
+    [['suppress', 'block', 'sms', '+15551234567']],
+    [['suppress', 'get', 'sms', '+15551234567', '--reason', 'x']],
+    [['send', 'missing.json']],
+    [['health', '--endpoint', 'not a url']],
+    [['health', '--sigv4', '--endpoint', 'http://127.0.0.1:1']],
+  ])('%j', async (args) => {
+    const result = await cli(args, { env: { AWS_REGION: '' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toBe('');
+    expect(seen).toEqual([]);
+  });
+
+  it('--help prints the commands and exits 0', async () => {
+    const result = await cli(['--help']);
+    expect(result.code).toBe(0);
+    for (const command of ['send', 'get', 'list', 'resolve', 'cancel', 'suppress', 'health']) {
+      expect(result.stdout).toContain(`  ${command}`);
+    }
+  });
+});
+
+describe('commands', () => {
+  it('send <file>: POST /v1/notices with the file, a table of channels', async () => {
+    const file = join(dir, 'notice.json');
+    await writeFile(file, JSON.stringify({ eventId: 'evt_1' }));
+    replies = [
+      {
+        status: 202,
+        body: { noticeId: NOTICE_ID, created: true, channels: [{ channel: 'email', state: 'reserved' }] },
+      },
+    ];
+    const result = await cli(['send', 'notice.json']);
+    expect(result.code).toBe(0);
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/notices', body: '{"eventId":"evt_1"}' });
+    expect(seen[0]?.headers['content-type']).toBe('application/json');
+    expect(result.stdout).toContain(`recorded: ${NOTICE_ID} (HTTP 202)`);
+    expect(result.stdout).toMatch(/email\s+reserved/);
+  });
+
+  it('send -: a batch from stdin; an item that failed makes exit 1', async () => {
+    replies = [
+      {
+        status: 200,
+        body: {
+          results: [
+            { index: 0, status: 202, noticeId: NOTICE_ID },
+            {
+              index: 1,
+              status: 422,
+              error: {
+                title: 'Notice cannot be accepted',
+                status: 422,
+                errors: [{ path: 'variables.firstName', code: 'required', message: 'is required' }],
+              },
+            },
+          ],
+        },
+      },
+    ];
+    const result = await cli(['send', '-'], { stdin: '{"notices":[{},{}]}' });
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/notices/batch' });
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ notices: [{}, {}] });
+    expect(result.stdout).toMatch(/1\s+422\s+Notice cannot be accepted: variables.firstName required/);
+    expect(result.code).toBe(1);
+  });
+
+  it('an API problem: title, status and field errors on stderr, exit 1', async () => {
+    replies = [
+      {
+        status: 400,
+        body: {
+          type: 'https://notice-ledger.dev/problems/invalid-request',
+          title: 'Invalid request',
+          status: 400,
+          detail: '1 problem with: recipient.phone',
+          errors: [
+            { path: 'recipient.phone', code: 'invalid_phone', message: 'must be an E.164 phone number' },
+          ],
+        },
+      },
+    ];
+    const result = await cli(['send', '-'], { stdin: '{}' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('error: Invalid request (HTTP 400)');
+    expect(result.stderr).toContain('- recipient.phone: must be an E.164 phone number [invalid_phone]');
+  });
+
+  it('get: the timeline as text, with the actor, and no terminal escapes from the API', async () => {
+    replies = [{ status: 200, body: timeline }];
+    const result = await cli(['get', NOTICE_ID]);
+    expect(result.code).toBe(0);
+    expect(seen[0]).toMatchObject({ method: 'GET', url: `/v1/notices/${NOTICE_ID}` });
+    expect(result.stdout).toContain('sms: accepted  to +1******4567');
+    expect(result.stdout).toContain('created 2026-11-30 10:00:00Z (30m 00s ago)');
+    expect(result.stdout).toMatch(
+      /4\s+2026-11-30 10:20:00Z\s+\+19m 49s\s+unknown → accepted\s+operator_confirmed_accepted\s+1\s+arn:aws:sts::123456789012:assumed-role\/Operator\/ada\s+seen in provider console/,
+    );
+    expect(result.stdout).not.toContain('\u001b');
+  });
+
+  it('get --json prints the body as the API gave it', async () => {
+    replies = [{ status: 200, body: timeline }];
+    const result = await cli(['get', NOTICE_ID, '--json']);
+    expect(JSON.parse(result.stdout)).toEqual(timeline);
+  });
+
+  it('get --html FILE writes the self-contained page', async () => {
+    replies = [{ status: 200, body: timeline }];
+    const result = await cli(['get', NOTICE_ID, '--html', 'page.html']);
+    expect(result.code).toBe(0);
+    const html = await readFile(join(dir, 'page.html'), 'utf8');
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).toContain('data-lane="sms"');
+    expect(html).toContain('operator_confirmed_accepted');
+    expect(result.stderr).toContain('page.html');
+  });
+
+  it('list: the query as the API defines it; a table oldest first with counts', async () => {
+    replies = [
+      {
+        status: 200,
+        body: {
+          items: [
+            {
+              noticeId: NOTICE_ID,
+              channel: 'sms',
+              state: 'unknown',
+              createdAt: '2026-11-30T10:00:00.000Z',
+              deadline: '2026-12-01T10:00:00.000Z',
+              attempts: 1,
+              ageSeconds: 1800,
+              escalated: true,
+            },
+          ],
+          nextCursor: null,
+        },
+      },
+    ];
+    const result = await cli([
+      'list',
+      '--state',
+      'unknown',
+      '--channel',
+      'sms',
+      '--older-than',
+      '10m',
+      '--limit',
+      '20',
+    ]);
+    expect(result.code).toBe(0);
+    expect(seen[0]?.url).toBe('/v1/notices?state=unknown&channel=sms&olderThan=PT10M&limit=20');
+    expect(result.stdout).toMatch(
+      new RegExp(`${NOTICE_ID}\\s+sms\\s+unknown \\(escalated\\)\\s+30m 00s\\s+2026-11-30 10:00:00Z`),
+    );
+    expect(result.stdout).toContain('1 channel(s): unknown 1; oldest 30m 00s');
+  });
+
+  it('list --all follows nextCursor', async () => {
+    const item = (id: string) => ({
+      noticeId: id,
+      channel: 'email',
+      state: 'reserved',
+      createdAt: '2026-11-30T10:00:00.000Z',
+      deadline: '2026-12-01T10:00:00.000Z',
+      attempts: 0,
+      ageSeconds: 60,
+      escalated: false,
+    });
+    replies = [
+      { status: 200, body: { items: [item('ntc_a')], nextCursor: 'c1' } },
+      { status: 200, body: { items: [item('ntc_b')], nextCursor: null } },
+    ];
+    const result = await cli(['list', '--all', '--json']);
+    expect(seen.map((s) => s.url)).toEqual(['/v1/notices', '/v1/notices?cursor=c1']);
+    expect(JSON.parse(result.stdout).items.map((i: { noticeId: string }) => i.noticeId)).toEqual([
+      'ntc_a',
+      'ntc_b',
+    ]);
+  });
+
+  it('resolve: the body of the resolution route; 409 for a channel not unknown is exit 1', async () => {
+    replies = [
+      {
+        status: 409,
+        body: { title: 'Channel is not unknown', status: 409, detail: 'the channel is accepted; unchanged' },
+      },
+    ];
+    const result = await cli([
+      'resolve',
+      NOTICE_ID,
+      'sms',
+      '--outcome',
+      'accepted',
+      '--reason',
+      'seen in provider console',
+      '--evidence',
+      'ticket OPS-7',
+    ]);
+    expect(seen[0]).toMatchObject({
+      method: 'POST',
+      url: `/v1/notices/${NOTICE_ID}/channels/sms/resolution`,
+    });
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({
+      outcome: 'accepted',
+      reason: 'seen in provider console',
+      evidence: 'ticket OPS-7',
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('error: Channel is not unknown (HTTP 409)');
+  });
+
+  it('cancel: says which channels were called off and which were already with the provider', async () => {
+    replies = [
+      {
+        status: 200,
+        body: {
+          noticeId: NOTICE_ID,
+          channels: [
+            { channel: 'email', state: 'failed', cancelled: true },
+            { channel: 'sms', state: 'sending', cancelled: false },
+          ],
+        },
+      },
+    ];
+    const result = await cli(['cancel', NOTICE_ID, '--reason', 'appointment cancelled']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ reason: 'appointment cancelled' });
+    expect(result.stdout).toMatch(/email\s+failed\s+yes/);
+    expect(result.stdout).toMatch(/sms\s+sending\s+no \(already with the provider\)/);
+  });
+
+  it('suppress add|get|remove: the destination travels URL-encoded and is never printed', async () => {
+    const bounce = {
+      action: 'suppress',
+      reason: 'hard_bounce',
+      source: 'provider',
+      actor: 'twilio',
+      at: '2026-11-30T10:20:00.000Z',
+      code: '30005',
+    };
+    const operator = {
+      action: 'suppress',
+      reason: 'patient_request',
+      source: 'operator',
+      actor: 'ops-7',
+      at: '2026-11-30T10:29:00.000Z',
+      code: null,
+    };
+    const entry = {
+      channel: 'sms',
+      destination: { fingerprint: 'fp_abc', masked: '+1******4567' },
+      suppressed: true,
+      latest: operator,
+      history: [bounce, operator],
+      historyTruncated: false,
+    };
+    replies = [{ status: 200, body: entry }, { status: 200, body: entry }, { status: 204 }];
+    const outputs = [
+      await cli([
+        'suppress',
+        'add',
+        'sms',
+        '+15551234567',
+        '--reason',
+        'patient_request',
+        '--actor',
+        'ops-7',
+      ]),
+      await cli(['suppress', 'get', 'sms', '+15551234567']),
+      await cli(['suppress', 'remove', 'sms', '+15551234567', '--actor', 'ops-7']),
+    ];
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
+      'PUT /v1/suppressions/sms/%2B15551234567',
+      'GET /v1/suppressions/sms/%2B15551234567',
+      'DELETE /v1/suppressions/sms/%2B15551234567',
+    ]);
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ reason: 'patient_request', actor: 'ops-7' });
+    expect(JSON.parse(seen[2]?.body ?? '')).toEqual({ actor: 'ops-7' });
+    expect(outputs.map((o) => o.code)).toEqual([0, 0, 0]);
+    expect(outputs[0]?.stdout).toMatch(/^already suppressed \(recorded again\)\n/);
+    expect(outputs[1]?.stdout).toMatch(
+      /^sms \+1\*{6}4567 \(fp_abc\): suppressed, since 2026-11-30 10:29:00Z \(1m 00s ago\) \(suppress patient_request by ops-7\)\n/,
+    );
+    expect(outputs[1]?.stdout).toMatch(
+      /2026-11-30 10:20:00Z\s+suppress\s+hard_bounce\s+provider\s+twilio\s+30005/,
+    );
+    expect(outputs[1]?.stdout).toMatch(
+      /2026-11-30 10:29:00Z\s+suppress\s+patient_request\s+operator\s+ops-7\n?/,
+    );
+    expect(outputs[2]?.stdout).toBe('lifted\n');
+    for (const o of outputs) expect(o.stdout + o.stderr).not.toContain('15551234567');
+  });
+
+  it('health; an unreachable endpoint is exit 1 with the reason', async () => {
+    replies = [{ status: 200, body: { status: 'ok' } }];
+    expect(await cli(['health'])).toMatchObject({ code: 0, stdout: 'ok\n' });
+    const down = await cli(['health', '--endpoint', 'http://127.0.0.1:9', '--timeout', '2000']);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/^error: GET http:\/\/127\.0\.0\.1:9\/v1\/health failed/);
+  });
+
+  it('a gateway refusal that is not problem+json still reads as a problem', async () => {
+    replies = [{ status: 403, body: { message: 'Forbidden' }, type: 'application/json' }];
+    const result = await cli(['health']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('error: Forbidden (HTTP 403)');
+  });
+});

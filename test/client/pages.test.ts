@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { escapeHtml, PAGE_CSP } from '../../client/html/html.ts';
+import { renderListPage } from '../../client/html/list-page.ts';
+import { renderTimelinePage } from '../../client/html/timeline-page.ts';
+import { T0 } from '../helpers/factories.ts';
+import { TEST_ACTOR } from '../helpers/ledger-properties.ts';
+import { throttledAndResolvedTimeline } from '../helpers/timelines.ts';
+
+const NOW = new Date(T0 + 15 * 60_000);
+const HOSTILE = `"><script>window.pwned=1</script><img src=x onerror="window.pwned=2"><a href='https://evil.example'>x</a>`;
+
+/** Every tag name in the page: hostile text must add none. */
+function tags(html: string): Set<string> {
+  return new Set([...html.matchAll(/<([a-z][a-z0-9]*)\b/gi)].map((m) => (m[1] as string).toLowerCase()));
+}
+
+describe('renderTimelinePage', () => {
+  it('is one self-contained document: no script, no external reference, a CSP that forbids both', () => {
+    const html = renderTimelinePage(throttledAndResolvedTimeline(), { now: NOW });
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).toContain(`content="${escapeHtml(PAGE_CSP)}"`);
+    expect(html).not.toMatch(/<script|<link|<img|<iframe|\bsrc=|@import|url\(/i);
+    expect(html).not.toMatch(/https?:\/\//);
+  });
+
+  it('draws one lane per channel with a point per transition, in order, at increasing positions', () => {
+    const timeline = throttledAndResolvedTimeline();
+    const html = renderTimelinePage(timeline, { now: NOW });
+    for (const channel of timeline.channels) {
+      const lane = html.slice(html.indexOf(`data-lane="${channel.channel}"`));
+      const laneHtml = lane.slice(0, lane.indexOf('<table class="transitions">'));
+      const points = [
+        ...laneHtml.matchAll(
+          /class="point[^"]*" style="left:([\d.]+)%" data-seq="(\d+)" data-reason="([a-z_]+)"/g,
+        ),
+      ];
+      expect(points.map((p) => p[3])).toEqual(channel.transitions.map((t) => t.reason));
+      const lefts = points.map((p) => Number(p[1]));
+      for (let i = 1; i < lefts.length; i++) expect(lefts[i]).toBeGreaterThanOrEqual(lefts[i - 1] as number);
+    }
+    expect(html).toContain('data-wait="retry"');
+    expect(html).toContain('data-wait="unknown"');
+    expect(html).toContain(`data-actor="${escapeHtml(TEST_ACTOR)}"`);
+  });
+
+  it('escapes everything the API says: hostile operator words add no element and no attribute', () => {
+    const plain = renderTimelinePage(throttledAndResolvedTimeline(), { now: NOW });
+    const hostile = renderTimelinePage(throttledAndResolvedTimeline({ operatorWords: HOSTILE }), {
+      now: NOW,
+    });
+    expect(tags(hostile)).toEqual(tags(plain));
+    expect(hostile).not.toContain('<script>window');
+    expect(hostile).toContain('&lt;script&gt;window.pwned=1&lt;/script&gt;');
+    expect(hostile).not.toMatch(/onerror="/);
+  });
+
+  it('escapes masked destinations and ids too', () => {
+    const timeline = throttledAndResolvedTimeline();
+    const tampered = {
+      ...timeline,
+      eventId: HOSTILE,
+      channels: timeline.channels.map((c) => ({
+        ...c,
+        destination: { fingerprint: HOSTILE, masked: HOSTILE },
+      })),
+    };
+    const html = renderTimelinePage(tampered, { now: NOW });
+    expect(tags(html)).toEqual(tags(renderTimelinePage(timeline, { now: NOW })));
+  });
+});
+
+describe('renderListPage', () => {
+  const item = (noticeId: string, state: 'reserved' | 'unknown', createdAt: string, escalated = false) => ({
+    noticeId,
+    channel: 'sms' as const,
+    state,
+    createdAt,
+    deadline: '2026-12-01T10:00:00.000Z',
+    attempts: 1,
+    ageSeconds: Math.round((NOW.getTime() - Date.parse(createdAt)) / 1000),
+    escalated,
+  });
+
+  it('oldest first, counts per state, the oldest age, a link per notice', () => {
+    const html = renderListPage(
+      {
+        items: [
+          item('ntc_b', 'reserved', '2026-11-30T10:10:00.000Z'),
+          item('ntc_a', 'unknown', '2026-11-30T10:00:00.000Z', true),
+        ],
+        nextCursor: null,
+      },
+      { now: NOW },
+    );
+    expect(html.indexOf('data-notice="ntc_a"')).toBeLessThan(html.indexOf('data-notice="ntc_b"'));
+    expect(html).toContain('<td data-count="unknown">1</td>');
+    expect(html).toContain('<td data-count="reserved">1</td>');
+    expect(html).toContain('<td data-oldest-age>15m 00s</td>');
+    expect(html).toContain('href="notices/ntc_a"');
+    expect(html).toContain('escalated');
+  });
+
+  it('uses counts it is given, and escapes ids', () => {
+    const html = renderListPage(
+      { items: [item(HOSTILE, 'unknown', '2026-11-30T10:00:00.000Z')], nextCursor: 'more' },
+      {
+        now: NOW,
+        counts: { unknown: 7, reserved: 2 },
+        noticeHref: (id) => `/console/notices/${encodeURIComponent(id)}`,
+      },
+    );
+    expect(html).toContain('<td data-count="unknown">7</td>');
+    expect(html).not.toContain('<script>');
+    expect(html).toContain('More channels exist');
+  });
+
+  it('says when nothing is unresolved', () => {
+    expect(renderListPage({ items: [], nextCursor: null }, { now: NOW })).toContain('Nothing unresolved.');
+  });
+});

@@ -1,0 +1,61 @@
+import { decideClaim, type Intent, planOutcome, planTransition } from '../../lambdas/domain/intent.ts';
+import { planResolution } from '../../lambdas/domain/operator-actions.ts';
+import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
+import { Reason } from '../../lambdas/domain/state-machine.ts';
+import { type Timeline, toTimeline } from '../../lambdas/edge/timeline.ts';
+import { newIntent, T0, TEST_TIMING } from './factories.ts';
+import { TEST_ACTOR } from './ledger-properties.ts';
+
+const POLICY = { baseMs: 1000, capMs: 60_000, maxAttempts: 5 };
+
+function claim(row: Intent, now: number): Intent {
+  const decision = decideClaim(row, { now, workerId: 'w1', timing: TEST_TIMING });
+  if (decision.kind !== 'claim') throw new Error(`no claim: ${decision.why}`);
+  return decision.plan.next;
+}
+
+function outcome(row: Intent, result: ProviderOutcome, now: number, provider: string): Intent {
+  return planOutcome(row, result, { now, provider, policy: POLICY, random: () => 0.5, timing: TEST_TIMING })
+    .next;
+}
+
+/**
+ * One notice through the real planners: e-mail throttled (429, Retry-After 2 s), retried and
+ * delivered; SMS timed out into `unknown` and settled by an operator twelve minutes later.
+ * `detail` lets a test plant hostile text in the operator's words.
+ */
+export function throttledAndResolvedTimeline(options: { operatorWords?: string } = {}): Timeline {
+  const eventId = `evt_timeline_${T0}`;
+  let email = newIntent({ eventId, channel: 'email' });
+  email = claim(email, T0 + 200);
+  email = outcome(
+    email,
+    { kind: 'retryable', code: 'http_429', throttled: true, retryAfterMs: 2000 },
+    T0 + 300,
+    'ses',
+  );
+  email = claim(email, T0 + 2400);
+  email = outcome(email, { kind: 'accepted', receiptId: 'ses-0001' }, T0 + 2600, 'ses');
+  email = planTransition(
+    email,
+    { to: 'delivered', reason: Reason.deliveryReported, at: T0 + 5000 },
+    TEST_TIMING,
+  ).next;
+
+  let sms = newIntent({ eventId, channel: 'sms' });
+  sms = claim(sms, T0 + 250);
+  sms = outcome(sms, { kind: 'ambiguous', code: 'timeout' }, T0 + 10_250, 'twilio');
+  const resolved = planResolution(
+    sms,
+    {
+      outcome: 'accepted',
+      reason: options.operatorWords ?? 'seen in provider console',
+      evidence: 'ticket OPS-7',
+      actor: TEST_ACTOR,
+      now: T0 + 12 * 60_000,
+    },
+    { timing: TEST_TIMING, policy: POLICY, random: () => 0.5 },
+  );
+  if (resolved.kind !== 'transition') throw new Error('not resolved');
+  return toTimeline([email, resolved.plan.next]);
+}
