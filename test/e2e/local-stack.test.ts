@@ -170,25 +170,38 @@ describe('local stack (npm start) through HTTP', () => {
     expect((await fetch(`${stack.apiUrl}/v1/health`)).status).toBe(200);
   });
 
-  it('a second stack pointed at the services of the first shares table and queues', async () => {
-    // Prepare: same services, same table, same keys (else fingerprints and envelopes differ).
-    const secrets = JSON.parse(await readFile(join(stack.dataDir, 'local-secrets.json'), 'utf8')) as {
+  /** The first stack's generated keys and simulator credentials (its local-secrets.json). */
+  async function firstStackSecrets() {
+    return JSON.parse(await readFile(join(stack.dataDir, 'local-secrets.json'), 'utf8')) as {
       fingerprintKey: string;
       envelopeKey: string;
       twilio: { accountSid: string; authToken: string; from: string };
     };
+  }
+
+  /** A second stack's environment that points it at the first one's SQS, SES and SMS simulator. */
+  async function sharedServicesEnv(): Promise<Record<string, string>> {
+    const { twilio } = await firstStackSecrets();
     const { endpoints } = stack.state;
+    return {
+      AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+      AWS_ENDPOINT_URL_SESV2: endpoints.sesv2,
+      TWILIO_BASE_URL: endpoints.twilio,
+      TWILIO_ACCOUNT_SID: twilio.accountSid,
+      TWILIO_AUTH_TOKEN: twilio.authToken,
+      TWILIO_FROM: twilio.from,
+    };
+  }
+
+  it('a second stack pointed at the services of the first shares table and queues', async () => {
+    // Prepare: same services, same table, same keys (else fingerprints and envelopes differ).
+    const secrets = await firstStackSecrets();
 
     // Act
     const second = await startStackProcess({
       tableName: stack.state.tableName,
       env: {
-        AWS_ENDPOINT_URL_SQS: endpoints.sqs,
-        AWS_ENDPOINT_URL_SESV2: endpoints.sesv2,
-        TWILIO_BASE_URL: endpoints.twilio,
-        TWILIO_ACCOUNT_SID: secrets.twilio.accountSid,
-        TWILIO_AUTH_TOKEN: secrets.twilio.authToken,
-        TWILIO_FROM: secrets.twilio.from,
+        ...(await sharedServicesEnv()),
         FINGERPRINT_KEY: secrets.fingerprintKey,
         ENVELOPE_LOCAL_KEY: secrets.envelopeKey,
       },
@@ -214,20 +227,9 @@ describe('local stack (npm start) through HTTP', () => {
   it("two stacks on one shared backend with their own data dirs: the second uses the table's keys; every notice is delivered once", async () => {
     // Prepare: the second stack shares DynamoDB, SQS, SES and the SMS simulator, but has a data
     // dir of its own (its own freshly generated keys) and is given no keys.
-    const secrets = JSON.parse(await readFile(join(stack.dataDir, 'local-secrets.json'), 'utf8')) as {
-      twilio: { accountSid: string; authToken: string; from: string };
-    };
-    const { endpoints } = stack.state;
     const second = await startStackProcess({
       tableName: stack.state.tableName,
-      env: {
-        AWS_ENDPOINT_URL_SQS: endpoints.sqs,
-        AWS_ENDPOINT_URL_SESV2: endpoints.sesv2,
-        TWILIO_BASE_URL: endpoints.twilio,
-        TWILIO_ACCOUNT_SID: secrets.twilio.accountSid,
-        TWILIO_AUTH_TOKEN: secrets.twilio.authToken,
-        TWILIO_FROM: secrets.twilio.from,
-      },
+      env: await sharedServicesEnv(),
     });
     const recipients = Array.from({ length: 6 }, () => testRecipient());
 
