@@ -7,6 +7,7 @@ import {
   type LookupVerdict,
   type ReconcileContext,
   type UnknownPolicy,
+  unknownSince,
 } from '../domain/reconcile.ts';
 import { renderEmail, renderSms } from '../domain/template.ts';
 import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
@@ -39,7 +40,7 @@ export interface ReconcileReport {
   readonly escalations: number;
   /** Escalation publishes that failed in this run (retried next run). */
   readonly escalationFailures: number;
-  /** Failed rows whose escalation is not published yet (after this run). */
+  /** Rows whose escalation is not published yet, failed or escalated `unknown` (after this run). */
   readonly escalationsPending: number;
   /** Due rows whose handling failed (ledger or queue error); retried next run. */
   readonly rowErrors: number;
@@ -92,7 +93,7 @@ async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise
       destination: envelope.destination,
       content,
       attemptStartedAt: claimRecord?.at ?? row.createdAt,
-      attemptEndedAt: row.transitions[row.transitions.length - 1]?.at ?? row.createdAt,
+      attemptEndedAt: unknownSince(row),
       receiptId: row.providerReceiptId,
     });
     return verdict.kind === 'found' ? { ...verdict, provider } : verdict;
@@ -211,7 +212,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
 
   const counts = await deps.store.countOpen();
   const oldest = counts.oldestCreatedAt ?? now;
-  const { failed: escalationsPending = 0, ...unresolved } = counts.byState;
+  const { failed: _failedPending, ...unresolved } = counts.byState;
   return {
     due: due.length,
     actions,
@@ -219,7 +220,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
     oldestUnresolvedAgeSeconds: Math.max(0, Math.floor((now - oldest) / 1000)),
     escalations,
     escalationFailures,
-    escalationsPending,
+    escalationsPending: counts.escalationsPending,
     rowErrors,
   };
 }
