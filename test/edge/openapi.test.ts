@@ -120,11 +120,26 @@ describe('the README and the deploy guide agree with the document', () => {
   const examples = [...curlExamples('README.md'), ...curlExamples('docs/deploy.md')];
   const notices = examples.filter((e) => e.route === '/v1/notices');
   const suppressions = examples.filter((e) => e.route.startsWith('/v1/suppressions/'));
+  const resolutions = examples.filter((e) => e.route.endsWith('/resolution'));
+  const cancels = examples.filter((e) => e.route.endsWith('/cancel'));
 
   it('finds the example bodies', () => {
     expect(notices.length).toBeGreaterThanOrEqual(2);
     expect(suppressions.length).toBeGreaterThanOrEqual(1);
-    expect(notices.length + suppressions.length).toBe(examples.length);
+    expect(resolutions.length).toBeGreaterThanOrEqual(1);
+    expect(cancels.length).toBeGreaterThanOrEqual(1);
+    expect(notices.length + suppressions.length + resolutions.length + cancels.length).toBe(examples.length);
+  });
+
+  it('every example resolution and cancel validates against the document, and the server accepts it too', () => {
+    for (const { body } of resolutions) {
+      expect(validate('ResolutionRequest', body).errors ?? []).toEqual([]);
+      expect(ResolutionRequestSchema.safeParse(body).success).toBe(true);
+    }
+    for (const { body } of cancels) {
+      expect(validate('CancelRequest', body).errors ?? []).toEqual([]);
+      expect(CancelRequestSchema.safeParse(body).success).toBe(true);
+    }
   });
 
   it('every example notice validates against NoticeRequest, and the server accepts it too', () => {
