@@ -102,6 +102,7 @@ export async function resolveChannelRoute(request: HttpRequest, runtime: HttpRun
         response: problemResponse(
           problem(409, ProblemType.stateConflict, {
             detail: `only an unknown channel is resolved by an operator; this one is ${result.state} (unchanged)`,
+            errors: [{ path: 'channel', code: 'not_unknown', message: `is ${result.state}, not unknown` }],
             extensions: { noticeId, channel, state: result.state },
           }),
         ),
@@ -112,6 +113,9 @@ export async function resolveChannelRoute(request: HttpRequest, runtime: HttpRun
         response: problemResponse(
           problem(409, ProblemType.stateConflict, {
             detail: 'the channel kept changing while this request was applied; read it again and retry',
+            errors: [
+              { path: 'channel', code: 'contended', message: 'kept changing; read it again and retry' },
+            ],
             extensions: { noticeId, channel },
           }),
         ),
