@@ -1,7 +1,7 @@
 import { CHANNELS, type Channel } from '../domain/channel.ts';
 import { isNoticeId } from '../domain/identity.ts';
 import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
-import type { ListPosition, UnresolvedPage } from '../use-cases/list-unresolved.ts';
+import type { ListPosition, UnresolvedPage, UnresolvedQuery } from '../use-cases/list-unresolved.ts';
 import type { NoticeList } from './api-responses.ts';
 import {
   LISTABLE_STATES,
@@ -28,12 +28,9 @@ interface CursorBody {
   readonly k: readonly [number, string, Channel];
 }
 
-export interface ListRequest {
+/** The use case's query, narrowed to the states a caller may list. */
+export interface ListRequest extends UnresolvedQuery {
   readonly state?: ListableState | undefined;
-  readonly channel?: Channel | undefined;
-  readonly createdAtOrBefore?: number | undefined;
-  readonly after?: ListPosition | undefined;
-  readonly limit: number;
 }
 
 const badCursor = (message: string): Parsed<never> => ({
