@@ -226,6 +226,41 @@ export const SETTINGS = {
     max: 36_500,
     description: 'TTL (days) of terminal rows; unset keeps them',
   },
+  // --- Lanes and the shared rate budget (issue 15, docs/architecture.md §11) -----------------
+  EMAIL_RATE_BUDGET_PER_SECOND: {
+    kind: 'number',
+    min: Number.MIN_VALUE,
+    max: 100_000,
+    description:
+      "the email provider's whole rate (sends/s), shared by every sender instance through the ledger " +
+      "table's budget item; unset: EMAIL_SEND_RATE_PER_SECOND's per-process pace",
+  },
+  SMS_RATE_BUDGET_PER_SECOND: {
+    kind: 'number',
+    min: Number.MIN_VALUE,
+    max: 100_000,
+    description:
+      "the sms provider's whole rate (sends/s), shared by every sender instance through the ledger " +
+      "table's budget item; unset: SMS_SEND_RATE_PER_SECOND's per-process pace",
+  },
+  RATE_BUDGET_LEAD_MS: {
+    kind: 'integer',
+    default: 500,
+    min: 0,
+    max: 10 * SECOND,
+    description:
+      'how far ahead of the tokens lower lanes have booked the critical lane may take its own (standard: ' +
+      'half); at most rate × lead tokens above the rate while a higher lane saturates',
+  },
+  RATE_BUDGET_MAX_WAIT_MS: {
+    kind: 'integer',
+    default: 10 * SECOND,
+    min: 0,
+    max: 10 * MINUTE,
+    description:
+      'longest wait for a booked token inside a sender invocation; a lane booked further ahead defers ' +
+      'its references through the queue',
+  },
 } as const satisfies Readonly<Record<string, Setting>>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -249,6 +284,12 @@ export const CHANNEL_SETTINGS = {
 } as const satisfies Readonly<
   Record<'email' | 'sms', Readonly<Record<'provider' | 'queueUrl' | 'queueArn' | 'sendRate', SettingName>>>
 >;
+
+/** The per-channel variables of lanes and the rate budget (issue 15), named once. */
+export const LANE_SETTINGS = {
+  email: { rateBudget: 'EMAIL_RATE_BUDGET_PER_SECOND' },
+  sms: { rateBudget: 'SMS_RATE_BUDGET_PER_SECOND' },
+} as const satisfies Readonly<Record<'email' | 'sms', Readonly<Record<'rateBudget', SettingName>>>>;
 
 /** The numeric settings an invariant is written over. */
 export type Timings = Readonly<

@@ -3,6 +3,7 @@ import type { Destination } from './destination.ts';
 import { IllegalTransitionError, IncompleteTransitionError } from './errors.ts';
 import type { ProviderOutcome } from './outcome.ts';
 import { TIMEOUT_CODE } from './outcome.ts';
+import type { Priority } from './priority.ts';
 import { decideRetry, type RandomSource, type RetryPolicy } from './retry-policy.ts';
 import {
   assertTransition,
@@ -67,6 +68,8 @@ export interface Intent {
   readonly createdAt: number;
   readonly deadline: number;
   readonly sms?: SmsShape | undefined;
+  /** The lane it waits in (docs/architecture.md §11); absent on rows written before: `standard`. */
+  readonly priority?: Priority | undefined;
 
   readonly state: IntentState;
   /** Equals the seq of the last transition record; every write is conditional on it. */
@@ -569,6 +572,7 @@ export type NewIntentInput = Pick<
   | 'createdAt'
   | 'deadline'
   | 'sms'
+  | 'priority'
 > & { readonly envelope: string };
 
 /** The row as intake records it: `reserved`, version 1, one `intake` record. */

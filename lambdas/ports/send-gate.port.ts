@@ -1,4 +1,5 @@
 import type { Channel } from '../domain/channel.ts';
+import type { Priority } from '../domain/priority.ts';
 
 export type Admission = { readonly kind: 'go' } | { readonly kind: 'wait'; readonly untilMs: number };
 
@@ -7,7 +8,11 @@ export type Admission = { readonly kind: 'go' } | { readonly kind: 'wait'; reado
  * the provider says "slow down", every worker of the channel holds until the advised time.
  */
 export interface SendGate {
-  admit(channel: Channel): Promise<Admission>;
+  /**
+   * May a call for `channel` go now? With a shared rate budget the answer comes when this
+   * caller's token is due; `priority` is the lane it books in (default `standard`).
+   */
+  admit(channel: Channel, priority?: Priority): Promise<Admission>;
   /** The provider throttled us; hold the channel until `untilMs`. */
   throttled(channel: Channel, untilMs: number): Promise<void>;
   accepted(channel: Channel): void;

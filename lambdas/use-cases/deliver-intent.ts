@@ -8,6 +8,7 @@ import {
   type TransitionPlan,
 } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
+import { priorityOf } from '../domain/priority.ts';
 import { Reason } from '../domain/state-machine.ts';
 import { isSuppressed } from '../domain/suppression.ts';
 import { renderEmail, renderSms, type TemplateDefinition } from '../domain/template.ts';
@@ -179,7 +180,7 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
   const { template, transport } = setup;
 
   if (deps.gate) {
-    const admission = await deps.gate.admit(ref.channel);
+    const admission = await deps.gate.admit(ref.channel, priorityOf(row));
     if (admission.kind === 'wait') {
       await deps.queue.enqueue([ref], { delayMs: Math.max(0, admission.untilMs - deps.clock.now()) });
       return { kind: 'deferred', untilMs: admission.untilMs };

@@ -4,10 +4,10 @@ import { type Config, readConfig } from '../edge/config.ts';
 import { ConfigError } from '../edge/config-error.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { SenderDependencies } from '../use-cases/dependencies.ts';
-import { SharedSendGate } from '../use-cases/shared-send-gate.ts';
 import { workerIdOf } from './core.ts';
 import { once } from './once.ts';
 import { loadFacet, selectedProvider } from './providers.ts';
+import { buildSendGate } from './send-gate.ts';
 import { buildWorkerDependencies } from './worker.ts';
 
 /** A channel sender: the channel's selected provider's transport and nothing of any other. */
@@ -43,11 +43,7 @@ export async function buildSenderRuntime(
       ...worker,
       transports: { [channel]: transport },
       workerId: workerIdOf(),
-      gate: new SharedSendGate({
-        store: worker.store,
-        clock: systemClock,
-        ...(rate ? { ratePerSecond: { [channel]: rate } } : {}),
-      }),
+      gate: buildSendGate(channel, config, worker.store, rate),
     },
   };
 }

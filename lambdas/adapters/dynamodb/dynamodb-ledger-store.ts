@@ -19,6 +19,7 @@ import { LedgerTable } from '../../contract/ledger-table.ts';
 import type { Channel } from '../../domain/channel.ts';
 import type { Intent, TransitionPlan, TransitionRecord } from '../../domain/intent.ts';
 import { isSameContent, MUTABLE_INTENT_FIELDS, type MutableIntentField } from '../../domain/intent.ts';
+import type { Priority } from '../../domain/priority.ts';
 import { type IntentState, isTerminal } from '../../domain/state-machine.ts';
 import {
   SuppressionAction,
@@ -187,6 +188,7 @@ function intentFromItem(item: Item): Intent {
     createdAt: item.createdAt as number,
     deadline: item.deadline as number,
     sms,
+    ...(item.priority !== undefined ? { priority: item.priority as Priority } : {}),
     state: item.state as IntentState,
     version: item.version as number,
     attempts: item.attempts as number,
@@ -271,6 +273,7 @@ export class DynamoDbLedgerStore implements LedgerStore {
       smsEncoding: intent.sms?.encoding,
       smsSegments: intent.sms?.segments,
       smsCharacters: intent.sms?.characters,
+      priority: intent.priority,
       state: intent.state,
       version: intent.version,
       attempts: intent.attempts,

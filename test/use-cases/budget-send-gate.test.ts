@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
+import { MemoryRateClock } from '../../lambdas/adapters/memory/memory-rate-clock.ts';
+import type { Priority } from '../../lambdas/domain/priority.ts';
+import { budgetRules } from '../../lambdas/domain/rate-budget.ts';
+import { BudgetSendGate } from '../../lambdas/use-cases/budget-send-gate.ts';
+import { RateBudget } from '../../lambdas/use-cases/rate-budget.ts';
+import { SharedSendGate } from '../../lambdas/use-cases/shared-send-gate.ts';
+import { ManualClock } from '../helpers/fakes.ts';
+
+/** Two "instances" on one clock item; sleeping advances nobody's time, it records the wait. */
+function world(options: { rate?: number; leadMs?: number; maxInlineWaitMs?: number } = {}) {
+  const clock = new ManualClock(1_000_000);
+  const ledger = new MemoryLedgerStore();
+  const rateClock = new MemoryRateClock();
+  const waits: number[] = [];
+  const instance = () => {
+    const budget = new RateBudget(rateClock, { sms: budgetRules(options.rate ?? 25, options.leadMs ?? 500) });
+    return new BudgetSendGate({
+      holds: new SharedSendGate({ store: ledger, clock, sleep: async () => undefined }),
+      budget,
+      clock,
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+      ...(options.maxInlineWaitMs !== undefined ? { maxInlineWaitMs: options.maxInlineWaitMs } : {}),
+    });
+  };
+  return { clock, ledger, rateClock, waits, instance };
+}
+
+describe('BudgetSendGate', () => {
+  it('callers waiting together share one booking; their tokens are one spacing apart', async () => {
+    const w = world();
+    const gate = w.instance();
+    const admissions = await Promise.all(Array.from({ length: 10 }, () => gate.admit('sms', 'bulk')));
+    expect(admissions.every((a) => a.kind === 'go')).toBe(true);
+    // The first caller books alone (block of 1, the clock was idle), the nine that arrived
+    // during that write share the next.
+    expect(w.rateClock.writes).toBe(2);
+    expect(w.waits).toEqual([40, 80, 120, 160, 200, 240, 280, 320, 360]);
+  });
+
+  it('two instances share the rate: tokens interleave on one clock, never closer than the spacing', async () => {
+    const w = world();
+    const [a, b] = [w.instance(), w.instance()];
+    await Promise.all([
+      ...Array.from({ length: 5 }, () => a.admit('sms', 'bulk')),
+      ...Array.from({ length: 5 }, () => b.admit('sms', 'bulk')),
+    ]);
+    const sorted = [0, ...w.waits].sort((x, y) => x - y);
+    expect(sorted).toEqual(Array.from({ length: 10 }, (_, i) => i * 40));
+  });
+
+  it('a critical caller goes ahead of booked bulk tokens by the lead; standard by half of it', async () => {
+    const w = world({ leadMs: 500 });
+    const gate = w.instance();
+    await Promise.all(Array.from({ length: 50 }, () => gate.admit('sms', 'bulk'))); // 2 s booked
+    const wait = async (p: Priority) => {
+      w.waits.length = 0;
+      await gate.admit('sms', p);
+      return w.waits[0] ?? 0;
+    };
+    expect(await wait('critical')).toBe(2_000 - 500);
+    expect(await wait('standard')).toBe(2_040 - 250);
+    expect(await wait('bulk')).toBe(2_080);
+  });
+
+  it('defers a caller whose lane is booked beyond the inline wait, without booking', async () => {
+    const w = world({ rate: 10, maxInlineWaitMs: 1_000 });
+    const gate = w.instance();
+    await Promise.all(Array.from({ length: 30 }, () => gate.admit('sms', 'bulk'))); // 3 s booked
+    const writes = w.rateClock.writes;
+    const admission = await gate.admit('sms', 'bulk');
+    expect(admission).toEqual({ kind: 'wait', untilMs: w.clock.now() + 3_000 - 500 });
+    expect(w.rateClock.writes).toBe(writes);
+    expect(gate.deferrals).toBe(1);
+    // So is a critical caller whose lead does not bring the clock within reach.
+    expect((await gate.admit('sms', 'critical')).kind).toBe('wait');
+  });
+
+  it('a closed hold gate comes first: the caller waits without booking a token', async () => {
+    const w = world();
+    const gate = w.instance();
+    await gate.throttled('sms', w.clock.now() + 5_000);
+    expect(await gate.admit('sms', 'critical')).toEqual({ kind: 'wait', untilMs: w.clock.now() + 5_000 });
+    expect(w.rateClock.writes).toBe(0);
+  });
+
+  it('a channel without a budget goes at once', async () => {
+    const w = world();
+    expect(await w.instance().admit('email')).toEqual({ kind: 'go' });
+    expect(w.rateClock.writes).toBe(0);
+  });
+});
