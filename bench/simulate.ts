@@ -18,8 +18,14 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { MemoryRateClock } from '../lambdas/adapters/memory/memory-rate-clock.ts';
+import type { Channel } from '../lambdas/domain/channel.ts';
 import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
+import { budgetRules } from '../lambdas/domain/rate-budget.ts';
 import { DEFAULT_RETRY_POLICY, decideRetry } from '../lambdas/domain/retry-policy.ts';
+import type { SendGate } from '../lambdas/ports/send-gate.port.ts';
+import { BudgetSendGate } from '../lambdas/use-cases/budget-send-gate.ts';
+import { RateBudget } from '../lambdas/use-cases/rate-budget.ts';
 import { SharedSendGate } from '../lambdas/use-cases/shared-send-gate.ts';
 import { NAIVE_POLICY, naiveDecision } from './baseline/naive-policy.ts';
 import { round } from './lib/stats.ts';
@@ -31,7 +37,11 @@ const HOUR_MS = 3_600_000;
 
 export interface Scenario {
   readonly name: string;
-  readonly dispatcher: 'ours' | 'naive';
+  /**
+   * ours: per-instance pace R / C (SharedSendGate); budget: the shared rate budget
+   * (BudgetSendGate over one clock item, docs/architecture.md §11); naive: the baseline.
+   */
+  readonly dispatcher: 'ours' | 'budget' | 'naive';
   /** Event-source maximum concurrency: Lambda instances, one batch each. */
   readonly concurrency: number;
   readonly batchSize: number;
@@ -41,6 +51,8 @@ export interface Scenario {
 
 export interface Setup {
   readonly notices: number;
+  /** The arrivals are spread over this long (an hour; `--scale f` shrinks it with the count). */
+  readonly loadMs: number;
   readonly spike: { readonly share: number; readonly startMs: number; readonly lengthMs: number };
   readonly providerRatePerSecond: number;
   readonly providerOneWayMs: number;
@@ -58,6 +70,7 @@ export interface Setup {
 
 export const SETUP: Setup = {
   notices: 1_000_000,
+  loadMs: HOUR_MS,
   // 70 % spread over the hour (≈ 194/s), 30 % from a batch job in 5 minutes (+1000/s).
   spike: { share: 0.3, startMs: 10 * 60_000, lengthMs: 5 * 60_000 },
   // Three short codes at 100 MPS each: above the hour's mean (278/s), far below the spike.
@@ -103,7 +116,58 @@ export const SCENARIOS: readonly Scenario[] = [
     batchSize: 10,
     plot: { color: '#1f77b4', dashed: true },
   },
+  // The shared rate budget: the rate holds across instances, whatever their number.
+  {
+    name: 'budget (10 × 10)',
+    dispatcher: 'budget',
+    concurrency: 10,
+    batchSize: 10,
+    plot: { color: '#2ca02c' },
+  },
+  { name: 'budget (50 × 10)', dispatcher: 'budget', concurrency: 50, batchSize: 10 },
+  {
+    name: 'budget (200 × 10)',
+    dispatcher: 'budget',
+    concurrency: 200,
+    batchSize: 10,
+    plot: { color: '#2ca02c', dashed: true },
+  },
 ];
+
+/**
+ * The same load with `factor` of the notices in `factor` of the time (rates, concurrency and
+ * the provider unchanged): queue ages scale with the factor, the per-notice ratios do not.
+ */
+export function scaled(setup: Setup, factor: number): Setup {
+  if (factor === 1) return setup;
+  return {
+    ...setup,
+    notices: Math.round(setup.notices * factor),
+    loadMs: setup.loadMs * factor,
+    spike: {
+      ...setup.spike,
+      startMs: setup.spike.startMs * factor,
+      lengthMs: setup.spike.lengthMs * factor,
+    },
+    horizonMs: setup.horizonMs * factor,
+  };
+}
+
+/**
+ * The provider-bound queue age: the oldest any notice gets when every token is used the moment
+ * it exists (a FIFO served at exactly R from the first arrival), plus one provider round trip.
+ */
+export function providerBoundQueueAgeSeconds(setup: Setup, createdAt: Float64Array): number {
+  const spacing = 1000 / setup.providerRatePerSecond;
+  let free = Number.NEGATIVE_INFINITY;
+  let worst = 0;
+  for (const at of createdAt) {
+    const start = Math.max(at, free);
+    free = start + spacing;
+    worst = Math.max(worst, start - at);
+  }
+  return round((worst + 2 * setup.providerOneWayMs) / 1000, 0);
+}
 
 export interface ScenarioResult {
   readonly scenario: Scenario;
@@ -112,6 +176,8 @@ export interface ScenarioResult {
     readonly lost: number;
     readonly drainMinutes: number;
     readonly maxQueueAgeSeconds: number;
+    /** The same load at exactly R (providerBoundQueueAgeSeconds): what no dispatcher can beat. */
+    readonly providerBoundQueueAgeSeconds: number;
     readonly p50TriggerToAcceptedSeconds: number;
     readonly p99TriggerToAcceptedSeconds: number;
     readonly providerCalls: number;
@@ -142,7 +208,7 @@ export async function runScenario(setup: Setup, scenario: Scenario): Promise<Sce
   const sim = new Simulation();
   const random = seededRandom(setup.seed);
   const latencyRandom = seededRandom(setup.seed + 1);
-  const createdAt = arrivals(random, setup.notices, HOUR_MS, setup.spike);
+  const createdAt = arrivals(random, setup.notices, setup.loadMs, setup.spike);
   const ledger = new Ledger(createdAt);
   const provider = new Provider(
     sim,
@@ -186,7 +252,7 @@ export async function runScenario(setup: Setup, scenario: Scenario): Promise<Sce
   let arrived = 0;
   const arrive = () => {
     const i = arrived++;
-    if (scenario.dispatcher === 'ours') {
+    if (scenario.dispatcher !== 'naive') {
       counts.dynamoWrites++;
       dueAt[i] = (createdAt[i] as number) + setup.leaseMs;
     }
@@ -214,7 +280,25 @@ export async function runScenario(setup: Setup, scenario: Scenario): Promise<Sce
   };
   const clock = { now: () => sim.now };
 
-  const ourRecord = async (gate: SharedSendGate, message: Message): Promise<boolean> => {
+  // The shared rate budget: one clock item, each operation one DynamoDB write.
+  const rateClockItem = new MemoryRateClock();
+  const rateClock = {
+    advance: async (channel: Channel, byUs: number) => {
+      await dynamo('write');
+      return rateClockItem.advance(channel, byUs);
+    },
+    restart: async (channel: Channel, toUs: number, ifAtOrBeforeUs: number) => {
+      await dynamo('write');
+      return rateClockItem.restart(channel, toUs, ifAtOrBeforeUs);
+    },
+    replace: async (channel: Channel, toUs: number, ifEqualsUs: number) => {
+      await dynamo('write');
+      return rateClockItem.replace(channel, toUs, ifEqualsUs);
+    },
+    read: (channel: Channel) => rateClockItem.read(channel),
+  };
+
+  const ourRecord = async (gate: SendGate, message: Message): Promise<boolean> => {
     const i = message.notice;
     await dynamo('read'); // the row, consistent
     const claimable = () =>
@@ -297,7 +381,7 @@ export async function runScenario(setup: Setup, scenario: Scenario): Promise<Sce
     }
     if (!done()) sim.at(sim.now + setup.reconcileIntervalMs, reconcile);
   };
-  if (scenario.dispatcher === 'ours') sim.at(setup.reconcileIntervalMs, reconcile);
+  if (scenario.dispatcher !== 'naive') sim.at(setup.reconcileIntervalMs, reconcile);
 
   // --- the naive dispatcher: in-place fixed-backoff retries, then SQS redelivery -------------
   const naiveRecord = async (message: Message): Promise<boolean> => {
@@ -323,12 +407,20 @@ export async function runScenario(setup: Setup, scenario: Scenario): Promise<Sce
 
   // --- the event-source mapping: C instances, one batch each, records in parallel ------------
   const instance = async (index: number) => {
-    const gate = new SharedSendGate({
-      store: gateStore,
-      clock,
-      ratePerSecond: { sms: setup.providerRatePerSecond / scenario.concurrency },
-      sleep: sim.sleep,
-    });
+    const gate: SendGate =
+      scenario.dispatcher === 'budget'
+        ? new BudgetSendGate({
+            holds: new SharedSendGate({ store: gateStore, clock, sleep: sim.sleep }),
+            budget: new RateBudget(rateClock, { sms: budgetRules(setup.providerRatePerSecond) }),
+            clock,
+            sleep: sim.sleep,
+          })
+        : new SharedSendGate({
+            store: gateStore,
+            clock,
+            ratePerSecond: { sms: setup.providerRatePerSecond / scenario.concurrency },
+            sleep: sim.sleep,
+          });
     void index;
     for (;;) {
       counts.sqs++;
@@ -338,7 +430,7 @@ export async function runScenario(setup: Setup, scenario: Scenario): Promise<Sce
       const invokedAt = sim.now;
       counts.invocations++;
       const results = await Promise.all(
-        batch.map((m) => (scenario.dispatcher === 'ours' ? ourRecord(gate, m) : naiveRecord(m))),
+        batch.map((m) => (scenario.dispatcher === 'naive' ? naiveRecord(m) : ourRecord(gate, m))),
       );
       const failed = batch.filter((_, k) => !results[k]);
       for (const m of failed) queue.fail(m);
@@ -373,6 +465,7 @@ export async function runScenario(setup: Setup, scenario: Scenario): Promise<Sce
       lost: setup.notices - ledger.accepted,
       drainMinutes: round(lastResolved / 60_000, 1),
       maxQueueAgeSeconds: round(Math.max(0, ...bins.map((b) => b.oldestUnresolvedSeconds)), 0),
+      providerBoundQueueAgeSeconds: providerBoundQueueAgeSeconds(setup, createdAt),
       p50TriggerToAcceptedSeconds: round(pct(50), 1),
       p99TriggerToAcceptedSeconds: round(pct(99), 1),
       providerCalls: provider.calls,
@@ -421,20 +514,26 @@ export function plot(setup: Setup, results: readonly ScenarioResult[]): string {
 }
 
 async function main(): Promise<void> {
-  const only = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const scaleAt = args.indexOf('--scale');
+  const factor = scaleAt >= 0 ? Number(args[scaleAt + 1]) : 1;
+  if (!(factor > 0 && factor <= 1)) throw new Error('--scale takes a factor in (0, 1]');
+  const only = args.filter((_, k) => scaleAt < 0 || (k !== scaleAt && k !== scaleAt + 1));
+  const setup = scaled(SETUP, factor);
   const scenarios =
     only.length > 0 ? SCENARIOS.filter((s) => only.some((o) => s.name.includes(o))) : SCENARIOS;
   const results: ScenarioResult[] = [];
   for (const scenario of scenarios) {
     process.stderr.write(`[simulate] ${scenario.name} …\n`);
-    const result = await runScenario(SETUP, scenario);
+    const result = await runScenario(setup, scenario);
     process.stderr.write(`[simulate]   ${JSON.stringify(result.summary)}\n`);
     results.push(result);
   }
   const root = fileURLToPath(new URL('../', import.meta.url));
   await mkdir(`${root}bench/results`, { recursive: true });
-  // A partial run (scenarios named on the command line) prints its table and writes nothing.
-  if (only.length === 0)
+  // A partial or scaled run prints its table and writes nothing.
+  const complete = only.length === 0 && factor === 1;
+  if (complete)
     await writeFile(
       `${root}bench/results/scale-simulation.json`,
       `${JSON.stringify(
@@ -453,17 +552,20 @@ async function main(): Promise<void> {
         2,
       )}\n`,
     );
-  if (only.length === 0) await writeFile(`${root}docs/scale-simulation.svg`, plot(SETUP, results));
+  if (complete) await writeFile(`${root}docs/scale-simulation.svg`, plot(SETUP, results));
 
   const header = [
     'scenario',
     'drain min',
     'max age s',
+    'bound s',
     'p50 s',
     'p99 s',
     'calls/acc',
     '429s',
     'lost',
+    'defer/n',
+    'ddb w/acc',
     'λ busy s',
   ];
   process.stdout.write(`${header.map((h, k) => (k === 0 ? h.padEnd(18) : h.padStart(11))).join('')}\n`);
@@ -472,11 +574,14 @@ async function main(): Promise<void> {
     const cells = [
       s.drainMinutes,
       s.maxQueueAgeSeconds,
+      s.providerBoundQueueAgeSeconds,
       s.p50TriggerToAcceptedSeconds,
       s.p99TriggerToAcceptedSeconds,
       s.providerCallsPerAccepted,
       s.provider429,
       s.lost,
+      round(s.gateDeferrals / setup.notices, 3),
+      round(s.dynamoWrites / Math.max(1, s.accepted), 3),
       s.senderBusySeconds,
     ].map((v) => String(v).padStart(11));
     process.stdout.write(`${r.scenario.name.padEnd(18)}${cells.join('')}\n`);
