@@ -1,4 +1,5 @@
 import type { Intent } from './intent.ts';
+import { priorityOf } from './priority.ts';
 
 /**
  * What a 409 says differs between a recorded intent and a request for the same
@@ -6,7 +7,7 @@ import type { Intent } from './intent.ts';
  * `recipient.phone`), never values. Template and destination are compared on the row's own
  * fields (id, version, fingerprint); variables on their per-variable digests.
  *
- * A field that joins the content later (`priority`) is one more entry in `CONTENT_PARTS`.
+ * A field that joins the content later is one more entry in `CONTENT_PARTS` (as `priority` did).
  */
 export interface DifferingPart {
   readonly path: string;
@@ -16,7 +17,13 @@ export interface DifferingPart {
 
 type Comparable = Pick<
   Intent,
-  'channel' | 'templateId' | 'templateVersion' | 'destination' | 'contentDigest' | 'variableDigests'
+  | 'channel'
+  | 'templateId'
+  | 'templateVersion'
+  | 'destination'
+  | 'contentDigest'
+  | 'variableDigests'
+  | 'priority'
 >;
 
 interface ContentPart {
@@ -32,6 +39,7 @@ const field =
 export const CONTENT_PARTS: readonly ContentPart[] = [
   { differs: field('template.id', (i) => i.templateId) },
   { differs: field('template.version', (i) => i.templateVersion) },
+  { differs: field('priority', (i) => priorityOf(i)) },
   {
     differs: (recorded, requested) =>
       recorded.destination.fingerprint === requested.destination.fingerprint

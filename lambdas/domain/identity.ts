@@ -91,7 +91,12 @@ export interface ContentRevision {
  */
 export function contentDigest(
   key: Uint8Array,
-  input: ContentRevision & { variables: Record<string, unknown>; destinationFingerprint: string },
+  input: ContentRevision & {
+    variables: Record<string, unknown>;
+    destinationFingerprint: string;
+    /** Part of the revision when not `standard`: rows from before priorities keep their digest. */
+    priority?: string | undefined;
+  },
 ): string {
   return createHmac('sha256', key)
     .update(
@@ -100,6 +105,7 @@ export function contentDigest(
         v: input.templateVersion,
         vars: input.variables,
         d: input.destinationFingerprint,
+        ...(input.priority !== undefined && input.priority !== 'standard' ? { p: input.priority } : {}),
       }),
     )
     .digest('base64url');

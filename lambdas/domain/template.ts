@@ -1,5 +1,6 @@
 import { DomainError } from './errors.ts';
 import type { SmsShape } from './intent.ts';
+import type { Priority } from './priority.ts';
 
 export type { SmsShape } from './intent.ts';
 
@@ -42,6 +43,8 @@ export interface TemplateDefinition {
   readonly sms?: { readonly text: string };
   /** Static text (not a template) appended after the rendered body of that channel. */
   readonly disclaimer?: { readonly email?: string; readonly sms?: string };
+  /** The lane of its notices when a request names none (docs/architecture.md §11); absent: standard. */
+  readonly priority?: Priority;
 }
 
 export interface TemplateCatalog {

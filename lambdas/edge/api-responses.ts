@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Channel } from '../domain/channel.ts';
+import { PRIORITIES, type Priority } from '../domain/priority.ts';
 import { IntentState } from '../domain/state-machine.ts';
 import { SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
 import type { NoticeRequestSchema } from './notice-request.ts';
@@ -97,6 +98,9 @@ export const TimelineChannelSchema = z.object({
   provider: nullable(z.string()),
   providerReceiptId: nullable(z.string()),
   attempts: z.number().int().min(0),
+  priority: z
+    .enum(PRIORITIES as [Priority, ...Priority[]])
+    .meta({ description: 'the lane the channel waits in (critical before standard before bulk)' }),
   nextAttemptAt: nullable(isoTime()),
   escalatedAt: nullable(isoTime()).meta({
     description:

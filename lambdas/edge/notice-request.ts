@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Channel } from '../domain/channel.ts';
 import { checkEmail, checkPhone } from '../domain/destination.ts';
+import { PRIORITIES, type Priority } from '../domain/priority.ts';
 import type { NoticeRequest } from '../use-cases/submit-notice.ts';
 import type { FieldError } from './problem.ts';
 
@@ -152,6 +153,8 @@ export const NoticeRequestSchema = z.strictObject({
   // `.optional()` outside the transform: a transform alone makes the key required in zod 4.
   variables: Variables.optional(),
   deadline: optionalString(NoticeLimits.deadlineMaxLength),
+  // docs/architecture.md §11: the lane; absent or null → the template's, else standard.
+  priority: z.enum(PRIORITIES as [Priority, ...Priority[]]).nullish(),
 });
 
 /**
@@ -376,6 +379,7 @@ export function parseNoticeRequest(input: unknown): ParsedNotice {
       template: { id: body.template.id, version: body.template.version },
       variables: body.variables ?? {},
       deadline,
+      ...(body.priority ? { priority: body.priority } : {}),
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Channel } from '../domain/channel.ts';
 import type { Intent, SmsShape, TransitionRecord } from '../domain/intent.ts';
+import { type Priority, priorityOf } from '../domain/priority.ts';
 import type { IntentState } from '../domain/state-machine.ts';
 
 /**
@@ -30,6 +31,8 @@ export interface TimelineChannel {
   readonly provider: string | null;
   readonly providerReceiptId: string | null;
   readonly attempts: number;
+  /** The lane it waits in (docs/architecture.md §11). */
+  readonly priority: Priority;
   readonly nextAttemptAt: string | null;
   /**
    * Since when this channel's current `unknown` has been escalated to a person and waits for an
@@ -76,6 +79,7 @@ export function toTimelineChannel(row: Intent): TimelineChannel {
     provider: row.provider ?? null,
     providerReceiptId: row.providerReceiptId ?? null,
     attempts: row.attempts,
+    priority: priorityOf(row),
     nextAttemptAt: row.nextAttemptAt !== undefined ? iso(row.nextAttemptAt) : null,
     escalatedAt: row.escalatedAt !== undefined ? iso(row.escalatedAt) : null,
     transitions: [...row.transitions].sort((a, b) => a.seq - b.seq).map(toTransition),

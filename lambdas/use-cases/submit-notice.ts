@@ -4,6 +4,7 @@ import { type ResolvedDestination, resolveDestination } from '../domain/destinat
 import { InvalidDestinationError } from '../domain/errors.ts';
 import { containsContactData, contentDigest, deriveNoticeId, variableDigests } from '../domain/identity.ts';
 import { createIntent, type Intent, type SmsShape } from '../domain/intent.ts';
+import { DEFAULT_PRIORITY, type Priority } from '../domain/priority.ts';
 import type { IntentState } from '../domain/state-machine.ts';
 import {
   checkVariables,
@@ -28,6 +29,8 @@ export interface NoticeRequest {
   readonly variables: Readonly<Record<string, unknown>>;
   /** Epoch ms; absent → now + default. */
   readonly deadline?: number | undefined;
+  /** The lane (docs/architecture.md §11); absent → the template's, else `standard`. */
+  readonly priority?: Priority | undefined;
 }
 
 export interface Violation {
@@ -172,6 +175,7 @@ export async function submitNotice(request: NoticeRequest, deps: IntakeDependenc
 
   const noticeId = deriveNoticeId(request.eventType, request.eventId, request.recipient.id);
   const deadline = request.deadline ?? now + deps.defaultDeadlineMs;
+  const priority = request.priority ?? template.priority ?? DEFAULT_PRIORITY;
   const prepared: PreparedChannel[] = [];
   for (const { channel, destination } of resolved) {
     let sms: SmsShape | undefined;
@@ -195,12 +199,14 @@ export async function submitNotice(request: NoticeRequest, deps: IntakeDependenc
           templateVersion: template.version,
           variables: { ...request.variables },
           destinationFingerprint: destination.fingerprint,
+          priority,
         }),
         variableDigests: variableDigests(deps.fingerprintKey, request.variables),
         destination: { fingerprint: destination.fingerprint, masked: destination.masked },
         createdAt: now,
         deadline,
         sms,
+        priority,
         envelope,
       },
       deps.timing,
