@@ -243,6 +243,29 @@ export const SETTINGS = {
       "the sms provider's whole rate (sends/s), shared by every sender instance through the ledger " +
       "table's budget item; unset: SMS_SEND_RATE_PER_SECOND's per-process pace",
   },
+  EMAIL_CRITICAL_QUEUE_URL: {
+    kind: 'text',
+    description: "the email channel's critical lane queue; unset: the channel queue",
+  },
+  EMAIL_BULK_QUEUE_URL: {
+    kind: 'text',
+    description: "the email channel's bulk lane queue; unset: the channel queue",
+  },
+  SMS_CRITICAL_QUEUE_URL: {
+    kind: 'text',
+    description: "the sms channel's critical lane queue; unset: the channel queue",
+  },
+  SMS_BULK_QUEUE_URL: {
+    kind: 'text',
+    description: "the sms channel's bulk lane queue; unset: the channel queue",
+  },
+  EMAIL_CRITICAL_QUEUE_ARN: {
+    kind: 'text',
+    description: 'the email critical lane queue, as a Scheduler target',
+  },
+  EMAIL_BULK_QUEUE_ARN: { kind: 'text', description: 'the email bulk lane queue, as a Scheduler target' },
+  SMS_CRITICAL_QUEUE_ARN: { kind: 'text', description: 'the sms critical lane queue, as a Scheduler target' },
+  SMS_BULK_QUEUE_ARN: { kind: 'text', description: 'the sms bulk lane queue, as a Scheduler target' },
   RATE_BUDGET_LEAD_MS: {
     kind: 'integer',
     default: 500,
@@ -287,9 +310,27 @@ export const CHANNEL_SETTINGS = {
 
 /** The per-channel variables of lanes and the rate budget (issue 15), named once. */
 export const LANE_SETTINGS = {
-  email: { rateBudget: 'EMAIL_RATE_BUDGET_PER_SECOND' },
-  sms: { rateBudget: 'SMS_RATE_BUDGET_PER_SECOND' },
-} as const satisfies Readonly<Record<'email' | 'sms', Readonly<Record<'rateBudget', SettingName>>>>;
+  email: {
+    rateBudget: 'EMAIL_RATE_BUDGET_PER_SECOND',
+    queueUrls: { critical: 'EMAIL_CRITICAL_QUEUE_URL', bulk: 'EMAIL_BULK_QUEUE_URL' },
+    queueArns: { critical: 'EMAIL_CRITICAL_QUEUE_ARN', bulk: 'EMAIL_BULK_QUEUE_ARN' },
+  },
+  sms: {
+    rateBudget: 'SMS_RATE_BUDGET_PER_SECOND',
+    queueUrls: { critical: 'SMS_CRITICAL_QUEUE_URL', bulk: 'SMS_BULK_QUEUE_URL' },
+    queueArns: { critical: 'SMS_CRITICAL_QUEUE_ARN', bulk: 'SMS_BULK_QUEUE_ARN' },
+  },
+} as const satisfies Readonly<
+  Record<
+    'email' | 'sms',
+    {
+      readonly rateBudget: SettingName;
+      /** The lanes with a queue of their own; `standard` is the channel queue. */
+      readonly queueUrls: Readonly<Record<'critical' | 'bulk', SettingName>>;
+      readonly queueArns: Readonly<Record<'critical' | 'bulk', SettingName>>;
+    }
+  >
+>;
 
 /** The numeric settings an invariant is written over. */
 export type Timings = Readonly<

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import type { Channel } from '../domain/channel.ts';
+import { PRIORITIES, type Priority } from '../domain/priority.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
 
 const IntentMessageSchema = z.object({
   noticeId: z.string().regex(/^ntc_[a-z2-7]{26}$/),
   channel: z.enum(['email', 'sms']),
   attempt: z.number().int().positive().optional(),
+  priority: z.enum(PRIORITIES as [Priority, ...Priority[]]).optional(),
 });
 
 export class PoisonMessageError extends Error {
@@ -33,5 +35,9 @@ export function parseIntentMessage(body: string, expectedChannel: Channel): Inte
       `message for ${parsed.data.channel} arrived on the ${expectedChannel} queue`,
     );
   }
-  return { noticeId: parsed.data.noticeId, channel: parsed.data.channel };
+  return {
+    noticeId: parsed.data.noticeId,
+    channel: parsed.data.channel,
+    ...(parsed.data.priority ? { priority: parsed.data.priority } : {}),
+  };
 }

@@ -1,9 +1,22 @@
 import type { Channel } from '../domain/channel.ts';
+import { DEFAULT_PRIORITY, type Priority } from '../domain/priority.ts';
 
 /** What a channel queue message carries: a reference to the intent, never its content. */
 export interface IntentRef {
   readonly noticeId: string;
   readonly channel: Channel;
+  /** The lane it waits in (docs/architecture.md §11): its channel's queue of that priority. Absent: standard. */
+  readonly priority?: Priority | undefined;
+}
+
+/** The reference to a row (or a reference), in its lane. */
+export function laneRef(row: IntentRef): IntentRef {
+  return {
+    noticeId: row.noticeId,
+    channel: row.channel,
+    // Standard is the channel queue: its references look as they always did.
+    ...(row.priority !== undefined && row.priority !== DEFAULT_PRIORITY ? { priority: row.priority } : {}),
+  };
 }
 
 export interface IntentQueue {

@@ -8,6 +8,7 @@ import {
   type ResolutionOutcome,
 } from '../domain/operator-actions.ts';
 import type { IntentState } from '../domain/state-machine.ts';
+import { laneRef } from '../ports/intent-queue.port.ts';
 import type { OperatorDependencies } from './dependencies.ts';
 
 /**
@@ -61,7 +62,7 @@ export async function resolveChannel(
     }
     let enqueued = false;
     if (result.intent.state === 'retry_scheduled') {
-      enqueued = await deps.queue.enqueue([{ noticeId, channel }]).then(
+      enqueued = await deps.queue.enqueue([laneRef(result.intent)]).then(
         () => true,
         () => false,
       );

@@ -10,6 +10,7 @@ import {
   unknownSince,
 } from '../domain/reconcile.ts';
 import { renderEmail, renderSms } from '../domain/template.ts';
+import { laneRef } from '../ports/intent-queue.port.ts';
 import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import type { WorkerDependencies } from './dependencies.ts';
@@ -176,7 +177,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
         count('none');
         return;
       case 'reenqueue':
-        await deps.queue.enqueue([{ noticeId: row.noticeId, channel: row.channel }]);
+        await deps.queue.enqueue([laneRef(row)]);
         await deps.store.defer(row.noticeId, row.channel, row.version, action.nextDueAt);
         count(`reenqueue_${row.state}`);
         return;

@@ -13,6 +13,7 @@ import {
   smsShape,
   type TemplateDefinition,
 } from '../domain/template.ts';
+import { laneRef } from '../ports/intent-queue.port.ts';
 import type { IntakeDependencies } from './dependencies.ts';
 
 /** A notice request whose shape the edge has already checked (types, lengths, channels, destinations present). */
@@ -231,7 +232,7 @@ export async function submitNotice(request: NoticeRequest, deps: IntakeDependenc
   const created = channels.filter((c) => c.outcome === 'created');
   if (created.length > 0) {
     try {
-      await deps.queue.enqueue(created.map(({ channel }) => ({ noticeId, channel })));
+      await deps.queue.enqueue(created.map(({ channel }) => laneRef({ noticeId, channel, priority })));
     } catch {
       // The intents are durable; the reconciler re-enqueues unclaimed reserved rows. Failing the
       // request here would make the caller retry into a duplicate for nothing.

@@ -1,6 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { SqsIntentQueue } from '../adapters/sqs/sqs-intent-queue.ts';
-import { CHANNEL_SETTINGS } from '../contract/settings.ts';
+import { type LaneQueues, SqsIntentQueue } from '../adapters/sqs/sqs-intent-queue.ts';
+import { CHANNEL_SETTINGS, LANE_SETTINGS } from '../contract/settings.ts';
 import { CHANNELS } from '../domain/channel.ts';
 import type { Config } from '../edge/config.ts';
 
@@ -11,5 +11,19 @@ export function buildQueue(config: Config): SqsIntentQueue {
       return url ? [[channel, url]] : [];
     }),
   );
-  return new SqsIntentQueue(new SQSClient({}), urls);
+  return new SqsIntentQueue(new SQSClient({}), urls, laneQueues(config, 'queueUrls'));
+}
+
+/** The lanes with a queue of their own (docs/architecture.md §11), per channel. */
+export function laneQueues(config: Config, which: 'queueUrls' | 'queueArns'): LaneQueues {
+  return Object.fromEntries(
+    CHANNELS.map((channel) => {
+      const names = LANE_SETTINGS[channel][which];
+      const lanes = Object.entries(names).flatMap(([lane, name]) => {
+        const value = config[name];
+        return value ? [[lane, value]] : [];
+      });
+      return [channel, Object.fromEntries(lanes)];
+    }),
+  );
 }

@@ -4,6 +4,7 @@ import type { SqsIntentQueue } from '../adapters/sqs/sqs-intent-queue.ts';
 import { CHANNEL_SETTINGS } from '../contract/settings.ts';
 import { CHANNELS } from '../domain/channel.ts';
 import type { Config } from '../edge/config.ts';
+import { laneQueues } from './queue.ts';
 
 /** SQS delays for short waits; EventBridge Scheduler one-time schedules when the stack set it up. */
 export function buildRetryScheduler(config: Config, queue: SqsIntentQueue): HybridRetryScheduler {
@@ -19,5 +20,6 @@ export function buildRetryScheduler(config: Config, queue: SqsIntentQueue): Hybr
     groupName: config.SCHEDULE_GROUP_NAME,
     roleArn: config.SCHEDULER_ROLE_ARN,
     queueArns,
+    laneArns: laneQueues(config, 'queueArns'),
   });
 }

@@ -1,7 +1,7 @@
 import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { Channel } from '../../domain/channel.ts';
 import type { IntentQueue, IntentRef, RetryScheduler } from '../../ports/intent-queue.port.ts';
-import { intentMessageBody, MAX_SQS_DELAY_MS } from '../sqs/sqs-intent-queue.ts';
+import { intentMessageBody, type LaneQueues, laneTarget, MAX_SQS_DELAY_MS } from '../sqs/sqs-intent-queue.ts';
 
 /**
  * Scheduler fires with one-minute precision, so a wait under a minute goes through SQS
@@ -14,6 +14,8 @@ export interface EventBridgeSchedulerOptions {
   readonly groupName: string;
   readonly roleArn: string;
   readonly queueArns: Readonly<Partial<Record<Channel, string>>>;
+  /** Lane queues (docs/architecture.md §11): a retry goes back to its row's lane. */
+  readonly laneArns?: LaneQueues;
 }
 
 /** `at(yyyy-mm-ddThh:mm:ss)` in UTC, rounded up to the next whole second. */
@@ -43,7 +45,7 @@ export class HybridRetryScheduler implements RetryScheduler {
 
   async scheduleAttempt(ref: IntentRef, attempt: number, at: number): Promise<void> {
     const delayMs = Math.max(0, at - this.clock());
-    const target = this.scheduler?.queueArns[ref.channel];
+    const target = this.scheduler && laneTarget(ref, this.scheduler.queueArns, this.scheduler.laneArns);
     if (delayMs < SCHEDULER_MIN_DELAY_MS || !this.scheduler || !target) {
       await this.queue.enqueue([ref], { delayMs: Math.min(delayMs, MAX_SQS_DELAY_MS) });
       return;

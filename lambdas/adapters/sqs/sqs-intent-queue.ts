@@ -1,5 +1,6 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Channel } from '../../domain/channel.ts';
+import { DEFAULT_PRIORITY, type Priority } from '../../domain/priority.ts';
 import type { IntentQueue, IntentRef } from '../../ports/intent-queue.port.ts';
 
 /** SQS caps a message delay at 15 minutes. */
@@ -8,20 +9,39 @@ const BATCH_LIMIT = 10;
 
 /** The message body: a reference only. Destinations and variables never travel through SQS. */
 export function intentMessageBody(ref: IntentRef, attempt?: number): string {
-  return JSON.stringify({ noticeId: ref.noticeId, channel: ref.channel, ...(attempt ? { attempt } : {}) });
+  return JSON.stringify({
+    noticeId: ref.noticeId,
+    channel: ref.channel,
+    ...(attempt ? { attempt } : {}),
+    // The lane travels with the reference, so a deferral or a retry goes back to the same lane.
+    ...(ref.priority !== undefined && ref.priority !== DEFAULT_PRIORITY ? { priority: ref.priority } : {}),
+  });
+}
+
+/** Per channel, the queue of each lane that has its own (docs/architecture.md §11). */
+export type LaneQueues = Readonly<Partial<Record<Channel, Readonly<Partial<Record<Priority, string>>>>>>;
+
+/** The lane's own queue, else the channel's (one lane: every priority rides on it). */
+export function laneTarget(
+  ref: IntentRef,
+  channelTargets: Readonly<Partial<Record<Channel, string>>>,
+  laneTargets: LaneQueues = {},
+): string | undefined {
+  return laneTargets[ref.channel]?.[ref.priority ?? DEFAULT_PRIORITY] ?? channelTargets[ref.channel];
 }
 
 export class SqsIntentQueue implements IntentQueue {
   constructor(
     private readonly sqs: SQSClient,
     private readonly queueUrls: Readonly<Partial<Record<Channel, string>>>,
+    private readonly laneUrls: LaneQueues = {},
   ) {}
 
   async enqueue(refs: readonly IntentRef[], options: { delayMs?: number } = {}): Promise<void> {
     const delaySeconds = Math.min(Math.ceil((options.delayMs ?? 0) / 1000), MAX_SQS_DELAY_MS / 1000);
     const byQueue = new Map<string, IntentRef[]>();
     for (const ref of refs) {
-      const url = this.queueUrls[ref.channel];
+      const url = laneTarget(ref, this.queueUrls, this.laneUrls);
       if (!url) throw new Error(`no queue configured for channel ${ref.channel}`);
       byQueue.set(url, [...(byQueue.get(url) ?? []), ref]);
     }
