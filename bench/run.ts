@@ -7,7 +7,9 @@
  *   --notices N --rate R        override either
  *   --pace-factor F             our senders pace at F × R (default 1: the provider's own rate)
  *   --in-process                run the stack in this process instead of a child process
- *   --skip-cost / --skip-baseline
+ *   --skip-cost / --skip-baseline / --skip-priority
+ *   --only-priority             only the priority scenario (lanes against one lane); writes
+ *                               bench/results/priority-latest.json, not latest.json
  *
  * Order: cost phases A and B (happy path, delivery reports) → throttle run against our stack →
  * cost phase C (forced retries; its 2-minute schedule must not fire inside another measurement)
@@ -31,6 +33,7 @@ import { type BenchServices, REGION, startBenchServices } from './lib/services.t
 import { type StackHandle, startStackChild, startStackInProcess } from './lib/stack-process.ts';
 import { relativeDifference, round } from './lib/stats.ts';
 import { linePlot } from './lib/svg.ts';
+import { type PriorityFigures, type PriorityVariant, priorityStackEnv, runPriority } from './priority-run.ts';
 import { type OurThrottleResult, runOurThrottle } from './throttle-run.ts';
 
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
@@ -45,6 +48,8 @@ interface Args {
   readonly paceFactor: number;
   readonly skipCost: boolean;
   readonly skipBaseline: boolean;
+  readonly skipPriority: boolean;
+  readonly onlyPriority: boolean;
   readonly inProcess: boolean;
 }
 
@@ -61,6 +66,9 @@ function parseArgs(argv: readonly string[]): Args {
     '--quick',
     '--skip-cost',
     '--skip-baseline',
+    '--skip-priority',
+    '--only-priority',
+    '--in-process',
     '--notices',
     '--rate',
     '--pace-factor',
@@ -77,6 +85,8 @@ function parseArgs(argv: readonly string[]): Args {
     paceFactor: value('--pace-factor') ?? 1,
     skipCost: argv.includes('--skip-cost'),
     skipBaseline: argv.includes('--skip-baseline'),
+    skipPriority: argv.includes('--skip-priority'),
+    onlyPriority: argv.includes('--only-priority'),
     inProcess: argv.includes('--in-process'),
   };
 }
@@ -121,6 +131,8 @@ export interface BenchResults {
     readonly schedulerCallsPerRetry: number;
     readonly detail: CostResult;
   };
+  /** Issue 15: lanes and the shared rate budget against today's single lane, one run. */
+  readonly priority?: Readonly<Record<PriorityVariant, PriorityFigures>>;
   readonly series: {
     readonly throttle: { t: number; unresolved: number; oldestAgeSeconds: number }[];
     readonly baseline?: { t: number; unresolved: number; oldestAgeSeconds: number }[];
@@ -191,6 +203,43 @@ async function main(): Promise<void> {
       SMS_SEND_RATE_PER_SECOND: String(args.rate * args.paceFactor),
       LOCAL_SQS_CONCURRENCY: String(POLLER_CONCURRENCY),
     };
+    const startVariantStack = (variant: PriorityVariant) =>
+      startStackChild(
+        { ...env, LEDGER_TABLE_NAME: `bench-${tag}-${variant}`, ...priorityStackEnv(variant, args.rate) },
+        log,
+      );
+    const runPriorityScenario = async (): Promise<Record<PriorityVariant, PriorityFigures>> => {
+      const out: Partial<Record<PriorityVariant, PriorityFigures>> = {};
+      for (const variant of ['lanes', 'single'] as const) {
+        const variantStack = await startVariantStack(variant);
+        try {
+          out[variant] = await runPriority({
+            variant,
+            stack: variantStack,
+            simulator,
+            ddb,
+            notices: args.notices,
+            rate: args.rate,
+            tag: `${tag}${variant[0]}`,
+            log,
+          });
+        } finally {
+          await variantStack.stop();
+        }
+      }
+      return out as Record<PriorityVariant, PriorityFigures>;
+    };
+    if (args.onlyPriority) {
+      const priority = await runPriorityScenario();
+      await mkdir(RESULTS_DIR, { recursive: true });
+      await writeFile(
+        join(RESULTS_DIR, 'priority-latest.json'),
+        `${JSON.stringify({ startedAt: new Date(started).toISOString(), mode: args.mode, priority }, null, 2)}\n`,
+      );
+      printPriority(priority);
+      return;
+    }
+
     const stack: StackHandle = args.inProcess
       ? await startStackInProcess(env, () => stdoutBytes)
       : await startStackChild(env, log);
@@ -252,6 +301,8 @@ async function main(): Promise<void> {
       });
     }
 
+    const priority = args.skipPriority ? undefined : await runPriorityScenario();
+
     const results: BenchResults = {
       mode: args.mode,
       startedAt: new Date(started).toISOString(),
@@ -271,6 +322,7 @@ async function main(): Promise<void> {
         queueAge: 'oldest notice not yet accepted, from per-notice timestamps on a 250 ms grid',
       },
       throttle: { ...ours.figures, detail: ours.detail },
+      ...(priority ? { priority } : {}),
       ...(baseline ? { baseline: { ...baseline.figures, detail: baseline.detail } } : {}),
       ...(cost
         ? {
@@ -303,6 +355,7 @@ async function main(): Promise<void> {
     await writeFile(join(RESULTS_DIR, `${args.mode}-queue-age.svg`), queueAgePlot(results));
 
     printTable(results);
+    if (priority) printPriority(priority);
     if (previous && previous.setup.notices === results.setup.notices) printAgreement(previous, results);
   } finally {
     await cleanup();
@@ -425,6 +478,35 @@ function printTable(r: BenchResults): void {
       r.baseline.providerCallsPerAccepted > r.throttle.providerCallsPerAccepted;
     print(`${worse ? 'met ' : 'MISS'}  baseline worse on queue age or wasted calls`);
   }
+}
+
+const PRIORITY_TARGETS: Record<string, (f: PriorityFigures) => boolean> = {
+  'critical p99 ≤ 2 s': (f) => f.criticalP99Seconds <= 2,
+  'bulk drain ≤ 1.05 × (N + critical)/R': (f) => f.bulkDrainOverIdeal <= 1.05,
+  'no duplicates, none lost': (f) => f.duplicates === 0 && f.lost === 0,
+};
+
+function printPriority(p: Readonly<Record<PriorityVariant, PriorityFigures>>): void {
+  const rows: [string, (f: PriorityFigures) => string][] = [
+    ['bulk / critical notices', (f) => `${f.bulkNotices} / ${f.criticalNotices}`],
+    ['critical p50 (s)', (f) => f.criticalP50Seconds.toFixed(2)],
+    ['critical p99 (s)', (f) => f.criticalP99Seconds.toFixed(2)],
+    ['critical max (s)', (f) => f.criticalMaxSeconds.toFixed(2)],
+    ['bulk p99 (s)', (f) => f.bulkP99Seconds.toFixed(2)],
+    ['drain (s)', (f) => f.bulkDrainSeconds.toFixed(1)],
+    ['ideal (N + critical)/R (s)', (f) => f.idealSeconds.toFixed(1)],
+    ['drain / ideal', (f) => f.bulkDrainOverIdeal.toFixed(3)],
+    ['provider calls / accepted', (f) => f.providerCallsPerAccepted.toFixed(3)],
+    ['429 answers', (f) => String(f.provider429)],
+    ['duplicates', (f) => String(f.duplicates)],
+    ['lost', (f) => String(f.lost)],
+  ];
+  print();
+  print(`${'priority'.padEnd(28)}${'lanes'.padStart(12)}${'one lane'.padStart(12)}`);
+  for (const [label, fmt] of rows)
+    print(`${label.padEnd(28)}${fmt(p.lanes).padStart(12)}${fmt(p.single).padStart(12)}`);
+  for (const [name, check] of Object.entries(PRIORITY_TARGETS))
+    print(`${check(p.lanes) ? 'met ' : 'MISS'}  ${name}`);
 }
 
 function printAgreement(previous: BenchResults, current: BenchResults): void {

@@ -14,6 +14,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { ProviderChannel } from '../lambdas/contract/providers.ts';
+import { LANE_SETTINGS } from '../lambdas/contract/settings.ts';
 import { CHANNELS, type Channel } from '../lambdas/domain/channel.ts';
 import { deriveNoticeId } from '../lambdas/domain/identity.ts';
 import { readConfig } from '../lambdas/edge/config.ts';
@@ -211,6 +212,7 @@ async function start(
   await run([
     functionsService({
       queues: () => queues.info,
+      lanes: () => queues.lanes,
       functionTimeoutMs,
       concurrency: p.concurrency,
       reconcileIntervalMs: config.RECONCILE_INTERVAL_MS,
@@ -337,7 +339,11 @@ async function ensureQueues(
   region: string,
   functionTimeoutMs: number,
   log: (line: string) => void,
-): Promise<{ info: Record<Channel, QueueInfo>; visibilityTimeoutS: number }> {
+): Promise<{
+  info: Record<Channel, QueueInfo>;
+  lanes: readonly (QueueInfo & { readonly channel: Channel })[];
+  visibilityTimeoutS: number;
+}> {
   const visibilityTimeoutS = Math.min(
     MAX_VISIBILITY_TIMEOUT_S,
     Math.max(30, Math.ceil((6 * functionTimeoutMs) / 1000)),
@@ -356,7 +362,20 @@ async function ensureQueues(
     e.SMS_QUEUE_URL = info.sms.url;
     e.EMAIL_QUEUE_ARN = info.email.arn;
     e.SMS_QUEUE_ARN = info.sms.arn;
-    return { info, visibilityTimeoutS };
+    // LOCAL_LANES=on: the critical and bulk lanes get queues (and pollers) of their own;
+    // otherwise every priority rides on the channel queue (one lane).
+    const lanes: (QueueInfo & { channel: Channel })[] = [];
+    if (e.LOCAL_LANES === 'on') {
+      for (const channel of CHANNELS) {
+        for (const lane of ['critical', 'bulk'] as const) {
+          const queue = await ensureChannelQueue(sqs, channel, visibilityTimeoutS, log, lane);
+          e[LANE_SETTINGS[channel].queueUrls[lane]] = queue.url;
+          e[LANE_SETTINGS[channel].queueArns[lane]] = queue.arn;
+          lanes.push({ ...queue, channel });
+        }
+      }
+    }
+    return { info, lanes, visibilityTimeoutS };
   } finally {
     sqs.destroy();
   }

@@ -37,6 +37,8 @@ export const dispatchHttp: HttpApiHandler = async (event: APIGatewayProxyEventV2
 
 export interface FunctionsOptions {
   readonly queues: () => Readonly<Record<Channel, QueueInfo>>;
+  /** Lane queues of their own (LOCAL_LANES=on), each polled for its channel's sender. */
+  readonly lanes?: () => readonly (QueueInfo & { readonly channel: Channel })[];
   readonly functionTimeoutMs: number;
   readonly concurrency: number;
   readonly reconcileIntervalMs: number;
@@ -75,14 +77,18 @@ export function functionsService(options: FunctionsOptions): LocalService {
       });
       const handlers: Record<Channel, SqsHandler> = { email: sendEmail, sms: sendSms };
       const queues = options.queues();
-      const pollers: SqsEventSource[] = CHANNELS.map((channel) =>
+      const sources = [
+        ...CHANNELS.map((channel) => ({ ...queues[channel], channel })),
+        ...(options.lanes?.() ?? []),
+      ];
+      const pollers: SqsEventSource[] = sources.map((queue) =>
         startSqsEventSource({
           client: sqs,
-          queueUrl: queues[channel].url,
-          queueArn: queues[channel].arn,
+          queueUrl: queue.url,
+          queueArn: queue.arn,
           region,
-          functionName: `notice-ledger-send-${channel}`,
-          handler: handlers[channel],
+          functionName: `notice-ledger-send-${queue.channel}`,
+          handler: handlers[queue.channel],
           functionTimeoutMs: options.functionTimeoutMs,
           concurrency: options.concurrency,
           log,

@@ -30,8 +30,10 @@ export async function ensureChannelQueue(
   channel: Channel,
   visibilityTimeoutS: number,
   log: (line: string) => void,
+  lane?: 'critical' | 'bulk',
 ): Promise<QueueInfo> {
-  const name = `notice-ledger-${channel}`;
+  // A lane with its own queue (docs/architecture.md §11): `notice-ledger-<channel>-<lane>`.
+  const name = lane ? `notice-ledger-${channel}-${lane}` : `notice-ledger-${channel}`;
   const dlqUrl = await createQueue(
     client,
     `${name}-dlq`,
