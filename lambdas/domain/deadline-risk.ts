@@ -1,4 +1,7 @@
-import { lanesAhead, type Priority } from './priority.ts';
+import type { Intent, TransitionPlan } from './intent.ts';
+import { nextRecord } from './intent.ts';
+import type { Priority } from './priority.ts';
+import { isUnresolved, Reason } from './state-machine.ts';
 
 /**
  * When will a channel be sent, from what the dispatcher knows (docs/architecture.md §11,
@@ -7,8 +10,11 @@ import { lanesAhead, type Priority } from './priority.ts';
 export interface Backlog {
   /** The channel's provider rate (sends/s). */
   readonly ratePerSecond: number;
-  /** References waiting per lane (queued, in flight and delayed), approximate. */
-  readonly waiting: Readonly<Partial<Record<Priority, number>>>;
+  /**
+   * Per lane, the references a new one of that priority would wait behind (queued, in flight and
+   * delayed, in its own lane's queue and the higher lanes'; a queue lanes share counted once).
+   */
+  readonly ahead: Readonly<Partial<Record<Priority, number>>>;
   /** The shared budget's clock (ms): tokens are booked up to here. Absent: nothing booked ahead. */
   readonly clockMs?: number | undefined;
 }
@@ -32,9 +38,7 @@ export function estimateSendAt(
   now: number,
   options: EstimateOptions,
 ): number {
-  const ahead =
-    lanesAhead(lane).reduce((sum, l) => sum + Math.max(0, backlog.waiting[l] ?? 0), 0) +
-    Math.max(0, options.aheadExtra ?? 0);
+  const ahead = Math.max(0, backlog.ahead[lane] ?? 0) + Math.max(0, options.aheadExtra ?? 0);
   const booked = Math.max(0, (backlog.clockMs ?? now) - now - options.leadMs);
   return Math.round(now + booked + (ahead / backlog.ratePerSecond) * 1000 + options.pipelineMs);
 }
@@ -42,4 +46,43 @@ export function estimateSendAt(
 /** A deadline is at risk when the estimate passes it: the send would come too late. */
 export function isDeadlineAtRisk(estimatedSendAt: number, deadline: number): boolean {
   return estimatedSendAt > deadline;
+}
+
+/** A guess of the rest of the way once a token is due: claim, provider call, outcome write. */
+export const DEFAULT_PIPELINE_MS = 250;
+
+/** Whether the row already carries its deadline-risk warning (it is given once). */
+export function isMarkedAtRisk(intent: Pick<Intent, 'transitions'>): boolean {
+  return intent.transitions.some((t) => t.reason === Reason.deadlineAtRisk);
+}
+
+/**
+ * Warns early that an open row will likely miss its deadline (docs/architecture.md §11): one
+ * record `state → state`, reason `deadline_at_risk`, the estimate in `detail`, written with the
+ * durable `escalationPending` marker (due now in the open index: the reconciler publishes the
+ * escalation and clears the marker). The row keeps its state and keeps trying; the marker
+ * survives its later moves while it stays unresolved (planTransition), so a claim cannot drop
+ * an escalation not yet published. At most once per row.
+ */
+export function planDeadlineRisk(
+  intent: Intent,
+  change: { readonly at: number; readonly estimatedSendAt: number },
+): TransitionPlan | undefined {
+  if (!isUnresolved(intent.state) || isMarkedAtRisk(intent) || intent.escalationPending) return undefined;
+  const record = nextRecord(intent, intent.state, {
+    at: change.at,
+    reason: Reason.deadlineAtRisk,
+    detail: `estimatedSendAt ${new Date(change.estimatedSendAt).toISOString()}`,
+  });
+  return {
+    expected: { state: intent.state, version: intent.version },
+    record,
+    next: {
+      ...intent,
+      version: record.seq,
+      escalationPending: true,
+      dueAt: Math.min(record.at, intent.deadline),
+      transitions: [...intent.transitions, record],
+    },
+  };
 }

@@ -212,6 +212,20 @@ function confirmedByOperator(intent: Intent, change: TransitionChange): boolean 
 }
 
 /**
+ * An open row's pending escalation that is not an `unknown`'s is a deadline-risk warning
+ * (lambdas/domain/deadline-risk.ts): it survives the row's moves while the row stays
+ * unresolved, and goes when the row settles (a notice that made it owes no warning).
+ */
+function riskWarningPending(intent: Intent, to: IntentState): boolean {
+  return (
+    intent.escalationPending === true &&
+    intent.escalatedAt === undefined &&
+    isUnresolved(intent.state) &&
+    isUnresolved(to)
+  );
+}
+
+/**
  * The single place that builds a transition. Rules that hold for every move:
  * lease fields live only in `sending`, `nextAttemptAt` only in `retry_scheduled`, the send
  * envelope only while unresolved, and `dueAt` is recomputed from the new state.
@@ -242,7 +256,8 @@ export function planTransition(
   const leaseOwner = change.to === 'sending' ? merged.leaseOwner : undefined;
   const leaseExpiresAt = change.to === 'sending' ? merged.leaseExpiresAt : undefined;
   const nextAttemptAt = change.to === 'retry_scheduled' ? merged.nextAttemptAt : undefined;
-  const escalationPending = escalates(change.to, change.reason) ? true : undefined;
+  const escalationPending =
+    escalates(change.to, change.reason) || riskWarningPending(intent, change.to) ? true : undefined;
   const next: Intent = {
     ...merged,
     state: change.to,
@@ -288,7 +303,7 @@ export interface Fact {
  * reading may predate the last record (a long reconciler run, a provider's own timestamp);
  * history is ordered by seq, so its times must not go backwards either.
  */
-function nextRecord(
+export function nextRecord(
   intent: Intent,
   to: IntentState,
   what: {

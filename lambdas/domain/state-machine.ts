@@ -97,6 +97,11 @@ export const Reason = {
   operatorConfirmedNotSent: 'operator_confirmed_not_sent',
   /** The business caller or an operator called the notice off before it was sent. */
   cancelled: 'cancelled',
+  /**
+   * The estimate of when it will be sent passes its deadline (docs/architecture.md §11): an early
+   * warning, a record `state → state` with an escalation; the row keeps trying.
+   */
+  deadlineAtRisk: 'deadline_at_risk',
 } as const;
 
 export type Reason = (typeof Reason)[keyof typeof Reason];

@@ -64,7 +64,20 @@ export const NoticeConflictSchema = ProblemSchema.extend({
 export const NoticeRecordedSchema = z.object({
   noticeId: z.string(),
   created: z.boolean().meta({ description: 'true: this request recorded it (202); false: a replay (200)' }),
-  channels: z.array(z.object({ channel: ChannelSchema, state: StateSchema })),
+  channels: z.array(
+    z.object({
+      channel: ChannelSchema,
+      state: StateSchema,
+      estimatedSendAt: isoTime().optional().meta({
+        description:
+          'a channel this request recorded whose provider rate is known: when it will likely be sent, from the backlog ahead of its lane (docs/architecture.md §11)',
+      }),
+      deadlineAtRisk: z.boolean().optional().meta({
+        description:
+          'with estimatedSendAt: the estimate passes the deadline; the channel carries a deadline_at_risk escalation and keeps trying',
+      }),
+    }),
+  ),
 });
 
 export const BatchResponseSchema = z.object({

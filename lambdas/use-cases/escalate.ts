@@ -1,4 +1,5 @@
 import { type Intent, isUnknownEscalation, type TransitionRecord } from '../domain/intent.ts';
+import { isUnresolved, Reason } from '../domain/state-machine.ts';
 import type { EscalationDependencies } from './dependencies.ts';
 
 /** What became of a row's escalation: published now, still pending (publish failed), or none owed. */
@@ -6,13 +7,16 @@ export type EscalationOutcome = 'published' | 'pending' | 'none';
 
 /**
  * The record a pending escalation is about: the one that failed the row (facts may follow it),
- * or, on a row still `unknown`, its escalation record (UNKNOWN_POLICY=escalate).
+ * on a row still `unknown`, its escalation record (UNKNOWN_POLICY=escalate), on another open
+ * row, its deadline-risk warning.
  */
 function escalatedRecord(row: Intent): TransitionRecord | undefined {
   if (row.state === 'failed')
     return row.transitions.findLast((t) => t.to === 'failed' && t.from !== 'failed');
   if (row.state === 'unknown' && row.escalatedAt !== undefined)
     return row.transitions.findLast(isUnknownEscalation);
+  // An open row's other pending escalation: its deadline-risk warning (docs/architecture.md §11).
+  if (isUnresolved(row.state)) return row.transitions.findLast((t) => t.reason === Reason.deadlineAtRisk);
   return undefined;
 }
 

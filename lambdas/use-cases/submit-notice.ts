@@ -14,6 +14,7 @@ import {
   type TemplateDefinition,
 } from '../domain/template.ts';
 import { laneRef } from '../ports/intent-queue.port.ts';
+import { type DeadlineRiskDependencies, estimateAtIntake, type IntakeEstimate } from './deadline-risk.ts';
 import type { IntakeDependencies } from './dependencies.ts';
 
 /** A notice request whose shape the edge has already checked (types, lengths, channels, destinations present). */
@@ -48,6 +49,10 @@ export interface ChannelResult {
   readonly outcome: ChannelOutcome;
   /** On a conflict: which parts of the request differ from the recorded intent (paths, no values). */
   readonly differs?: readonly DifferingPart[];
+  /** Created channels of a channel with a known rate: when it will likely be sent (epoch ms). */
+  readonly estimatedSendAt?: number;
+  /** The estimate passes the deadline: the row carries a deadline_at_risk warning. */
+  readonly deadlineAtRisk?: boolean;
 }
 
 export type SubmitResult =
@@ -66,6 +71,7 @@ export type SubmitResult =
 interface PreparedChannel {
   readonly channel: Channel;
   readonly intent: Intent;
+  readonly estimate: IntakeEstimate;
 }
 
 /** A deadline further out keeps personal data (the sealed envelope) alive for too long. */
@@ -166,7 +172,10 @@ function resolveAll(request: NoticeRequest, deps: Pick<IntakeDependencies, 'fing
  * A crash between 3 and 4 loses nothing: the reconciler re-enqueues reserved rows that no
  * worker claimed within SEND_LEASE_MS.
  */
-export async function submitNotice(request: NoticeRequest, deps: IntakeDependencies): Promise<SubmitResult> {
+export async function submitNotice(
+  request: NoticeRequest,
+  deps: IntakeDependencies & DeadlineRiskDependencies,
+): Promise<SubmitResult> {
   const now = deps.clock.now();
   const template = deps.catalog.lookup(request.template.id, request.template.version);
   const violations = validate(request, now, template);
@@ -212,13 +221,24 @@ export async function submitNotice(request: NoticeRequest, deps: IntakeDependenc
       },
       deps.timing,
     );
-    prepared.push({ channel, intent });
+    // Deadline risk (docs/architecture.md §11): the estimate, and the warning in the same write.
+    const estimate = await estimateAtIntake(intent, deps, now);
+    prepared.push({ channel, intent: estimate.intent, estimate });
   }
 
   const reservations = await deps.store.reserveNotice(prepared.map(({ intent }) => intent));
   const channels: ChannelResult[] = reservations.map((result, i) => {
     const channel = (prepared[i] as PreparedChannel).channel;
-    if (result.kind === 'created') return { channel, state: result.intent.state, outcome: 'created' };
+    if (result.kind === 'created') {
+      const { estimatedSendAt, atRisk } = (prepared[i] as PreparedChannel).estimate;
+      deps.backlog?.enqueued(channel, priority, 1);
+      return {
+        channel,
+        state: result.intent.state,
+        outcome: 'created',
+        ...(estimatedSendAt !== undefined ? { estimatedSendAt, deadlineAtRisk: atRisk } : {}),
+      };
+    }
     if (result.kind === 'duplicate') return { channel, state: result.existing.state, outcome: 'duplicate' };
     const requested = (prepared[i] as PreparedChannel).intent;
     return {

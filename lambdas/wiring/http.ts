@@ -1,8 +1,10 @@
 import { templateCatalog } from '../../templates/catalog.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
+import type { DeadlineRiskDependencies } from '../use-cases/deadline-risk.ts';
 import type { IntakeDependencies, OperatorDependencies } from '../use-cases/dependencies.ts';
 import { retryPolicyOf, timingOf } from './core.ts';
+import { buildDeadlineRisk } from './deadline-risk.ts';
 import { buildSealer } from './envelope.ts';
 import { loadFingerprintKey } from './fingerprint.ts';
 import { buildLedgerStore, verifyKeys } from './ledger.ts';
@@ -17,7 +19,7 @@ import { buildQueue } from './queue.ts';
  */
 export interface HttpRuntime {
   readonly config: Config;
-  readonly deps: IntakeDependencies & OperatorDependencies;
+  readonly deps: IntakeDependencies & OperatorDependencies & DeadlineRiskDependencies;
 }
 
 export async function buildHttpRuntime(
@@ -41,6 +43,7 @@ export async function buildHttpRuntime(
       retryPolicy: retryPolicyOf(config),
       random: Math.random,
       defaultDeadlineMs: config.NOTICE_DEFAULT_DEADLINE_MS,
+      ...buildDeadlineRisk(config),
     },
   };
 }

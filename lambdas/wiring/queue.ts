@@ -1,17 +1,21 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { type LaneQueues, SqsIntentQueue } from '../adapters/sqs/sqs-intent-queue.ts';
 import { CHANNEL_SETTINGS, LANE_SETTINGS } from '../contract/settings.ts';
-import { CHANNELS } from '../domain/channel.ts';
+import { CHANNELS, type Channel } from '../domain/channel.ts';
 import type { Config } from '../edge/config.ts';
 
 export function buildQueue(config: Config): SqsIntentQueue {
-  const urls = Object.fromEntries(
+  return new SqsIntentQueue(new SQSClient({}), channelQueueUrls(config), laneQueues(config, 'queueUrls'));
+}
+
+/** Each channel's queue (its standard lane). */
+export function channelQueueUrls(config: Config): Partial<Record<Channel, string>> {
+  return Object.fromEntries(
     CHANNELS.flatMap((channel) => {
       const url = config[CHANNEL_SETTINGS[channel].queueUrl];
       return url ? [[channel, url]] : [];
     }),
   );
-  return new SqsIntentQueue(new SQSClient({}), urls, laneQueues(config, 'queueUrls'));
 }
 
 /** The lanes with a queue of their own (docs/architecture.md §11), per channel. */

@@ -101,7 +101,16 @@ async function submitOne(input: unknown, deps: IntakeDependencies): Promise<Subm
         body: {
           noticeId: result.noticeId,
           created: result.created,
-          channels: result.channels.map(({ channel, state }) => ({ channel, state })),
+          channels: result.channels.map(({ channel, state, estimatedSendAt, deadlineAtRisk }) => ({
+            channel,
+            state,
+            ...(estimatedSendAt !== undefined
+              ? {
+                  estimatedSendAt: new Date(estimatedSendAt).toISOString(),
+                  deadlineAtRisk: deadlineAtRisk === true,
+                }
+              : {}),
+          })),
         },
       };
   }

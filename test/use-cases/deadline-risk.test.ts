@@ -1,0 +1,169 @@
+import { CreateQueueCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryRateClock } from '../../lambdas/adapters/memory/memory-rate-clock.ts';
+import { SqsBacklogProbe } from '../../lambdas/adapters/sqs/sqs-backlog-probe.ts';
+import type { Backlog } from '../../lambdas/domain/deadline-risk.ts';
+import type { BacklogProbe } from '../../lambdas/ports/backlog.port.ts';
+import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
+import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
+import { EXAMPLE_REQUEST, fakeWorld } from '../helpers/fakes.ts';
+import { LOCAL_CREDENTIALS, startSqs } from '../helpers/sqs.ts';
+
+/** A backlog of `ahead` references in front of every lane, at `rate`/s. */
+function fixedBacklog(ahead: number, rate = 25): BacklogProbe & { counted: number } {
+  return {
+    counted: 0,
+    async read(): Promise<Backlog> {
+      return {
+        ratePerSecond: rate,
+        ahead: { critical: 0, standard: ahead + this.counted, bulk: ahead + this.counted },
+      };
+    },
+    enqueued(_channel, _priority, count) {
+      this.counted += count;
+    },
+  };
+}
+
+const sms = { ...EXAMPLE_REQUEST, channels: ['sms' as const] };
+
+describe('deadline risk at intake (docs/architecture.md §11)', () => {
+  it('a channel that cannot make its deadline is reserved warned; the reconciler escalates it; it keeps trying', async () => {
+    const backlog = fixedBacklog(3_000);
+    const world = fakeWorld();
+    const deps = { ...world.deps, backlog };
+    const now = world.clock.now();
+    const result = await submitNotice({ ...sms, deadline: now + 10_000 }, deps);
+    if (result.kind !== 'recorded') throw new Error(result.kind);
+    const [channel] = result.channels;
+    expect(channel).toMatchObject({ channel: 'sms', deadlineAtRisk: true });
+    expect(channel?.estimatedSendAt).toBe(now + 120_000 + 250);
+    const row = await world.store.get(result.noticeId, 'sms');
+    expect(row?.transitions.map((t) => `${t.from}→${t.to}:${t.reason}`)).toEqual([
+      'null→reserved:intake',
+      'reserved→reserved:deadline_at_risk',
+    ]);
+    expect(row).toMatchObject({ state: 'reserved', escalationPending: true, dueAt: now });
+
+    // The next reconciler run — not the deadline — publishes it.
+    world.clock.advance(1_000);
+    await reconcile(world.deps);
+    expect(world.escalations).toEqual([
+      expect.objectContaining({
+        noticeId: result.noticeId,
+        channel: 'sms',
+        reason: 'deadline_at_risk',
+        state: 'reserved',
+      }),
+    ]);
+    expect((await world.store.get(result.noticeId, 'sms'))?.escalationPending).toBeUndefined();
+    // And it is still sent.
+    const sent = await deliverIntent({ noticeId: result.noticeId, channel: 'sms' }, world.deps);
+    expect(sent).toMatchObject({ kind: 'recorded', state: 'accepted' });
+  });
+
+  it('a channel that can make it is not warned; the estimate counts the items of the same batch', async () => {
+    const backlog = fixedBacklog(100);
+    const world = fakeWorld();
+    const deps = { ...world.deps, backlog };
+    const now = world.clock.now();
+    const first = await submitNotice({ ...sms, eventId: 'evt_1', deadline: now + 60_000 }, deps);
+    const second = await submitNotice({ ...sms, eventId: 'evt_2', deadline: now + 60_000 }, deps);
+    if (first.kind !== 'recorded' || second.kind !== 'recorded') throw new Error('not recorded');
+    expect(first.channels[0]).toMatchObject({ deadlineAtRisk: false, estimatedSendAt: now + 4_000 + 250 });
+    expect(second.channels[0]).toMatchObject({ deadlineAtRisk: false, estimatedSendAt: now + 4_040 + 250 });
+    expect((await world.store.get(first.noticeId, 'sms'))?.transitions).toHaveLength(1);
+  });
+
+  it('a critical notice behind a bulk backlog is not at risk; a replay gets no estimate; a backlog read error costs only the estimate', async () => {
+    const world = fakeWorld();
+    const now = world.clock.now();
+    const critical = await submitNotice(
+      { ...sms, priority: 'critical', deadline: now + 10_000 },
+      { ...world.deps, backlog: fixedBacklog(3_000) },
+    );
+    expect(critical.kind === 'recorded' && critical.channels[0]?.deadlineAtRisk).toBe(false);
+    const replay = await submitNotice(
+      { ...sms, priority: 'critical', deadline: now + 10_000 },
+      { ...world.deps, backlog: fixedBacklog(3_000) },
+    );
+    expect(replay.kind === 'recorded' && replay.channels[0]?.estimatedSendAt).toBeUndefined();
+    const failing: BacklogProbe = {
+      read: async () => Promise.reject(new Error('sqs down')),
+      enqueued: () => undefined,
+    };
+    const other = await submitNotice(
+      { ...sms, eventId: 'evt_x', deadline: now + 10_000 },
+      { ...world.deps, backlog: failing },
+    );
+    expect(other).toMatchObject({ kind: 'recorded', created: true });
+  });
+});
+
+describe('SqsBacklogProbe on local SQS', () => {
+  let sqs: Awaited<ReturnType<typeof startSqs>>;
+  let client: SQSClient;
+  beforeAll(async () => {
+    sqs = await startSqs();
+    client = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+  });
+  afterAll(async () => {
+    client.destroy();
+    await sqs.close();
+  });
+
+  const fill = async (name: string, count: number) => {
+    const url = (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl as string;
+    for (let i = 0; i < count; i += 10) {
+      await client.send(
+        new SendMessageBatchCommand({
+          QueueUrl: url,
+          Entries: Array.from({ length: Math.min(10, count - i) }, (_, j) => ({
+            Id: String(j),
+            MessageBody: '{}',
+          })),
+        }),
+      );
+    }
+    return url;
+  };
+
+  it('counts each lane and the lanes above it, a shared queue once, the budget clock, and what this process enqueued since', async () => {
+    const [standard, critical, bulk] = [
+      await fill('probe-sms', 30),
+      await fill('probe-sms-critical', 2),
+      await fill('probe-sms-bulk', 50),
+    ];
+    const clock = new MemoryRateClock();
+    await clock.restart('sms', 7_000_000, 0);
+    let now = 1_000;
+    const probe = new SqsBacklogProbe({
+      sqs: client,
+      queueUrls: { sms: standard },
+      laneUrls: { sms: { critical, bulk } },
+      ratePerSecond: { sms: 25 },
+      clock,
+      now: () => now,
+    });
+    expect(await probe.read('sms')).toEqual({
+      ratePerSecond: 25,
+      ahead: { critical: 2, standard: 32, bulk: 82 },
+      clockMs: 7_000,
+    });
+    probe.enqueued('sms', 'critical', 3);
+    expect((await probe.read('sms'))?.ahead).toEqual({ critical: 5, standard: 35, bulk: 85 });
+    expect(await probe.read('email')).toBeUndefined();
+
+    // One lane: every priority waits behind the whole channel queue, counted once.
+    const single = new SqsBacklogProbe({
+      sqs: client,
+      queueUrls: { sms: standard },
+      ratePerSecond: { sms: 25 },
+      now: () => now,
+    });
+    expect((await single.read('sms'))?.ahead).toEqual({ critical: 30, standard: 30, bulk: 30 });
+    now += 1_000;
+    expect((await probe.read('sms'))?.ahead).toEqual({ critical: 2, standard: 32, bulk: 82 });
+  });
+});
