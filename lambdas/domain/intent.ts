@@ -121,8 +121,10 @@ export interface LedgerTiming {
  *   sending          lease expiry, or its earlier due time (worker died? → unknown)
  *   retry_scheduled  next attempt + lease (schedule lost? re-enqueue)
  *   unknown          now                (ask the provider)
+ *   accepted         the due time it already had (owed a final delivery report: follow-up)
  *
- * Capped by the deadline (but for `unknown`), so an expiring row is found even if nothing else is due.
+ * Capped by the deadline (but for `unknown` and `accepted`), so an expiring row is found even if
+ * nothing else is due.
  */
 export function nextDueAt(
   state: IntentState,
@@ -158,6 +160,12 @@ export function nextDueAt(
       // Not capped by the deadline: an unknown outcome is settled (or escalated) within the
       // grace period; the deadline only stops resends.
       return fields.enteredAt;
+    case 'accepted':
+      // Still owed something: a final delivery report (docs/architecture.md §3 "Delivery
+      // follow-up"). The due time it had is kept, so the outcome write moves no index key (the
+      // report that usually follows within seconds takes the row out); the reconciler, finding
+      // the row due, computes its follow-up time from the acceptance record (domain/follow-up.ts).
+      return fields.previousDueAt ?? fields.enteredAt + timing.leaseMs;
     default:
       return undefined;
   }
@@ -315,6 +323,21 @@ export function planFact(intent: Intent, fact: Fact): TransitionPlan {
   };
 }
 
+/**
+ * Ends the follow-up of an accepted row that never got a final report: a `delivery_unconfirmed`
+ * record (`accepted → accepted`), and the row leaves the open index. It stays `accepted` (the
+ * provider took the message; nothing says it failed), so a late report can still move it on.
+ */
+export function planFollowUpEnd(intent: Intent, at: number, detail: string): TransitionPlan {
+  if (intent.state !== 'accepted') throw new IllegalTransitionError(intent.state, intent.state);
+  const record = nextRecord(intent, intent.state, { reason: Reason.deliveryUnconfirmed, at, detail });
+  return {
+    expected: { state: intent.state, version: intent.version },
+    record,
+    next: { ...intent, version: record.seq, dueAt: undefined, transitions: [...intent.transitions, record] },
+  };
+}
+
 /** The fact records of a row (records that changed no state). */
 export function factsOf(intent: Pick<Intent, 'transitions'>): TransitionRecord[] {
   return intent.transitions.filter((t) => t.from === t.to);
@@ -330,7 +353,14 @@ export type ClaimDecision =
  */
 export function decideClaim(
   intent: Intent,
-  ctx: { now: number; workerId: string; timing: LedgerTiming; provider?: string | undefined },
+  ctx: {
+    now: number;
+    workerId: string;
+    timing: LedgerTiming;
+    provider?: string | undefined;
+    /** On the claim record (e.g. what the provider's suppression check answered). */
+    detail?: string | undefined;
+  },
 ): ClaimDecision {
   if (!CLAIMABLE_STATES.includes(intent.state)) return { kind: 'leave', why: 'not_claimable' };
   // Early messages (a duplicate delivery of an old message) must not jump the backoff.
@@ -350,6 +380,7 @@ export function decideClaim(
       reason: Reason.claimed,
       at: ctx.now,
       attempt,
+      detail: ctx.detail,
       set: {
         attempts: attempt,
         leaseOwner: ctx.workerId,
@@ -370,7 +401,15 @@ export interface OutcomeContext {
   readonly policy: RetryPolicy;
   readonly random: RandomSource;
   readonly timing: LedgerTiming;
+  /**
+   * `OPERATOR_HOLD_MS`: how long a channel is held after an `operator_action_required` answer
+   * that names no time of its own.
+   */
+  readonly operatorHoldMs?: number | undefined;
 }
+
+/** Default of `OPERATOR_HOLD_MS` for callers that give none. */
+export const DEFAULT_OPERATOR_HOLD_MS = 15 * 60_000;
 
 export interface RetryChange {
   readonly reason: Reason;
@@ -485,6 +524,29 @@ export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: Outco
         },
         ctx.timing,
       );
+    case 'operator_action_required': {
+      // Nothing was sent and the cause is our account: the attempt is given back (a person will
+      // fix the account; the notice must not run out of attempts meanwhile), the row waits for
+      // the hold, never past its deadline (the reconciler fails it there, escalated), and the
+      // record escalates (planTransition sets the durable marker).
+      const holdMs = outcome.retryAfterMs ?? ctx.operatorHoldMs ?? DEFAULT_OPERATOR_HOLD_MS;
+      return planTransition(
+        intent,
+        {
+          to: 'retry_scheduled',
+          reason: Reason.operatorActionRequired,
+          at: ctx.now,
+          attempt,
+          detail: `${outcome.code}; channel held ${holdMs} ms, attempt not counted`,
+          set: {
+            provider: ctx.provider,
+            attempts: Math.max(0, attempt - 1),
+            nextAttemptAt: Math.min(ctx.now + holdMs, intent.deadline),
+          },
+        },
+        ctx.timing,
+      );
+    }
     case 'ambiguous':
       return planTransition(
         intent,

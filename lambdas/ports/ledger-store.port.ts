@@ -30,10 +30,15 @@ export interface OpenIntentPage {
 }
 
 export interface OpenIntentCounts {
-  /** Unresolved rows per state; `failed` counts failed rows whose escalation is still pending. */
+  /**
+   * Rows in the open index per state: the unresolved ones, `accepted` rows still owed a final
+   * delivery report, and `failed` rows whose escalation is still pending.
+   */
   readonly byState: Readonly<Partial<Record<IntentState, number>>>;
-  /** Creation time of the oldest unresolved row (pending escalations excluded). */
+  /** Creation time of the oldest unresolved row (awaiting reports and pending escalations excluded). */
   readonly oldestCreatedAt: number | undefined;
+  /** Acceptance time of the oldest `accepted` row still owed a final delivery report. */
+  readonly oldestAwaitingSince: number | undefined;
 }
 
 /**
@@ -86,13 +91,23 @@ export interface LedgerStore {
    */
   defer(noticeId: string, channel: Channel, expectedVersion: number, dueAt: number): Promise<boolean>;
   /**
-   * Clears a failed row's pending-escalation marker once the escalation is published, which takes
-   * it out of the open index. Conditional on the version; false when the row moved meanwhile.
+   * Clears a row's pending-escalation marker once the escalation is published. A failed row then
+   * leaves the open index; a row still open (a channel held for an operator) keeps its place there
+   * at `nextDueAt`. Conditional on the version; false when the row moved meanwhile.
    */
-  settleEscalation(noticeId: string, channel: Channel, expectedVersion: number): Promise<boolean>;
+  settleEscalation(
+    noticeId: string,
+    channel: Channel,
+    expectedVersion: number,
+    nextDueAt?: number,
+  ): Promise<boolean>;
   /** Open rows whose next action is due at or before `now`, oldest due first within a shard. */
   listDue(now: number, options?: { limit?: number; cursor?: string }): Promise<OpenIntentPage>;
-  /** Every open row. Cost follows open rows only. */
+  /**
+   * Every row in the open index: unresolved ones, accepted rows awaiting a final report, failed
+   * rows with a pending escalation (callers that list unresolved rows filter by state). Cost
+   * follows the index only.
+   */
   listOpen(options?: { limit?: number; cursor?: string }): Promise<OpenIntentPage>;
   /** Gauges over every open row: how many per state, and when the oldest was created. */
   countOpen(): Promise<OpenIntentCounts>;

@@ -18,6 +18,26 @@ export interface SmsMessage {
   readonly idempotencyKey: string;
 }
 
+/** What a provider's own suppression list says about a destination. */
+export type ProviderSuppressionCheck =
+  | { readonly kind: 'clear' }
+  /** Listed: the destination must not be sent to; `code` is the provider's reason (no address). */
+  | { readonly kind: 'suppressed'; readonly code: string }
+  /** The check could not be made (timeout, 5xx): the send waits rather than risk it. */
+  | { readonly kind: 'unavailable'; readonly code: string };
+
+/**
+ * The suppression-sync part of a transport (descriptor capability `suppressionSync`): a provider
+ * that keeps its own suppression or opt-out list. Destinations are raw (the sender has opened the
+ * envelope); nothing here may log them.
+ */
+export interface ProviderSuppressions {
+  /** Asked before the claim; a listed destination ends `suppressed` and never reaches `send`. */
+  check?(destination: string): Promise<ProviderSuppressionCheck>;
+  /** Mirrors one of our suppressions into the provider's list; throws when it could not. */
+  add?(destination: string, reason: string): Promise<void>;
+}
+
 /**
  * A provider for one channel. `send` makes exactly one provider call (no SDK retries) and
  * returns a typed outcome; it throws only for programming errors, never for a provider answer.
@@ -25,6 +45,7 @@ export interface SmsMessage {
 export interface Transport<M> {
   readonly provider: string;
   send(message: M): Promise<ProviderOutcome>;
+  readonly suppressions?: ProviderSuppressions | undefined;
 }
 
 export type EmailTransport = Transport<EmailMessage>;

@@ -93,8 +93,10 @@ export function assertRowInvariants(row: Intent): void {
     if (index > 0) {
       const previous = records[index - 1];
       expect(record.from).toBe(previous?.to);
-      // A fact (from = to) is only ever recorded on a finished row; anything else is a legal move.
-      if (record.from === record.to) expect(isTerminal(record.to)).toBe(true);
+      // A fact (from = to) is only ever recorded on a finished row, or ends the follow-up of an
+      // accepted one (delivery_unconfirmed); anything else is a legal move.
+      if (record.from === record.to)
+        expect(isTerminal(record.to) || record.reason === Reason.deliveryUnconfirmed).toBe(true);
       else expect(canTransition(record.from as Intent['state'], record.to)).toBe(true);
       expect(record.at).toBeGreaterThanOrEqual(previous?.at ?? 0);
     }
@@ -104,10 +106,16 @@ export function assertRowInvariants(row: Intent): void {
   expect(row.leaseOwner !== undefined).toBe(row.state === 'sending');
   expect(row.nextAttemptAt !== undefined).toBe(row.state === 'retry_scheduled');
   expect(row.envelope !== undefined).toBe(isUnresolved(row.state));
-  // Open index: unresolved rows, and failed rows whose escalation is not published yet.
-  if (row.escalationPending) expect(row.state).toBe('failed');
-  expect(row.dueAt !== undefined).toBe(isUnresolved(row.state) || row.escalationPending === true);
-  if (row.dueAt !== undefined && row.state !== 'unknown') expect(row.dueAt).toBeLessThanOrEqual(row.deadline);
+  // Open index: unresolved rows, accepted rows still owed a final report (until their follow-up
+  // ends), and rows whose escalation is not published yet (failed, or a channel held for a person).
+  if (row.escalationPending) expect(['failed', 'retry_scheduled']).toContain(row.state);
+  const awaitingReport =
+    row.state === 'accepted' && !records.some((record) => record.reason === Reason.deliveryUnconfirmed);
+  expect(row.dueAt !== undefined).toBe(
+    isUnresolved(row.state) || awaitingReport || row.escalationPending === true,
+  );
+  if (row.dueAt !== undefined && row.state !== 'unknown' && row.state !== 'accepted')
+    expect(row.dueAt).toBeLessThanOrEqual(row.deadline);
   if (row.state === 'accepted' || row.state === 'delivered') {
     // A receipt, or a person's confirmation that the provider holds the message.
     const confirmed = records.some((record) => record.reason === Reason.operatorConfirmedAccepted);

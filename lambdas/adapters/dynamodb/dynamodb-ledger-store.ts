@@ -18,6 +18,7 @@ import {
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LedgerTable } from '../../contract/ledger-table.ts';
 import type { Channel } from '../../domain/channel.ts';
+import { acceptedAt } from '../../domain/follow-up.ts';
 import type { Intent, TransitionPlan, TransitionRecord } from '../../domain/intent.ts';
 import { isSameContent, MUTABLE_INTENT_FIELDS } from '../../domain/intent.ts';
 import { type IntentState, isTerminal, isUnresolved } from '../../domain/state-machine.ts';
@@ -460,16 +461,29 @@ export class DynamoDbLedgerStore implements LedgerStore {
     }
   }
 
-  async settleEscalation(noticeId: string, channel: Channel, expectedVersion: number): Promise<boolean> {
+  async settleEscalation(
+    noticeId: string,
+    channel: Channel,
+    expectedVersion: number,
+    nextDueAt?: number,
+  ): Promise<boolean> {
     try {
       const out = await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: intentPk(noticeId), sk: channelSk(channel) },
-          // Out of the open index with the marker: the row has nothing left to owe.
-          UpdateExpression: 'REMOVE escalationPending, dueAt, openShard',
+          // A failed row leaves the open index with the marker: it has nothing left to owe. An
+          // open row (a held channel) stays, due when its own next step is.
+          UpdateExpression:
+            nextDueAt === undefined
+              ? 'REMOVE escalationPending, dueAt, openShard'
+              : 'SET dueAt = :due REMOVE escalationPending',
           ConditionExpression: 'version = :v AND escalationPending = :yes',
-          ExpressionAttributeValues: { ':v': expectedVersion, ':yes': true },
+          ExpressionAttributeValues: {
+            ':v': expectedVersion,
+            ':yes': true,
+            ...(nextDueAt === undefined ? {} : { ':due': nextDueAt }),
+          },
           ...this.capacityOption,
         }),
       );
@@ -602,6 +616,7 @@ export class DynamoDbLedgerStore implements LedgerStore {
   async countOpen(): Promise<OpenIntentCounts> {
     const byState: Partial<Record<IntentState, number>> = {};
     let oldestCreatedAt: number | undefined;
+    let oldestAwaitingSince: number | undefined;
     let cursor: string | undefined;
     do {
       const page = await this.listOpen({ limit: 100, ...(cursor ? { cursor } : {}) });
@@ -617,7 +632,9 @@ export class DynamoDbLedgerStore implements LedgerStore {
             RequestItems: {
               [this.tableName]: {
                 Keys: keys,
-                ProjectionExpression: '#state, createdAt, dueAt',
+                // The records tell an accepted row's acceptance time; BatchGetItem bills each item
+                // by started 4 KB whatever the projection, so reading them costs nothing more.
+                ProjectionExpression: '#state, createdAt, dueAt, transitions',
                 ExpressionAttributeNames: { '#state': 'state' },
               },
             },
@@ -630,6 +647,15 @@ export class DynamoDbLedgerStore implements LedgerStore {
           if (item.dueAt === undefined) continue;
           const state = item.state as IntentState;
           byState[state] = (byState[state] ?? 0) + 1;
+          if (state === 'accepted') {
+            // Owed a final delivery report: counted apart, never as unresolved.
+            const since = acceptedAt({
+              createdAt: item.createdAt as number,
+              transitions: ((item.transitions as StoredRecord[] | undefined) ?? []).map(fromStoredRecord),
+            });
+            oldestAwaitingSince = Math.min(oldestAwaitingSince ?? since, since);
+            continue;
+          }
           // A failed row waiting for its escalation is counted, but is no unresolved intent.
           if (!isUnresolved(state)) continue;
           oldestCreatedAt = Math.min(oldestCreatedAt ?? (item.createdAt as number), item.createdAt as number);
@@ -637,7 +663,7 @@ export class DynamoDbLedgerStore implements LedgerStore {
         keys = (out.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined) ?? [];
       }
     } while (cursor);
-    return { byState, oldestCreatedAt };
+    return { byState, oldestCreatedAt, oldestAwaitingSince };
   }
 
   async readGate(channel: Channel): Promise<number | undefined> {

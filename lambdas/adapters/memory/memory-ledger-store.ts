@@ -1,4 +1,5 @@
 import type { Channel } from '../../domain/channel.ts';
+import { acceptedAt } from '../../domain/follow-up.ts';
 import type { Intent, TransitionPlan } from '../../domain/intent.ts';
 import { isSameContent } from '../../domain/intent.ts';
 import { type IntentState, isUnresolved } from '../../domain/state-machine.ts';
@@ -96,10 +97,15 @@ export class MemoryLedgerStore implements LedgerStore {
     return true;
   }
 
-  async settleEscalation(noticeId: string, channel: Channel, expectedVersion: number): Promise<boolean> {
+  async settleEscalation(
+    noticeId: string,
+    channel: Channel,
+    expectedVersion: number,
+    nextDueAt?: number,
+  ): Promise<boolean> {
     const current = this.intents.get(key(noticeId, channel));
     if (!current || current.version !== expectedVersion || !current.escalationPending) return false;
-    this.intents.set(key(noticeId, channel), { ...current, escalationPending: undefined, dueAt: undefined });
+    this.intents.set(key(noticeId, channel), { ...current, escalationPending: undefined, dueAt: nextDueAt });
     return true;
   }
 
@@ -139,14 +145,18 @@ export class MemoryLedgerStore implements LedgerStore {
   async countOpen(): Promise<OpenIntentCounts> {
     const byState: Partial<Record<IntentState, number>> = {};
     let oldestCreatedAt: number | undefined;
+    let oldestAwaitingSince: number | undefined;
     for (const intent of this.intents.values()) {
       if (intent.dueAt === undefined) continue;
       byState[intent.state] = (byState[intent.state] ?? 0) + 1;
       if (isUnresolved(intent.state)) {
         oldestCreatedAt = Math.min(oldestCreatedAt ?? intent.createdAt, intent.createdAt);
+      } else if (intent.state === 'accepted') {
+        const since = acceptedAt(intent);
+        oldestAwaitingSince = Math.min(oldestAwaitingSince ?? since, since);
       }
     }
-    return { byState, oldestCreatedAt };
+    return { byState, oldestCreatedAt, oldestAwaitingSince };
   }
 
   async getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionState | undefined> {
