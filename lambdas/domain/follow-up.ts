@@ -66,7 +66,7 @@ export function decideFollowUp(
       ),
     };
   }
-  // Nothing to ask with: events alone can settle it (SES, EUM), or no receipt was ever recorded
+  // Nothing to ask with: events alone can settle it (no status API), or no receipt was ever recorded
   // (an operator confirmed the acceptance without the provider's id).
   if (!source.statusPull || row.providerReceiptId === undefined) return { kind: 'wait', until: end };
   const first = firstPullAt(row, policy, source);

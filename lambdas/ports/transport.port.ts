@@ -9,6 +9,8 @@ export interface EmailMessage {
   readonly correlationId: string;
   /** Same for every attempt of one (noticeId, channel); used by providers that support one. */
   readonly idempotencyKey: string;
+  /** The notice's deadline (epoch ms). */
+  readonly deadline?: number | undefined;
 }
 
 export interface SmsMessage {
@@ -16,6 +18,8 @@ export interface SmsMessage {
   readonly body: string;
   readonly correlationId: string;
   readonly idempotencyKey: string;
+  /** The notice's deadline (epoch ms): a provider that expires undelivered messages is told. */
+  readonly deadline?: number | undefined;
 }
 
 /** What a provider's own suppression list says about a destination. */

@@ -1,5 +1,4 @@
 import { MissingConfigurationError } from '../domain/errors.ts';
-import { correlationId, idempotencyKey } from '../domain/identity.ts';
 import {
   DEFAULT_OPERATOR_HOLD_MS,
   decideClaim,
@@ -11,12 +10,13 @@ import {
 import type { ProviderOutcome } from '../domain/outcome.ts';
 import { Reason } from '../domain/state-machine.ts';
 import { isSuppressed, SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
-import { renderEmail, renderSms, type TemplateDefinition } from '../domain/template.ts';
+import type { TemplateDefinition } from '../domain/template.ts';
 import { EnvelopeUnreadableError, type SendEnvelope } from '../ports/envelope-sealer.port.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
-import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
+import type { EmailMessage, EmailTransport, SmsMessage, SmsTransport } from '../ports/transport.port.ts';
 import type { SenderDependencies } from './dependencies.ts';
 import { type EscalationOutcome, publishEscalation } from './escalate.ts';
+import { outgoingMessage } from './outgoing-message.ts';
 
 /** What one queue message led to; safe to log (no destination, no content). */
 export type DeliveryResult =
@@ -304,17 +304,9 @@ async function prepareSend(
   if (!row.envelope) throw new EnvelopeUnreadableError('envelope already removed');
   const envelope =
     opened ?? (await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel }));
-  const base = {
-    to: envelope.destination,
-    correlationId: correlationId(row),
-    idempotencyKey: idempotencyKey(row.noticeId, row.channel),
-  };
-  if (row.channel === 'email') {
-    const message = { ...base, ...renderEmail(template, envelope.variables) };
-    return () => (transport as EmailTransport).send(message);
-  }
-  const message = { ...base, body: renderSms(template, envelope.variables).text };
-  return () => (transport as SmsTransport).send(message);
+  const message = outgoingMessage(row, template, envelope);
+  if (row.channel === 'email') return () => (transport as EmailTransport).send(message as EmailMessage);
+  return () => (transport as SmsTransport).send(message as SmsMessage);
 }
 
 /** How soon a send whose provider-list check could not be made is tried again. */

@@ -80,7 +80,7 @@ export async function followUpAccepted(
   if (answer.kind === 'unavailable') return 'follow_up_unavailable';
   for (const report of answer.reports) await applyDeliveryReport(report, deps);
   const after = await deps.store.get(row.noticeId, row.channel);
-  if (!after || after.state !== 'accepted') return 'follow_up_settled';
+  if (after?.state !== 'accepted') return 'follow_up_settled';
   await deps.store.defer(
     after.noticeId,
     after.channel,

@@ -8,12 +8,12 @@ import {
   type ReconcileContext,
   type UnknownPolicy,
 } from '../domain/reconcile.ts';
-import { renderEmail, renderSms } from '../domain/template.ts';
 import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import type { WorkerDependencies } from './dependencies.ts';
 import { publishEscalation } from './escalate.ts';
 import { type FollowUpDependencies, followUpAccepted, PullBudget } from './follow-up.ts';
+import { outgoingMessage } from './outgoing-message.ts';
 
 export type ReconcilerDependencies = WorkerDependencies &
   FollowUpDependencies & {
@@ -93,10 +93,8 @@ async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise
   if (!template) return { kind: 'undecidable', detail: 'template missing' };
   try {
     const envelope = await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel });
-    const content =
-      row.channel === 'sms'
-        ? renderSms(template, envelope.variables).text
-        : renderEmail(template, envelope.variables).subject;
+    const message = outgoingMessage(row, template, envelope);
+    const content = 'body' in message ? message.body : message.subject;
     const claimRecord = [...row.transitions].reverse().find((t) => t.to === 'sending');
     const verdict = await lookup.lookup({
       correlationId: correlationId(row),
@@ -105,6 +103,7 @@ async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise
       attemptStartedAt: claimRecord?.at ?? row.createdAt,
       attemptEndedAt: row.transitions[row.transitions.length - 1]?.at ?? row.createdAt,
       receiptId: row.providerReceiptId,
+      replay: message,
     });
     return verdict.kind === 'found' ? { ...verdict, provider } : verdict;
   } catch (error) {

@@ -77,23 +77,33 @@ export function twilioCallbackReport(
   if (errors.length > 0) return { ok: false, errors };
   if (!ref) return { ok: true, report: undefined, status, unmatched: true };
 
-  const kind = STATUS_KIND[status];
-  if (!kind) return { ok: true, report: undefined, status };
   const code = /^\d{1,10}$/.test(params.ErrorCode ?? '') ? params.ErrorCode : undefined;
-  const suppressing = kind === 'failed' && code !== undefined ? SUPPRESSING_CODES[code] : undefined;
+  return { ok: true, status, report: twilioStatusReport(ref, receiptId, status, code, at) };
+}
+
+/**
+ * A message status (a callback's, or a fetched message's) → the delivery report it makes, or
+ * `undefined` for a status that proves nothing we record.
+ */
+export function twilioStatusReport(
+  ref: DeliveryReport['ref'],
+  receiptId: string,
+  status: string,
+  errorCode: string | undefined,
+  at: number,
+): DeliveryReport | undefined {
+  const kind = STATUS_KIND[status];
+  if (!kind) return undefined;
+  const suppressing = kind === 'failed' && errorCode !== undefined ? SUPPRESSING_CODES[errorCode] : undefined;
   return {
-    ok: true,
-    status,
-    report: {
-      ref,
-      provider: descriptor.id,
-      receiptId,
-      kind,
-      at,
-      ...(kind === 'failed'
-        ? { failure: suppressing ?? 'delivery_failed', code, suppress: suppressing !== undefined }
-        : {}),
-    },
+    ref,
+    provider: descriptor.id,
+    receiptId,
+    kind,
+    at,
+    ...(kind === 'failed'
+      ? { failure: suppressing ?? 'delivery_failed', code: errorCode, suppress: suppressing !== undefined }
+      : {}),
   };
 }
 
