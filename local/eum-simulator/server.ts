@@ -178,7 +178,9 @@ export async function startEumSimulator(
       to: input.DestinationPhoneNumber as string,
       body: input.MessageBody as string,
       originationIdentity: input.OriginationIdentity as string,
-      ...(typeof input.ConfigurationSetName === 'string' ? { configurationSetName: input.ConfigurationSetName } : {}),
+      ...(typeof input.ConfigurationSetName === 'string'
+        ? { configurationSetName: input.ConfigurationSetName }
+        : {}),
       context: (input.Context as Record<string, string> | undefined) ?? {},
       ...(typeof input.TimeToLive === 'number' ? { timeToLive: input.TimeToLive } : {}),
       ...(typeof input.MessageType === 'string' ? { messageType: input.MessageType } : {}),
@@ -198,11 +200,18 @@ export async function startEumSimulator(
     const fields: string[] = [];
     if (typeof input.DestinationPhoneNumber !== 'string' || !E164.test(input.DestinationPhoneNumber))
       fields.push('DestinationPhoneNumber');
-    if (typeof input.MessageBody !== 'string' || input.MessageBody.length < 1 || input.MessageBody.length > 1600)
+    if (
+      typeof input.MessageBody !== 'string' ||
+      input.MessageBody.length < 1 ||
+      input.MessageBody.length > 1600
+    )
       fields.push('MessageBody');
     if (typeof input.OriginationIdentity !== 'string' || input.OriginationIdentity === '')
       fields.push('OriginationIdentity');
-    if (input.MessageType !== undefined && !['TRANSACTIONAL', 'PROMOTIONAL'].includes(input.MessageType as string))
+    if (
+      input.MessageType !== undefined &&
+      !['TRANSACTIONAL', 'PROMOTIONAL'].includes(input.MessageType as string)
+    )
       fields.push('MessageType');
     const ttl = input.TimeToLive;
     if (ttl !== undefined && !(Number.isInteger(ttl) && (ttl as number) >= 5 && (ttl as number) <= 259_200))
@@ -213,7 +222,12 @@ export async function startEumSimulator(
       const valid =
         entries.length <= 5 &&
         entries.every(
-          ([k, v]) => /^\S{1,100}$/.test(k) && typeof v === 'string' && v.length >= 1 && v.length <= 800 && v.trim() === v,
+          ([k, v]) =>
+            /^\S{1,100}$/.test(k) &&
+            typeof v === 'string' &&
+            v.length >= 1 &&
+            v.length <= 800 &&
+            v.trim() === v,
         );
       if (!valid) fields.push('Context');
     }
@@ -229,9 +243,14 @@ export async function startEumSimulator(
     counters.sendCalls += 1;
     const fault = faults.failNext.shift();
     if (fault?.kind === 'error') {
-      throw new ServiceError(fault.name, fault.name, fault.status ?? (fault.name === 'InternalServerException' ? 500 : 400), {
-        ...(fault.reason ? { Reason: fault.reason } : {}),
-      });
+      throw new ServiceError(
+        fault.name,
+        fault.name,
+        fault.status ?? (fault.name === 'InternalServerException' ? 500 : 400),
+        {
+          ...(fault.reason ? { Reason: fault.reason } : {}),
+        },
+      );
     }
     if (fault?.kind === 'timeout_before_accept') {
       await hold(fault.delayMs);
@@ -264,7 +283,9 @@ export async function startEumSimulator(
     const list = input.OptOutListName;
     const number = input.OptedOutNumber;
     if (typeof list !== 'string' || typeof number !== 'string' || !E164.test(number)) {
-      throw new ServiceError('ValidationException', 'invalid parameters', 400, { Reason: 'INVALID_PARAMETER' });
+      throw new ServiceError('ValidationException', 'invalid parameters', 400, {
+        Reason: 'INVALID_PARAMETER',
+      });
     }
     const now = clock();
     state.value.optOuts[list] ??= {};
@@ -284,7 +305,9 @@ export async function startEumSimulator(
     const list = input.OptOutListName;
     if (typeof list !== 'string') throw new ServiceError('ValidationException', 'OptOutListName required');
     const entries = state.value.optOuts[list] ?? {};
-    const wanted = Array.isArray(input.OptedOutNumbers) ? (input.OptedOutNumbers as string[]) : Object.keys(entries);
+    const wanted = Array.isArray(input.OptedOutNumbers)
+      ? (input.OptedOutNumbers as string[])
+      : Object.keys(entries);
     return {
       OptOutListArn: optOutListArn(list),
       OptOutListName: list,
@@ -304,7 +327,12 @@ export async function startEumSimulator(
     DescribeOptedOutNumbers: describeOptedOutNumbers,
   };
 
-  const reply = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  const reply = (
+    res: ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ) => {
     if (res.destroyed) return;
     res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', ...headers });
     res.end(JSON.stringify(body));
@@ -319,7 +347,8 @@ export async function startEumSimulator(
       return reply(res, 400, { __type: 'UnknownOperationException', message: 'unknown operation' });
     }
     const operation = operations[target.slice(TARGET_PREFIX.length)];
-    if (!operation) return reply(res, 400, { __type: 'UnknownOperationException', message: 'unknown operation' });
+    if (!operation)
+      return reply(res, 400, { __type: 'UnknownOperationException', message: 'unknown operation' });
     try {
       const input = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
       reply(res, 200, await operation(input));
@@ -328,7 +357,11 @@ export async function startEumSimulator(
         reply(
           res,
           error.status,
-          { __type: `com.amazonaws.pinpointsmsvoicev2#${error.type}`, message: error.message, ...error.extra },
+          {
+            __type: `com.amazonaws.pinpointsmsvoicev2#${error.type}`,
+            message: error.message,
+            ...error.extra,
+          },
           { 'x-amzn-errortype': error.type },
         );
         return;
@@ -342,7 +375,8 @@ export async function startEumSimulator(
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if (req.method === 'GET' && url.pathname === '/__messages') return json(200, { messages: state.value.messages, counters });
+    if (req.method === 'GET' && url.pathname === '/__messages')
+      return json(200, { messages: state.value.messages, counters });
     if (req.method === 'GET' && url.pathname === '/__events') {
       return json(200, { events: simulator.events(Number(url.searchParams.get('after') ?? 0)) });
     }
@@ -362,7 +396,9 @@ export async function startEumSimulator(
   }
 
   const server = createServer((req, res) => {
-    handle(req, res).catch(() => reply(res, 500, { __type: 'InternalServerException', message: 'simulator error' }));
+    handle(req, res).catch(() =>
+      reply(res, 500, { __type: 'InternalServerException', message: 'simulator error' }),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -375,7 +411,8 @@ export async function startEumSimulator(
     faults: Object.assign(faults, {
       set(patch: Partial<EumFaults>) {
         const known = ['failNext', 'spendLimitReached', 'eventsEnabled', 'eventDelayMs'];
-        for (const key of Object.keys(patch)) if (!known.includes(key)) throw new RangeError(`unknown setting: ${key}`);
+        for (const key of Object.keys(patch))
+          if (!known.includes(key)) throw new RangeError(`unknown setting: ${key}`);
         Object.assign(faults, patch);
       },
     }),

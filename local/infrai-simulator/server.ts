@@ -98,7 +98,9 @@ const DEDUP_WINDOW_MS = 24 * 3_600_000;
 const VENDORS = { email: ['resend', 'ses', 'tencent'], sms: ['twilio', 'sns'] } as const;
 
 /** What the discovery surface says about each capability (the same contract the module assumes). */
-export const DISCOVERY: Readonly<Record<string, { method: string; path: string; params: { name: string; required: boolean; in: string }[] }>> = {
+export const DISCOVERY: Readonly<
+  Record<string, { method: string; path: string; params: { name: string; required: boolean; in: string }[] }>
+> = {
   'email.send': {
     method: 'POST',
     path: '/v1/email/send',
@@ -129,8 +131,16 @@ export const DISCOVERY: Readonly<Record<string, { method: string; path: string; 
       { name: 'idempotency_key', required: false, in: 'body' },
     ],
   },
-  'email.get': { method: 'GET', path: '/v1/email/get/{id}', params: [{ name: 'id', required: true, in: 'path' }] },
-  'sms.get': { method: 'GET', path: '/v1/sms/get/{id}', params: [{ name: 'id', required: true, in: 'path' }] },
+  'email.get': {
+    method: 'GET',
+    path: '/v1/email/get/{id}',
+    params: [{ name: 'id', required: true, in: 'path' }],
+  },
+  'sms.get': {
+    method: 'GET',
+    path: '/v1/sms/get/{id}',
+    params: [{ name: 'id', required: true, in: 'path' }],
+  },
   'email.event.list': {
     method: 'GET',
     path: '/v1/email/event/list',
@@ -170,7 +180,13 @@ export const DISCOVERY: Readonly<Record<string, { method: string; path: string; 
 };
 
 function defaultFaults(): InfraiFaults {
-  return { failNext: [], creditExhausted: false, eventsAvailable: true, eventDelayMs: 0, deliveryDelayMs: 100 };
+  return {
+    failNext: [],
+    creditExhausted: false,
+    eventsAvailable: true,
+    eventDelayMs: 0,
+    deliveryDelayMs: 100,
+  };
 }
 
 export async function startInfraiSimulator(
@@ -178,7 +194,11 @@ export async function startInfraiSimulator(
 ): Promise<InfraiSimulator> {
   const clock = options.clock ?? Date.now;
   const apiKey = options.apiKey ?? 'ifr_pk_proj_local';
-  const state = new JsonFileState<State>(options.storeFile, () => ({ messages: [], events: [], suppressions: [] }));
+  const state = new JsonFileState<State>(options.storeFile, () => ({
+    messages: [],
+    events: [],
+    suppressions: [],
+  }));
   const faults = defaultFaults();
   const counters: InfraiCounters = {
     sendCalls: 0,
@@ -199,7 +219,12 @@ export async function startInfraiSimulator(
       holds.add(timer);
     });
 
-  const send = (res: ServerResponse, status: number, payload: { data?: unknown; error?: unknown }, headers: Record<string, string> = {}) => {
+  const send = (
+    res: ServerResponse,
+    status: number,
+    payload: { data?: unknown; error?: unknown },
+    headers: Record<string, string> = {},
+  ) => {
     if (res.destroyed) return;
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(
@@ -211,11 +236,24 @@ export async function startInfraiSimulator(
       }),
     );
   };
-  const fail = (res: ServerResponse, status: number, code: string, retryable: boolean, headers: Record<string, string> = {}) =>
-    send(res, status, { error: { code, message: code.toLowerCase().replace(/_/g, ' '), retryable } }, headers);
+  const fail = (
+    res: ServerResponse,
+    status: number,
+    code: string,
+    retryable: boolean,
+    headers: Record<string, string> = {},
+  ) =>
+    send(
+      res,
+      status,
+      { error: { code, message: code.toLowerCase().replace(/_/g, ' '), retryable } },
+      headers,
+    );
 
   const isSuppressed = (channel: 'email' | 'sms', destination: string) =>
-    state.value.suppressions.some((s) => s.channel === channel && s.destination === destination.toLowerCase());
+    state.value.suppressions.some(
+      (s) => s.channel === channel && s.destination === destination.toLowerCase(),
+    );
 
   const recordOf = (m: InfraiMessage) => ({
     [m.channel === 'email' ? 'email_id' : 'sms_id']: m.id,
@@ -232,7 +270,12 @@ export async function startInfraiSimulator(
     return events[events.length - 1]?.type ?? 'queued';
   };
 
-  const accept = (channel: 'email' | 'sms', body: Record<string, unknown>, key: string, bodyHash: string): InfraiMessage => {
+  const accept = (
+    channel: 'email' | 'sms',
+    body: Record<string, unknown>,
+    key: string,
+    bodyHash: string,
+  ): InfraiMessage => {
     const now = clock();
     const to = String(body.to);
     const message: InfraiMessage = {
@@ -269,7 +312,12 @@ export async function startInfraiSimulator(
     return message;
   };
 
-  async function handleSend(channel: 'email' | 'sms', req: IncomingMessage, res: ServerResponse, text: string) {
+  async function handleSend(
+    channel: 'email' | 'sms',
+    req: IncomingMessage,
+    res: ServerResponse,
+    text: string,
+  ) {
     counters.sendCalls += 1;
     let body: Record<string, unknown>;
     try {
@@ -281,14 +329,22 @@ export async function startInfraiSimulator(
     if (fault?.kind === 'status') {
       const headers: Record<string, string> =
         fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
-      return fail(res, fault.status, fault.code ?? `HTTP_${fault.status}`, fault.retryable ?? fault.status >= 500, headers);
+      return fail(
+        res,
+        fault.status,
+        fault.code ?? `HTTP_${fault.status}`,
+        fault.retryable ?? fault.status >= 500,
+        headers,
+      );
     }
     if (fault?.kind === 'slow_reject') {
       await hold(fault.delayMs);
       return fail(res, 503, 'UNAVAILABLE', true);
     }
     if (faults.creditExhausted) return fail(res, 402, 'INSUFFICIENT_CREDIT', false);
-    const missing = (DISCOVERY[`${channel}.send`]?.params ?? []).filter((p) => p.required && body[p.name] === undefined);
+    const missing = (DISCOVERY[`${channel}.send`]?.params ?? []).filter(
+      (p) => p.required && body[p.name] === undefined,
+    );
     if (missing.length > 0 || (channel === 'email' && body.text === undefined && body.html === undefined)) {
       return fail(res, 400, 'VALIDATION_ERROR', false);
     }
@@ -320,7 +376,14 @@ export async function startInfraiSimulator(
       const capability = decodeURIComponent(path.replace(/^\/discovery\/?/, ''));
       if (capability === '') {
         return send(res, 200, {
-          data: { capabilities: Object.entries(DISCOVERY).map(([id, c]) => ({ id, method: c.method, path: c.path, available: true })) },
+          data: {
+            capabilities: Object.entries(DISCOVERY).map(([id, c]) => ({
+              id,
+              method: c.method,
+              path: c.path,
+              available: true,
+            })),
+          },
         });
       }
       const found = DISCOVERY[capability];
@@ -345,7 +408,9 @@ export async function startInfraiSimulator(
       return handleSend(match[1] as 'email' | 'sms', req, res, text);
     }
     if (req.method === 'GET' && (match = path.match(/^\/(email|sms)\/get\/([^/]+)$/))) {
-      const found = state.value.messages.find((m) => m.channel === match?.[1] && m.id === decodeURIComponent(match?.[2] ?? ''));
+      const found = state.value.messages.find(
+        (m) => m.channel === match?.[1] && m.id === decodeURIComponent(match?.[2] ?? ''),
+      );
       return found ? send(res, 200, { data: recordOf(found) }) : fail(res, 404, 'NOT_FOUND', false);
     }
     if (req.method === 'GET' && (match = path.match(/^\/(email|sms)\/event\/list$/))) {
@@ -359,14 +424,20 @@ export async function startInfraiSimulator(
     if (req.method === 'GET' && (match = path.match(/^\/email\/suppression\/check\/(.+)$/))) {
       counters.suppressionChecks += 1;
       const email = decodeURIComponent(match[1] ?? '');
-      const entry = state.value.suppressions.find((s) => s.channel === 'email' && s.destination === email.toLowerCase());
-      return send(res, 200, { data: { suppressed: Boolean(entry), ...(entry ? { reason: entry.reason } : {}) } });
+      const entry = state.value.suppressions.find(
+        (s) => s.channel === 'email' && s.destination === email.toLowerCase(),
+      );
+      return send(res, 200, {
+        data: { suppressed: Boolean(entry), ...(entry ? { reason: entry.reason } : {}) },
+      });
     }
     if (req.method === 'POST' && path === '/sms/suppression/check') {
       counters.suppressionChecks += 1;
       const to = String((JSON.parse(text || '{}') as { to?: unknown }).to ?? '');
       const entry = state.value.suppressions.find((s) => s.channel === 'sms' && s.destination === to);
-      return send(res, 200, { data: { suppressed: Boolean(entry), ...(entry ? { reason: entry.reason } : {}) } });
+      return send(res, 200, {
+        data: { suppressed: Boolean(entry), ...(entry ? { reason: entry.reason } : {}) },
+      });
     }
     if (req.method === 'POST' && (match = path.match(/^\/(email|sms)\/suppression\/add$/))) {
       counters.suppressionAdds += 1;
@@ -388,13 +459,18 @@ export async function startInfraiSimulator(
       return json(200, { messages: state.value.messages, counters, pulls: Object.fromEntries(pulls) });
     }
     try {
-      const body = req.method === 'POST' ? (JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>) : {};
+      const body =
+        req.method === 'POST' ? (JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>) : {};
       if (req.method === 'POST' && url.pathname === '/__faults') {
         simulator.faults.set(body as Partial<InfraiFaults>);
         return json(200, faults);
       }
       if (req.method === 'POST' && url.pathname === '/__suppressions') {
-        simulator.suppress(body.channel as 'email' | 'sms', String(body.destination), String(body.reason ?? 'manual'));
+        simulator.suppress(
+          body.channel as 'email' | 'sms',
+          String(body.destination),
+          String(body.reason ?? 'manual'),
+        );
         return json(200, {});
       }
       if (req.method === 'POST' && url.pathname === '/__reset') {
@@ -421,7 +497,8 @@ export async function startInfraiSimulator(
     faults: Object.assign(faults, {
       set(patch: Partial<InfraiFaults>) {
         const known = ['failNext', 'creditExhausted', 'eventsAvailable', 'eventDelayMs', 'deliveryDelayMs'];
-        for (const key of Object.keys(patch)) if (!known.includes(key)) throw new RangeError(`unknown setting: ${key}`);
+        for (const key of Object.keys(patch))
+          if (!known.includes(key)) throw new RangeError(`unknown setting: ${key}`);
         Object.assign(faults, patch);
       },
     }),
@@ -435,7 +512,8 @@ export async function startInfraiSimulator(
         state.save();
       }
     },
-    suppressed: (channel) => state.value.suppressions.filter((s) => s.channel === channel).map((s) => s.destination),
+    suppressed: (channel) =>
+      state.value.suppressions.filter((s) => s.channel === channel).map((s) => s.destination),
     reset() {
       state.value = { messages: [], events: [], suppressions: [] };
       state.save();

@@ -19,7 +19,11 @@ export const infraiLocal: LocalProvider = {
   async start(context, credentials) {
     const apiKey = context.env.INFRAI_API_KEY || (credentials.apiKey as string);
     const storeFile = join(context.dataDir, 'infrai-simulator.json');
-    const simulator = await startInfraiSimulator({ port: simulatorPort(context.env, 'infrai'), apiKey, storeFile });
+    const simulator = await startInfraiSimulator({
+      port: simulatorPort(context.env, 'infrai'),
+      apiKey,
+      storeFile,
+    });
     return {
       env: { INFRAI_BASE_URL: simulator.baseUrl, INFRAI_API_KEY: apiKey },
       endpoint: simulator.baseUrl,

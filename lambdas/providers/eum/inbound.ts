@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import { parseCorrelationId } from '../../domain/identity.ts';
 import type { DeliveryReport, InboundFacet, InboundVerdict } from '../../ports/provider.port.ts';
-import { EUM_EVENT_SOURCE, EUM_INTENT_CONTEXT_KEY, EUM_TEXT_EVENT_DETAIL_TYPE } from './context.ts';
-import { descriptor } from './descriptor.ts';
+import {
+  descriptor,
+  EUM_EVENT_SOURCE,
+  EUM_INTENT_CONTEXT_KEY,
+  EUM_TEXT_EVENT_DETAIL_TYPE,
+} from './descriptor.ts';
 
 /** The part of a text message event we act on; the phone numbers in it are read by nobody. */
 const EumTextEventSchema = z.object({

@@ -15,7 +15,7 @@ import {
   singleAttemptClientOptions,
 } from '../aws-sdk-send.ts';
 import { setting } from '../settings.ts';
-import { EUM_INTENT_CONTEXT_KEY } from './context.ts';
+import { EUM_INTENT_CONTEXT_KEY } from './descriptor.ts';
 
 /** SendTextMessage's TimeToLive bounds, in seconds (the service's default is the maximum, 72 h). */
 export const TTL_MIN_SECONDS = 5;

@@ -1,7 +1,7 @@
 import type { StatusFacet } from '../../ports/provider.port.ts';
 import { setting } from '../settings.ts';
-import { twilioStatusReport } from './inbound.ts';
 import { fetchMessage, TwilioLookupError } from './messages-api.ts';
+import { twilioStatusReport } from './statuses.ts';
 
 /**
  * Delivery follow-up: an accepted message whose final status callback never arrived (lost while
