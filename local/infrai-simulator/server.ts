@@ -190,8 +190,16 @@ function defaultFaults(): InfraiFaults {
 }
 
 export async function startInfraiSimulator(
-  options: { port?: number; apiKey?: string; storeFile?: string; clock?: () => number } = {},
+  options: {
+    port?: number;
+    apiKey?: string;
+    storeFile?: string;
+    clock?: () => number;
+    /** A discovery surface other than DISCOVERY (tests of the on-call check). */
+    discovery?: typeof DISCOVERY;
+  } = {},
 ): Promise<InfraiSimulator> {
+  const discovery = options.discovery ?? DISCOVERY;
   const clock = options.clock ?? Date.now;
   const apiKey = options.apiKey ?? 'ifr_pk_proj_local';
   const state = new JsonFileState<State>(options.storeFile, () => ({
@@ -386,7 +394,7 @@ export async function startInfraiSimulator(
           },
         });
       }
-      const found = DISCOVERY[capability];
+      const found = discovery[capability];
       if (!found) return fail(res, 404, 'CAPABILITY_NOT_FOUND', false);
       return send(res, 200, {
         data: {
