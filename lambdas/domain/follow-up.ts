@@ -33,8 +33,9 @@ export type FollowUpDecision =
   /** The deadline passed without a final report: record it and stop following up. */
   | { readonly kind: 'give_up'; readonly plan: TransitionPlan };
 
-/** When the row was accepted: its last record into `accepted` (not a fact). */
-export function acceptedAt(row: Pick<Intent, 'transitions' | 'createdAt'>): number {
+/** When the row was accepted: its `acceptedAt`, or (older rows) its last record into `accepted`. */
+export function acceptedAt(row: Pick<Intent, 'transitions' | 'createdAt' | 'acceptedAt'>): number {
+  if (row.acceptedAt !== undefined) return row.acceptedAt;
   for (let i = row.transitions.length - 1; i >= 0; i--) {
     const record = row.transitions[i];
     if (record && record.to === 'accepted' && record.from !== 'accepted') return record.at;

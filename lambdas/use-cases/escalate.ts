@@ -1,4 +1,4 @@
-import { type Intent, nextDueAt } from '../domain/intent.ts';
+import { type Intent, isUnknownEscalation, nextDueAt, type TransitionRecord } from '../domain/intent.ts';
 import { escalates } from '../domain/state-machine.ts';
 import type { EscalationDependencies } from './dependencies.ts';
 
@@ -6,20 +6,34 @@ import type { EscalationDependencies } from './dependencies.ts';
 export type EscalationOutcome = 'published' | 'pending' | 'none';
 
 /**
+ * The record a pending escalation is about: the one that failed the row (facts may follow it),
+ * on a row still `unknown` its escalation record (UNKNOWN_POLICY=escalate), on a row whose
+ * channel is held for an operator the hold (`operator_action_required`).
+ */
+function escalatedRecord(row: Intent): TransitionRecord | undefined {
+  if (row.state === 'failed')
+    return row.transitions.findLast((t) => t.to === 'failed' && t.from !== 'failed');
+  if (row.state === 'unknown' && row.escalatedAt !== undefined)
+    return row.transitions.findLast(isUnknownEscalation);
+  const last = row.transitions[row.transitions.length - 1];
+  return last && last.to === row.state && escalates(last.to, last.reason) ? last : undefined;
+}
+
+/**
  * Publishes the escalation a row owes (its `escalationPending` marker, written in the same write
- * that failed it, or that held its channel for an operator), then clears the marker. A publish
+ * that failed it, escalated its `unknown` or held its channel), then clears the marker. A publish
  * that fails leaves the marker, and the row due in the open index: the reconciler's next run
  * tries again, so an escalation is delivered at least once and never lost. Consumers dedupe on
- * (noticeId, channel, seq).
+ * (noticeId, channel, seq). A row that moved on before its escalation went out (an operator
+ * resolved the `unknown`) owes none: the move cleared the marker.
  */
 export async function publishEscalation(
   row: Intent,
   deps: EscalationDependencies,
 ): Promise<EscalationOutcome> {
   if (!row.escalationPending) return 'none';
-  // The record that moved the row into its state (facts may have been appended after it).
-  const failure = [...row.transitions].reverse().find((t) => t.from !== t.to);
-  if (!failure || failure.to !== row.state || !escalates(failure.to, failure.reason)) return 'none';
+  const failure = escalatedRecord(row);
+  if (!failure) return 'none';
   try {
     await deps.escalations.publish({
       noticeId: row.noticeId,
@@ -33,9 +47,8 @@ export async function publishEscalation(
   } catch {
     return 'pending';
   }
-  // A row still open keeps its place in the open index, due when its own next step is.
   const due =
-    row.state === 'failed'
+    row.state === 'failed' || row.state === 'unknown'
       ? undefined
       : nextDueAt(
           row.state,
@@ -48,6 +61,13 @@ export async function publishEscalation(
           deps.timing,
         );
   // A lost race (a fact appended meanwhile) leaves the marker: published once more next run.
-  await deps.store.settleEscalation(row.noticeId, row.channel, row.version, due).catch(() => false);
+  // An escalated `unknown` stays in the open index as it is; a held row stays, due when its own
+  // next step is (the marker had made it due at once).
+  await deps.store
+    .settleEscalation(row.noticeId, row.channel, row.version, {
+      keepOpen: row.state !== 'failed',
+      dueAt: due,
+    })
+    .catch(() => false);
   return 'published';
 }

@@ -7,6 +7,7 @@ import {
   type LookupVerdict,
   type ReconcileContext,
   type UnknownPolicy,
+  unknownSince,
 } from '../domain/reconcile.ts';
 import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
@@ -50,7 +51,7 @@ export interface ReconcileReport {
   readonly escalations: number;
   /** Escalation publishes that failed in this run (retried next run). */
   readonly escalationFailures: number;
-  /** Failed rows whose escalation is not published yet (after this run). */
+  /** Rows whose escalation is not published yet, failed or escalated `unknown` (after this run). */
   readonly escalationsPending: number;
   /** Due rows whose handling failed (ledger or queue error); retried next run. */
   readonly rowErrors: number;
@@ -101,7 +102,7 @@ async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise
       destination: envelope.destination,
       content,
       attemptStartedAt: claimRecord?.at ?? row.createdAt,
-      attemptEndedAt: row.transitions[row.transitions.length - 1]?.at ?? row.createdAt,
+      attemptEndedAt: unknownSince(row),
       receiptId: row.providerReceiptId,
       replay: message,
     });
@@ -228,7 +229,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
 
   const counts = await deps.store.countOpen();
   const oldest = counts.oldestCreatedAt ?? now;
-  const { failed: escalationsPending = 0, accepted: awaitingReport = 0, ...unresolved } = counts.byState;
+  const { failed: _failedPending, accepted: awaitingReport = 0, ...unresolved } = counts.byState;
   const ageSeconds = (since: number | undefined) => Math.max(0, Math.floor((now - (since ?? now)) / 1000));
   return {
     due: due.length,
@@ -241,7 +242,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
     statusPulls: budget.pulls,
     escalations,
     escalationFailures,
-    escalationsPending,
+    escalationsPending: counts.escalationsPending,
     rowErrors,
   };
 }

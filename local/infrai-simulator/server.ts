@@ -411,17 +411,17 @@ export async function startInfraiSimulator(
       });
     }
     if (req.headers.authorization !== `Bearer ${apiKey}`) return fail(res, 401, 'UNAUTHORIZED', false);
-    let match: RegExpMatchArray | null;
-    if (req.method === 'POST' && (match = path.match(/^\/(email|sms)\/send$/))) {
-      return handleSend(match[1] as 'email' | 'sms', req, res, text);
-    }
-    if (req.method === 'GET' && (match = path.match(/^\/(email|sms)\/get\/([^/]+)$/))) {
+    const on = (method: string, pattern: RegExp) => (req.method === method ? path.match(pattern) : null);
+    const sendRoute = on('POST', /^\/(email|sms)\/send$/);
+    if (sendRoute) return handleSend(sendRoute[1] as 'email' | 'sms', req, res, text);
+    const getRoute = on('GET', /^\/(email|sms)\/get\/([^/]+)$/);
+    if (getRoute) {
       const found = state.value.messages.find(
-        (m) => m.channel === match?.[1] && m.id === decodeURIComponent(match?.[2] ?? ''),
+        (m) => m.channel === getRoute[1] && m.id === decodeURIComponent(getRoute[2] ?? ''),
       );
       return found ? send(res, 200, { data: recordOf(found) }) : fail(res, 404, 'NOT_FOUND', false);
     }
-    if (req.method === 'GET' && (match = path.match(/^\/(email|sms)\/event\/list$/))) {
+    if (on('GET', /^\/(email|sms)\/event\/list$/)) {
       counters.eventListCalls += 1;
       if (!faults.eventsAvailable) return fail(res, 503, 'UNAVAILABLE', true);
       const id = url.searchParams.get('message_id') ?? '';
@@ -429,9 +429,10 @@ export async function startInfraiSimulator(
       const items = visibleEvents(id).map(({ at: _at, ...event }) => event);
       return send(res, 200, { data: { items } });
     }
-    if (req.method === 'GET' && (match = path.match(/^\/email\/suppression\/check\/(.+)$/))) {
+    const checkRoute = on('GET', /^\/email\/suppression\/check\/(.+)$/);
+    if (checkRoute) {
       counters.suppressionChecks += 1;
-      const email = decodeURIComponent(match[1] ?? '');
+      const email = decodeURIComponent(checkRoute[1] ?? '');
       const entry = state.value.suppressions.find(
         (s) => s.channel === 'email' && s.destination === email.toLowerCase(),
       );
@@ -447,10 +448,11 @@ export async function startInfraiSimulator(
         data: { suppressed: Boolean(entry), ...(entry ? { reason: entry.reason } : {}) },
       });
     }
-    if (req.method === 'POST' && (match = path.match(/^\/(email|sms)\/suppression\/add$/))) {
+    const addRoute = on('POST', /^\/(email|sms)\/suppression\/add$/);
+    if (addRoute) {
       counters.suppressionAdds += 1;
       const parsed = JSON.parse(text || '{}') as { email?: unknown; to?: unknown; reason?: unknown };
-      const channel = match[1] as 'email' | 'sms';
+      const channel = addRoute[1] as 'email' | 'sms';
       const destination = String(channel === 'email' ? parsed.email : parsed.to);
       simulator.suppress(channel, destination, typeof parsed.reason === 'string' ? parsed.reason : 'manual');
       return send(res, 200, { data: { added: true } });

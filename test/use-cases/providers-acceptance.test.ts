@@ -20,6 +20,7 @@ import type { EmailTransport, SmsTransport } from '../../lambdas/ports/transport
 import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { applyDeliveryReport } from '../../lambdas/use-cases/apply-delivery-report.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { listUnresolved } from '../../lambdas/use-cases/list-unresolved.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
 import { SharedSendGate } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
@@ -94,9 +95,9 @@ async function eumWorld(): Promise<{ w: FakeWorld; sim: EumSimulator; feed: () =
     EUM_ORIGINATION_IDENTITY: 'phone-0123456789abcdef',
     PROVIDER_TIMEOUT_MS: '400',
   });
-  const sms = (f.transport?.facet as TransportFacet).sms?.(f.transport?.context as never) as SmsTransport;
-  const read = (f.inbound?.facet as Extract<InboundFacet, { kind: 'eventbridge' }>).create(
-    f.inbound?.context as never,
+  const sms = (f.transport!.facet as TransportFacet).sms?.(f.transport!.context as never) as SmsTransport;
+  const read = (f.inbound!.facet as Extract<InboundFacet, { kind: 'eventbridge' }>).create(
+    f.inbound!.context as never,
   );
   const w = world({
     transports: { sms },
@@ -266,11 +267,11 @@ async function infraiWorld(
     INFRAI_EVENT_POLL_MS: String(poll),
     PROVIDER_TIMEOUT_MS: '400',
   });
-  const t = f.transport?.facet as TransportFacet;
-  const email = t.email?.(f.transport?.context as never) as EmailTransport;
-  const sms = t.sms?.(f.transport?.context as never) as SmsTransport;
-  const lookup = (f.lookup?.facet as LookupFacet)(f.lookup?.context as never);
-  const status = (f.status?.facet as StatusFacet)(f.status?.context as never);
+  const t = f.transport!.facet as TransportFacet;
+  const email = t.email?.(f.transport!.context as never) as EmailTransport;
+  const sms = t.sms?.(f.transport!.context as never) as SmsTransport;
+  const lookup = (f.lookup!.facet as LookupFacet)(f.lookup!.context as never);
+  const status = (f.status!.facet as StatusFacet)(f.status!.context as never);
   const w = world({
     transports: { email, sms },
     lookups: { infrai: lookup },
@@ -399,8 +400,8 @@ describe('delivery follow-up', () => {
       TWILIO_FROM: '+15005550006',
       PUBLIC_BASE_URL: 'http://127.0.0.1:9',
     });
-    const sms = (f.transport?.facet as TransportFacet).sms?.(f.transport?.context as never) as SmsTransport;
-    const twilio = (f.status?.facet as StatusFacet)(f.status?.context as never);
+    const sms = (f.transport!.facet as TransportFacet).sms?.(f.transport!.context as never) as SmsTransport;
+    const twilio = (f.status!.facet as StatusFacet)(f.status!.context as never);
     const pulls = new Map<string, number>();
     const counted: ProviderStatus = {
       provider: twilio.provider,
@@ -463,6 +464,13 @@ describe('delivery follow-up', () => {
     expect(waiting.actions.follow_up_wait).toBe(1);
     expect(waiting.awaitingReport).toBe(1);
     expect(waiting.oldestUnresolvedAgeSeconds).toBe(0);
+    // Awaiting a report is not unresolved: not in the Open_<state> gauges, not listed by
+    // GET /v1/notices (which reads the same index), though an unresolved row beside it is.
+    expect(waiting.openByState).toEqual({});
+    const pending = await notice(w, ['sms']);
+    const listed = await listUnresolved({ limit: 10 }, w.deps);
+    expect(listed.items.map((item) => [item.noticeId, item.state])).toEqual([[pending, 'reserved']]);
+    expect(await listUnresolved({ state: 'accepted' as never, limit: 10 }, w.deps)).toEqual({ items: [] });
     await sleep(1_250);
     const gauged = await reconcile(w.deps);
     expect(gauged.actions.follow_up_unconfirmed).toBe(1);
