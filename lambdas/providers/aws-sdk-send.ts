@@ -103,3 +103,23 @@ export function classifySdkTransportFailure(e: SdkErrorShape, unclassified: stri
   }
   return { kind: 'ambiguous', code: unclassified };
 }
+
+/**
+ * One SDK send whose answer names the message: `accepted` with its id; a failure as the module
+ * classifies it; a 2xx without an id `ambiguous` (the service most likely holds the message, but
+ * we cannot name it).
+ */
+export async function sendForMessageId(
+  send: () => Promise<{ readonly MessageId?: string | undefined }>,
+  classify: (error: unknown) => ProviderOutcome,
+  missingIdCode: string,
+): Promise<ProviderOutcome> {
+  let messageId: string | undefined;
+  try {
+    messageId = (await send()).MessageId;
+  } catch (error) {
+    return classify(error);
+  }
+  if (!messageId) return { kind: 'ambiguous', code: missingIdCode };
+  return { kind: 'accepted', receiptId: messageId };
+}

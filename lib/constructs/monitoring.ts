@@ -85,6 +85,14 @@ export function appMetric(
  * - escalations > 0 and poison messages > 0;
  * - errors of each function.
  */
+/** What an alarm on one of the gauges is told (the rest is the same for every alarm). */
+interface AlarmOptions {
+  threshold: number;
+  evaluationPeriods: number;
+  treatMissingData: TreatMissingData;
+  description: string;
+}
+
 export class Monitoring extends Construct {
   readonly topic: Topic;
   readonly alarms: Alarm[] = [];
@@ -93,16 +101,7 @@ export class Monitoring extends Construct {
   readonly metrics = {
     reconciliationLagSeconds: appMetric(AppMetric.reconciliationLagSeconds, 'Maximum'),
   };
-  readonly #alarm: (
-    alarmId: string,
-    metric: IMetric,
-    options: {
-      threshold: number;
-      evaluationPeriods: number;
-      treatMissingData: TreatMissingData;
-      description: string;
-    },
-  ) => Alarm;
+  readonly #alarm: (alarmId: string, metric: IMetric, options: AlarmOptions) => Alarm;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
@@ -135,16 +134,7 @@ export class Monitoring extends Construct {
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
     const action = new SnsAction(this.topic);
 
-    const alarm = (
-      alarmId: string,
-      metric: IMetric,
-      options: {
-        threshold: number;
-        evaluationPeriods: number;
-        treatMissingData: TreatMissingData;
-        description: string;
-      },
-    ): Alarm => {
+    const alarm = (alarmId: string, metric: IMetric, options: AlarmOptions): Alarm => {
       const created = new Alarm(this, alarmId, {
         metric,
         threshold: options.threshold,

@@ -12,6 +12,7 @@ import {
   isServiceAnswer,
   type SdkErrorShape,
   sdkAnswerCode,
+  sendForMessageId,
   singleAttemptClientOptions,
 } from '../aws-sdk-send.ts';
 import { setting } from '../settings.ts';
@@ -87,17 +88,11 @@ export class EumSmsTransport implements SmsTransport {
         ? { ConfigurationSetName: this.#options.configurationSetName }
         : {}),
     };
-    let messageId: string | undefined;
-    try {
-      const output = await this.#client.send(new SendTextMessageCommand(input), {
-        requestTimeout: this.#options.timeoutMs,
-      });
-      messageId = output.MessageId;
-    } catch (error) {
-      return classifyEumError(error);
-    }
-    if (!messageId) return { kind: 'ambiguous', code: 'eum_missing_message_id' };
-    return { kind: 'accepted', receiptId: messageId };
+    return sendForMessageId(
+      () => this.#client.send(new SendTextMessageCommand(input), { requestTimeout: this.#options.timeoutMs }),
+      classifyEumError,
+      'eum_missing_message_id',
+    );
   }
 }
 

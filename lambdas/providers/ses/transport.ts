@@ -12,6 +12,7 @@ import {
   isServiceAnswer,
   type SdkErrorShape,
   sdkAnswerCode,
+  sendForMessageId,
   singleAttemptClientOptions,
 } from '../aws-sdk-send.ts';
 import { setting } from '../settings.ts';
@@ -82,17 +83,12 @@ export class SesEmailTransport implements EmailTransport {
       ...(this.configurationSetName === undefined ? {} : { ConfigurationSetName: this.configurationSetName }),
     };
 
-    let messageId: string | undefined;
-    try {
+    return sendForMessageId(
       // Per call as well, so an injected client keeps this transport's budget.
-      const output = await this.client.send(new SendEmailCommand(input), { requestTimeout: this.timeoutMs });
-      messageId = output.MessageId;
-    } catch (error) {
-      return classifySesError(error);
-    }
-    // A 2xx without an id: SES most likely holds the message, but we cannot name it.
-    if (!messageId) return { kind: 'ambiguous', code: 'ses_missing_message_id' };
-    return { kind: 'accepted', receiptId: messageId };
+      () => this.client.send(new SendEmailCommand(input), { requestTimeout: this.timeoutMs }),
+      classifySesError,
+      'ses_missing_message_id',
+    );
   }
 }
 
