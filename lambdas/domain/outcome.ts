@@ -1,3 +1,5 @@
+import type { Reason } from './state-machine.ts';
+
 /**
  * What one provider call told us. Adapters return these and never throw for a provider's
  * answer; whether and when to try again is decided by the retry policy, not the adapter.
@@ -32,9 +34,14 @@ export type ProviderOutcome =
    * exhausted, a key revoked, the account suspended. Nothing was sent, every message of the
    * channel would meet the same answer, and only a person can clear it. The dispatcher holds the
    * channel (`retryAfterMs` when the provider says when it clears), escalates, and does not count
-   * the attempt.
+   * the attempt. The kind is the reason the row records (`Reason.operatorActionRequired`): one
+   * name for "an operator must act", whichever provider or path says it.
    */
-  | { readonly kind: 'operator_action_required'; readonly code: string; readonly retryAfterMs?: number }
+  | {
+      readonly kind: typeof Reason.operatorActionRequired;
+      readonly code: string;
+      readonly retryAfterMs?: number;
+    }
   /**
    * We cannot tell whether the provider accepted: timeout or connection reset after the
    * request was written. Never resent blindly; the reconciler asks the provider first.
