@@ -383,6 +383,9 @@ describe('Infrai-style gateway', () => {
     const after = await reconcile(w.deps);
     expect(after.reconciliationLagSeconds).toBe(0);
     expect(after.awaitingReport).toBe(0);
+    console.info(
+      `ReconciliationLagSeconds: poller stopped ${first.reconciliationLagSeconds} s, then ${second.reconciliationLagSeconds} s; polling again ${resumed.reconciliationLagSeconds} s (${resumed.statusPulls} pulls), then ${after.reconciliationLagSeconds} s`,
+    );
   });
 });
 
