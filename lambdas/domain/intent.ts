@@ -100,6 +100,13 @@ export interface Intent {
    * `unknown_escalated` record stays in the history).
    */
   readonly escalatedAt?: number | undefined;
+  /**
+   * When the row entered `accepted` (set by that transition, dropped when it leaves): the start of
+   * its delivery follow-up (domain/follow-up.ts), projected into the open index so the
+   * awaiting-report gauge is read from the index alone. Older rows have none; their acceptance
+   * record says it.
+   */
+  readonly acceptedAt?: number | undefined;
   readonly transitions: readonly TransitionRecord[];
 }
 
@@ -117,6 +124,7 @@ export const MUTABLE_INTENT_FIELDS = [
   'envelope',
   'escalationPending',
   'escalatedAt',
+  'acceptedAt',
 ] as const satisfies readonly (keyof Intent)[];
 
 export type MutableIntentField = (typeof MUTABLE_INTENT_FIELDS)[number];
@@ -133,8 +141,10 @@ export interface LedgerTiming {
  *   sending          lease expiry, or its earlier due time (worker died? → unknown)
  *   retry_scheduled  next attempt + lease (schedule lost? re-enqueue)
  *   unknown          now                (ask the provider)
+ *   accepted         the due time it already had (owed a final delivery report: follow-up)
  *
- * Capped by the deadline (but for `unknown`), so an expiring row is found even if nothing else is due.
+ * Capped by the deadline (but for `unknown` and `accepted`), so an expiring row is found even if
+ * nothing else is due.
  */
 export function nextDueAt(
   state: IntentState,
@@ -170,6 +180,12 @@ export function nextDueAt(
       // Not capped by the deadline: an unknown outcome is settled (or escalated) within the
       // grace period; the deadline only stops resends.
       return fields.enteredAt;
+    case 'accepted':
+      // Still owed something: a final delivery report (docs/architecture.md §3 "Delivery
+      // follow-up"). The due time it had is kept, so the outcome write moves no index key (the
+      // report that usually follows within seconds takes the row out); the reconciler, finding
+      // the row due, computes its follow-up time from the acceptance record (domain/follow-up.ts).
+      return fields.previousDueAt ?? fields.enteredAt + timing.leaseMs;
     default:
       return undefined;
   }
@@ -212,17 +228,22 @@ function confirmedByOperator(intent: Intent, change: TransitionChange): boolean 
 }
 
 /**
- * An open row's pending escalation that is not an `unknown`'s is a deadline-risk warning
- * (lambdas/domain/deadline-risk.ts): it survives the row's moves while the row stays
- * unresolved, and goes when the row settles (a notice that made it owes no warning).
+ * A pending deadline-risk warning (lambdas/domain/deadline-risk.ts) survives the row's moves
+ * while the row stays unresolved, and goes when the row settles (a notice that made it owes no
+ * warning). Other pending escalations of open rows (an `unknown`'s, an operator hold's) are not it.
  */
 function riskWarningPending(intent: Intent, to: IntentState): boolean {
-  return (
-    intent.escalationPending === true &&
-    intent.escalatedAt === undefined &&
-    isUnresolved(intent.state) &&
-    isUnresolved(to)
-  );
+  if (
+    intent.escalationPending !== true ||
+    intent.escalatedAt !== undefined ||
+    !isUnresolved(intent.state) ||
+    !isUnresolved(to)
+  )
+    return false;
+  // A pending operator hold (its own last record escalates) goes with the row's next move, as before.
+  const last = intent.transitions[intent.transitions.length - 1];
+  if (last && last.to === intent.state && escalates(last.to, last.reason)) return false;
+  return intent.transitions.some((t) => t.reason === Reason.deadlineAtRisk);
 }
 
 /**
@@ -269,6 +290,7 @@ export function planTransition(
     escalationPending,
     // Every transition leaves the current `unknown` (or enters a new one): an escalation is over.
     escalatedAt: undefined,
+    acceptedAt: change.to === 'accepted' ? at : undefined,
     // A pending escalation keeps the row due (now; never later than the deadline, like every
     // time in the open index) until it is published.
     dueAt: escalationPending
@@ -345,6 +367,21 @@ export function planFact(intent: Intent, fact: Fact): TransitionPlan {
 }
 
 /**
+ * Ends the follow-up of an accepted row that never got a final report: a `delivery_unconfirmed`
+ * record (`accepted → accepted`), and the row leaves the open index. It stays `accepted` (the
+ * provider took the message; nothing says it failed), so a late report can still move it on.
+ */
+export function planFollowUpEnd(intent: Intent, at: number, detail: string): TransitionPlan {
+  if (intent.state !== 'accepted') throw new IllegalTransitionError(intent.state, intent.state);
+  const record = nextRecord(intent, intent.state, { reason: Reason.deliveryUnconfirmed, at, detail });
+  return {
+    expected: { state: intent.state, version: intent.version },
+    record,
+    next: { ...intent, version: record.seq, dueAt: undefined, transitions: [...intent.transitions, record] },
+  };
+}
+
+/**
  * Escalates an `unknown` row to a person without ending it (UNKNOWN_POLICY=escalate): one record
  * `unknown → unknown`, reason `unknown_escalated`, in the same conditional write that sets
  * `escalatedAt` and the durable `escalationPending` marker (the reconciler publishes the event
@@ -400,7 +437,14 @@ export type ClaimDecision =
  */
 export function decideClaim(
   intent: Intent,
-  ctx: { now: number; workerId: string; timing: LedgerTiming; provider?: string | undefined },
+  ctx: {
+    now: number;
+    workerId: string;
+    timing: LedgerTiming;
+    provider?: string | undefined;
+    /** On the claim record (e.g. what the provider's suppression check answered). */
+    detail?: string | undefined;
+  },
 ): ClaimDecision {
   if (!CLAIMABLE_STATES.includes(intent.state)) return { kind: 'leave', why: 'not_claimable' };
   // Early messages (a duplicate delivery of an old message) must not jump the backoff.
@@ -420,6 +464,7 @@ export function decideClaim(
       reason: Reason.claimed,
       at: ctx.now,
       attempt,
+      detail: ctx.detail,
       set: {
         attempts: attempt,
         leaseOwner: ctx.workerId,
@@ -440,7 +485,15 @@ export interface OutcomeContext {
   readonly policy: RetryPolicy;
   readonly random: RandomSource;
   readonly timing: LedgerTiming;
+  /**
+   * `OPERATOR_HOLD_MS`: how long a channel is held after an `operator_action_required` answer
+   * that names no time of its own.
+   */
+  readonly operatorHoldMs?: number | undefined;
 }
+
+/** Default of `OPERATOR_HOLD_MS` for callers that give none. */
+export const DEFAULT_OPERATOR_HOLD_MS = 15 * 60_000;
 
 export interface RetryChange {
   readonly reason: Reason;
@@ -555,6 +608,29 @@ export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: Outco
         },
         ctx.timing,
       );
+    case 'operator_action_required': {
+      // Nothing was sent and the cause is our account: the attempt is given back (a person will
+      // fix the account; the notice must not run out of attempts meanwhile), the row waits for
+      // the hold, never past its deadline (the reconciler fails it there, escalated), and the
+      // record escalates (planTransition sets the durable marker).
+      const holdMs = outcome.retryAfterMs ?? ctx.operatorHoldMs ?? DEFAULT_OPERATOR_HOLD_MS;
+      return planTransition(
+        intent,
+        {
+          to: 'retry_scheduled',
+          reason: Reason.operatorActionRequired,
+          at: ctx.now,
+          attempt,
+          detail: `${outcome.code}; channel held ${holdMs} ms, attempt not counted`,
+          set: {
+            provider: ctx.provider,
+            attempts: Math.max(0, attempt - 1),
+            nextAttemptAt: Math.min(ctx.now + holdMs, intent.deadline),
+          },
+        },
+        ctx.timing,
+      );
+    }
     case 'ambiguous':
       return planTransition(
         intent,

@@ -1,3 +1,5 @@
+import type { Reason } from './state-machine.ts';
+
 /**
  * What one provider call told us. Adapters return these and never throw for a provider's
  * answer; whether and when to try again is decided by the retry policy, not the adapter.
@@ -15,8 +17,31 @@ export type ProviderOutcome =
       readonly throttled: boolean;
       readonly retryAfterMs?: number;
     }
-  /** The provider refused the message. `permanent: false` means the same request may pass later. */
-  | { readonly kind: 'rejected'; readonly code: string; readonly permanent: boolean }
+  /**
+   * The provider refused the message. `permanent: false` means the same request may pass later.
+   * `suppress`: the refusal says the destination must not be messaged on this channel again (an
+   * opt-out list the provider keeps): the ledger adds it to its suppression list, the provider as
+   * the source.
+   */
+  | {
+      readonly kind: 'rejected';
+      readonly code: string;
+      readonly permanent: boolean;
+      readonly suppress?: { readonly reason: string } | undefined;
+    }
+  /**
+   * The provider refused because of our account, not this message: a spend limit reached, credit
+   * exhausted, a key revoked, the account suspended. Nothing was sent, every message of the
+   * channel would meet the same answer, and only a person can clear it. The dispatcher holds the
+   * channel (`retryAfterMs` when the provider says when it clears), escalates, and does not count
+   * the attempt. The kind is the reason the row records (`Reason.operatorActionRequired`): one
+   * name for "an operator must act", whichever provider or path says it.
+   */
+  | {
+      readonly kind: typeof Reason.operatorActionRequired;
+      readonly code: string;
+      readonly retryAfterMs?: number;
+    }
   /**
    * We cannot tell whether the provider accepted: timeout or connection reset after the
    * request was written. Never resent blindly; the reconciler asks the provider first.

@@ -98,6 +98,18 @@ export const Reason = {
   /** The business caller or an operator called the notice off before it was sent. */
   cancelled: 'cancelled',
   /**
+   * The provider refused because of our account (spend limit, credit, key, suspension): the channel
+   * is held and a person is told; the attempt is not counted.
+   */
+  operatorActionRequired: 'operator_action_required',
+  /** The provider's own suppression or opt-out list holds the destination (checked before the claim). */
+  providerSuppressed: 'provider_suppressed',
+  /**
+   * An accepted row that had no final delivery report by DELIVERY_REPORT_DEADLINE_MS: recorded as a
+   * fact (the row stays `accepted`; it is no failure) and no longer followed up.
+   */
+  deliveryUnconfirmed: 'delivery_unconfirmed',
+  /**
    * The estimate of when it will be sent passes its deadline (docs/architecture.md §11): an early
    * warning, a record `state → state` with an escalation; the row keeps trying.
    */
@@ -120,6 +132,13 @@ export const ESCALATING_FAILURES: ReadonlySet<Reason> = new Set([
   Reason.onSuppressionList,
 ]);
 
+/**
+ * Moves that keep the row open but still need a person: the provider refused because of our
+ * account, so the channel is held until someone acts (docs/architecture.md §4).
+ */
+export const ESCALATING_HOLDS: ReadonlySet<Reason> = new Set([Reason.operatorActionRequired]);
+
 export function escalates(to: IntentState, reason: Reason): boolean {
+  if (to === 'retry_scheduled') return ESCALATING_HOLDS.has(reason);
   return to === 'failed' && ESCALATING_FAILURES.has(reason);
 }

@@ -3,8 +3,9 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { Metric, outcomeMetric } from '../contract/metrics.ts';
 import type { Channel } from '../domain/channel.ts';
-import { PoisonMessageError, parseIntentMessage } from '../edge/intent-message.ts';
+import { type ChannelMessage, PoisonMessageError, parseChannelMessage } from '../edge/intent-message.ts';
 import { deliverIntent } from '../use-cases/deliver-intent.ts';
+import { mirrorSuppression } from '../use-cases/mirror-suppression.ts';
 import { getSenderRuntime } from '../wiring/sender.ts';
 import { logger, metrics } from './observability.ts';
 
@@ -17,9 +18,9 @@ export function channelSenderHandler(channel: Channel) {
   const processor = new BatchProcessor(EventType.SQS);
 
   async function recordHandler(record: SQSRecord): Promise<void> {
-    let ref: ReturnType<typeof parseIntentMessage>;
+    let message: ChannelMessage;
     try {
-      ref = parseIntentMessage(record.body, channel);
+      message = parseChannelMessage(record.body, channel);
     } catch (error) {
       if (!(error instanceof PoisonMessageError)) throw error;
       // Redelivery cannot fix a malformed body; acknowledge it and make it visible.
@@ -28,6 +29,12 @@ export function channelSenderHandler(channel: Channel) {
       return;
     }
     const { deps } = await getSenderRuntime(channel);
+    if (message.kind === 'suppression_sync') {
+      const mirrored = await mirrorSuppression(message.sync, deps);
+      logger.info('suppression sync', { channel, fingerprint: message.sync.fingerprint, result: mirrored });
+      return;
+    }
+    const { ref } = message;
     const result = await deliverIntent(ref, deps);
     logger.info('delivery step', {
       ...ref,

@@ -1,4 +1,5 @@
 import type { LookupVerdict } from '../domain/reconcile.ts';
+import type { EmailMessage, SmsMessage } from './transport.port.ts';
 
 /** What the reconciler knows about an ambiguous attempt, to ask the provider about it. */
 export interface LookupQuery {
@@ -12,6 +13,11 @@ export interface LookupQuery {
   /** When the attempt's outcome became unknown (timeout, lease expiry), epoch ms. */
   readonly attemptEndedAt: number;
   readonly receiptId?: string | undefined;
+  /**
+   * The message exactly as the attempt sent it, idempotency key included: a provider that honours
+   * the key looks an ambiguous send up by replaying it (answered with the original, never sent twice).
+   */
+  readonly replay?: EmailMessage | SmsMessage | undefined;
 }
 
 /** Asks a provider whether it holds a message. Returns `undecidable` rather than guessing. */

@@ -15,5 +15,7 @@ export interface SendGate {
   admit(channel: Channel, priority?: Priority): Promise<Admission>;
   /** The provider throttled us; hold the channel until `untilMs`. */
   throttled(channel: Channel, untilMs: number): Promise<void>;
+  /** The provider needs a person (our account): hold the channel until `untilMs`, pace untouched. */
+  hold(channel: Channel, untilMs: number, reason: string): Promise<void>;
   accepted(channel: Channel): void;
 }

@@ -1,4 +1,8 @@
 import type { ProviderModule } from '../ports/provider.port.ts';
+import { descriptor as eumDescriptor } from './eum/descriptor.ts';
+import { eum } from './eum/index.ts';
+import { descriptor as infraiDescriptor } from './infrai/descriptor.ts';
+import { infrai } from './infrai/index.ts';
 import { descriptor as sesDescriptor } from './ses/descriptor.ts';
 import { ses } from './ses/index.ts';
 import { descriptor as twilioDescriptor } from './twilio/descriptor.ts';
@@ -28,5 +32,10 @@ export const PROVIDERS: readonly RegisteredProvider[] = [
   {
     descriptor: twilioDescriptor,
     load: process.env.NOTICE_LEDGER_OMIT_TWILIO ? undefined : async () => twilio,
+  },
+  { descriptor: eumDescriptor, load: process.env.NOTICE_LEDGER_OMIT_EUM ? undefined : async () => eum },
+  {
+    descriptor: infraiDescriptor,
+    load: process.env.NOTICE_LEDGER_OMIT_INFRAI ? undefined : async () => infrai,
   },
 ];

@@ -106,6 +106,10 @@ export class BudgetSendGate implements SendGate {
     return this.options.holds.throttled(channel, untilMs);
   }
 
+  hold(channel: Channel, untilMs: number, reason: string): Promise<void> {
+    return this.options.holds.hold(channel, untilMs, reason);
+  }
+
   accepted(channel: Channel): void {
     this.options.holds.accepted(channel);
   }

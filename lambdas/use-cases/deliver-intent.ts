@@ -1,6 +1,6 @@
 import { MissingConfigurationError } from '../domain/errors.ts';
-import { correlationId, idempotencyKey } from '../domain/identity.ts';
 import {
+  DEFAULT_OPERATOR_HOLD_MS,
   decideClaim,
   type Intent,
   planOutcome,
@@ -10,13 +10,14 @@ import {
 import type { ProviderOutcome } from '../domain/outcome.ts';
 import { priorityOf } from '../domain/priority.ts';
 import { Reason } from '../domain/state-machine.ts';
-import { isSuppressed } from '../domain/suppression.ts';
-import { renderEmail, renderSms, type TemplateDefinition } from '../domain/template.ts';
-import { EnvelopeUnreadableError } from '../ports/envelope-sealer.port.ts';
+import { isSuppressed, SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
+import type { TemplateDefinition } from '../domain/template.ts';
+import { EnvelopeUnreadableError, type SendEnvelope } from '../ports/envelope-sealer.port.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
-import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
+import type { EmailMessage, EmailTransport, SmsMessage, SmsTransport } from '../ports/transport.port.ts';
 import type { SenderDependencies } from './dependencies.ts';
 import { type EscalationOutcome, publishEscalation } from './escalate.ts';
+import { outgoingMessage } from './outgoing-message.ts';
 
 /** What one queue message led to; safe to log (no destination, no content). */
 export type DeliveryResult =
@@ -100,6 +101,7 @@ function planLateOutcome(
     policy: deps.retryPolicy,
     random: deps.random,
     timing: deps.timing,
+    operatorHoldMs: deps.operatorHoldMs,
   });
 }
 
@@ -179,6 +181,19 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
   }
   const { template, transport } = setup;
 
+  // The provider's own list, where it keeps one, before any work: a listed destination never
+  // reaches the transport, and the answer is recorded on the row (on the claim, or as the reason).
+  let checked: ProviderListCheck = { kind: 'not_asked' };
+  if (transport.suppressions?.check) {
+    checked = await checkProviderList(row, transport, deps);
+    if (checked.kind === 'suppressed') return recordProviderSuppression(row, transport, checked, deps);
+    if (checked.kind === 'unavailable') {
+      const untilMs = deps.clock.now() + PROVIDER_CHECK_RETRY_MS;
+      await deps.queue.enqueue([ref], { delayMs: PROVIDER_CHECK_RETRY_MS });
+      return { kind: 'deferred', untilMs };
+    }
+  }
+
   if (deps.gate) {
     const admission = await deps.gate.admit(ref.channel, priorityOf(row));
     if (admission.kind === 'wait') {
@@ -193,6 +208,7 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
     workerId: deps.workerId,
     timing: deps.timing,
     provider: transport.provider,
+    detail: checked.kind === 'clear' ? `${transport.provider} suppression list: not listed` : undefined,
   });
   if (fresh.kind === 'leave') return { kind: 'left', why: fresh.why, state: row.state };
   const claimed = await deps.store.apply(fresh.plan);
@@ -203,7 +219,13 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
 
   let send: () => Promise<ProviderOutcome>;
   try {
-    send = await prepareSend(sending, template, transport, deps);
+    send = await prepareSend(
+      sending,
+      template,
+      transport,
+      deps,
+      checked.kind === 'clear' ? checked.envelope : undefined,
+    );
   } catch (error) {
     const reason = error instanceof EnvelopeUnreadableError ? Reason.envelopeUnreadable : Reason.renderFailed;
     const plan = planTransition(
@@ -226,8 +248,30 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
     await deps.gate
       ?.throttled(ref.channel, deps.clock.now() + (outcome.retryAfterMs ?? DEFAULT_THROTTLE_HOLD_MS))
       .catch(() => undefined);
+  } else if (outcome.kind === 'operator_action_required') {
+    // Every message of the channel would meet the same answer: hold them all, not just this one.
+    const holdMs = outcome.retryAfterMs ?? deps.operatorHoldMs ?? DEFAULT_OPERATOR_HOLD_MS;
+    await deps.gate?.hold(ref.channel, deps.clock.now() + holdMs, outcome.code).catch(() => undefined);
   } else if (outcome.kind === 'accepted') {
     deps.gate?.accepted(ref.channel);
+  }
+  if (outcome.kind === 'rejected' && outcome.suppress) {
+    // The provider's own opt-out list holds the destination: ours records it too, with the
+    // provider as the source, so no later notice is even tried. Best effort: the next send to
+    // the destination meets the same refusal and records it then.
+    await deps.store
+      .appendSuppression(
+        { channel: row.channel, fingerprint: row.destination.fingerprint, masked: row.destination.masked },
+        {
+          action: SuppressionAction.suppress,
+          reason: outcome.suppress.reason,
+          source: SuppressionSource.provider,
+          actor: transport.provider,
+          at: deps.clock.now(),
+          code: outcome.code,
+        },
+      )
+      .catch(() => undefined);
   }
   const plan = planOutcome(sending, outcome, {
     now: deps.clock.now(),
@@ -235,6 +279,7 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
     policy: deps.retryPolicy,
     random: deps.random,
     timing: deps.timing,
+    operatorHoldMs: deps.operatorHoldMs,
   });
   const followed = await applyAndFollowUp(plan, deps);
   if (followed) return recorded(plan, followed, outcome);
@@ -255,18 +300,84 @@ async function prepareSend(
   template: TemplateDefinition,
   transport: ChannelTransport,
   deps: SenderDependencies,
+  opened?: SendEnvelope,
 ): Promise<() => Promise<ProviderOutcome>> {
   if (!row.envelope) throw new EnvelopeUnreadableError('envelope already removed');
-  const envelope = await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel });
-  const base = {
-    to: envelope.destination,
-    correlationId: correlationId(row),
-    idempotencyKey: idempotencyKey(row.noticeId, row.channel),
-  };
-  if (row.channel === 'email') {
-    const message = { ...base, ...renderEmail(template, envelope.variables) };
-    return () => (transport as EmailTransport).send(message);
+  const envelope =
+    opened ?? (await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel }));
+  const message = outgoingMessage(row, template, envelope);
+  if (row.channel === 'email') return () => (transport as EmailTransport).send(message as EmailMessage);
+  return () => (transport as SmsTransport).send(message as SmsMessage);
+}
+
+/** How soon a send whose provider-list check could not be made is tried again. */
+const PROVIDER_CHECK_RETRY_MS = 30_000;
+
+type ProviderListCheck =
+  | { readonly kind: 'not_asked' }
+  /** Not listed; the envelope opened for the check is reused for the send. */
+  | { readonly kind: 'clear'; readonly envelope: SendEnvelope }
+  | { readonly kind: 'suppressed'; readonly code: string }
+  | { readonly kind: 'unavailable' };
+
+/**
+ * Asks the provider's own suppression list about the row's destination (the envelope is opened
+ * for it; an unreadable one is left to the claim path, which fails the row as it always has).
+ */
+async function checkProviderList(
+  row: Intent,
+  transport: ChannelTransport,
+  deps: SenderDependencies,
+): Promise<ProviderListCheck> {
+  const check = transport.suppressions?.check;
+  if (!check || !row.envelope) return { kind: 'not_asked' };
+  let envelope: SendEnvelope;
+  try {
+    envelope = await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel });
+  } catch {
+    return { kind: 'not_asked' };
   }
-  const message = { ...base, body: renderSms(template, envelope.variables).text };
-  return () => (transport as SmsTransport).send(message);
+  const answer = await check.call(transport.suppressions, envelope.destination).catch(() => ({
+    kind: 'unavailable' as const,
+    code: 'check_failed',
+  }));
+  if (answer.kind === 'suppressed') return { kind: 'suppressed', code: answer.code };
+  if (answer.kind === 'unavailable') return { kind: 'unavailable' };
+  return { kind: 'clear', envelope };
+}
+
+/**
+ * The provider lists the destination: ours records it (the provider as the source, so later
+ * notices stop at our own check) and the row ends `suppressed` without an attempt.
+ */
+async function recordProviderSuppression(
+  row: Intent,
+  transport: ChannelTransport,
+  checked: { readonly code: string },
+  deps: SenderDependencies,
+): Promise<DeliveryResult> {
+  const now = deps.clock.now();
+  await deps.store.appendSuppression(
+    { channel: row.channel, fingerprint: row.destination.fingerprint, masked: row.destination.masked },
+    {
+      action: SuppressionAction.suppress,
+      reason: 'provider_suppression_list',
+      source: SuppressionSource.provider,
+      actor: transport.provider,
+      at: now,
+      code: checked.code,
+    },
+  );
+  const plan = planTransition(
+    row,
+    {
+      to: row.state === 'reserved' ? 'suppressed' : 'failed',
+      reason: Reason.onSuppressionList,
+      at: now,
+      detail: `${transport.provider} suppression list: ${checked.code}`,
+      set: { provider: transport.provider },
+    },
+    deps.timing,
+  );
+  return applyOrLeave(plan, row, deps);
 }

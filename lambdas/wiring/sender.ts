@@ -43,6 +43,7 @@ export async function buildSenderRuntime(
       ...worker,
       transports: { [channel]: transport },
       workerId: workerIdOf(),
+      operatorHoldMs: config.OPERATOR_HOLD_MS,
       gate: buildSendGate(channel, config, worker.store, rate),
     },
   };

@@ -19,6 +19,7 @@ describe('priority at intake (docs/architecture.md §11)', () => {
         return { kind: 'go' };
       },
       throttled: async () => undefined,
+      hold: async () => undefined,
       accepted: () => undefined,
     };
     const world = fakeWorld({ gate });

@@ -1,7 +1,7 @@
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Channel } from '../../domain/channel.ts';
 import { DEFAULT_PRIORITY, type Priority } from '../../domain/priority.ts';
-import type { IntentQueue, IntentRef } from '../../ports/intent-queue.port.ts';
+import type { IntentQueue, IntentRef, SuppressionSync } from '../../ports/intent-queue.port.ts';
 
 /** SQS caps a message delay at 15 minutes. */
 export const MAX_SQS_DELAY_MS = 900_000;
@@ -28,6 +28,11 @@ export function laneTarget(
   laneTargets: LaneQueues = {},
 ): string | undefined {
   return laneTargets[ref.channel]?.[ref.priority ?? DEFAULT_PRIORITY] ?? channelTargets[ref.channel];
+}
+
+/** A suppression sync's body: ids, a reason code and the sealed destination (never in clear). */
+export function suppressionSyncBody(sync: SuppressionSync): string {
+  return JSON.stringify({ kind: 'suppression_sync', ...sync });
 }
 
 export class SqsIntentQueue implements IntentQueue {
@@ -65,5 +70,11 @@ export class SqsIntentQueue implements IntentQueue {
         }
       }
     }
+  }
+
+  async enqueueSuppressionSync(sync: SuppressionSync): Promise<void> {
+    const url = this.queueUrls[sync.channel];
+    if (!url) throw new Error(`no queue configured for channel ${sync.channel}`);
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: suppressionSyncBody(sync) }));
   }
 }
