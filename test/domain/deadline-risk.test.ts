@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { estimateSendAt, isDeadlineAtRisk, planDeadlineRisk } from '../../lambdas/domain/deadline-risk.ts';
-import { decideClaim, planOutcome } from '../../lambdas/domain/intent.ts';
+import { decideClaim, type Intent, planOutcome } from '../../lambdas/domain/intent.ts';
 import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
 
 describe('deadline risk: the estimate of when a channel is sent', () => {
@@ -65,5 +65,36 @@ describe('deadline risk: the warning on the row', () => {
       },
     );
     expect(accepted.next.escalationPending).toBeUndefined();
+  });
+
+  it("an operator hold's pending marker still goes with the row's next move; with a warning too, the hold is what is published first", () => {
+    const ctx = {
+      provider: 'twilio',
+      policy: { baseMs: 1000, capMs: 60_000, maxAttempts: 4 },
+      random: () => 0.5,
+      timing: TEST_TIMING,
+    };
+    const claimOf = (row: Intent, now: number) => {
+      const claim = decideClaim(row, { now, workerId: 'w', timing: TEST_TIMING });
+      if (claim.kind !== 'claim') throw new Error(claim.why);
+      return claim.plan.next;
+    };
+    const row = newIntent({ channel: 'sms', createdAt: T0, deadline: T0 + 3_600_000 });
+    const held = planOutcome(
+      claimOf(row, T0 + 1),
+      { kind: 'operator_action_required', code: 'spend_limit', retryAfterMs: 1_000 },
+      { ...ctx, now: T0 + 2 },
+    ).next;
+    expect(held.escalationPending).toBe(true);
+    expect(claimOf(held, T0 + 5_000).escalationPending).toBeUndefined();
+
+    const warned = planDeadlineRisk(row, { at: T0, estimatedSendAt: T0 + 4_000_000 })?.next as Intent;
+    const warnedAndHeld = planOutcome(
+      claimOf(warned, T0 + 1),
+      { kind: 'operator_action_required', code: 'spend_limit', retryAfterMs: 1_000 },
+      { ...ctx, now: T0 + 2 },
+    ).next;
+    expect(warnedAndHeld.transitions.at(-1)?.reason).toBe('operator_action_required');
+    expect(warnedAndHeld.escalationPending).toBe(true);
   });
 });
