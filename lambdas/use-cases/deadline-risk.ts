@@ -7,12 +7,29 @@ import {
 import type { Intent } from '../domain/intent.ts';
 import { type Priority, priorityOf } from '../domain/priority.ts';
 import type { BacklogProbe } from '../ports/backlog.port.ts';
+import type { EscalationPublisher } from '../ports/escalation.port.ts';
+import type { EscalationDependencies } from './dependencies.ts';
+import { publishEscalation } from './escalate.ts';
 
 /** What estimating a send needs (docs/architecture.md §11); absent: no estimates, no warnings. */
 export interface DeadlineRiskDependencies {
   readonly backlog?: BacklogProbe | undefined;
   /** How far ahead of the budget's clock each lane takes its tokens (ms). */
   readonly laneLeadMs?: Readonly<Record<Priority, number>> | undefined;
+  /**
+   * Publishes a warning at once, from intake; absent, or when the publish fails, the marker
+   * makes the reconciler's next run publish it.
+   */
+  readonly escalations?: EscalationPublisher | undefined;
+}
+
+/** A warned row just reserved: its escalation out at once when intake can publish. */
+export async function publishWarning(
+  row: Intent,
+  deps: DeadlineRiskDependencies & Pick<EscalationDependencies, 'store' | 'clock' | 'timing'>,
+): Promise<void> {
+  if (!deps.escalations || !row.escalationPending) return;
+  await publishEscalation(row, { ...deps, escalations: deps.escalations });
 }
 
 export interface IntakeEstimate {

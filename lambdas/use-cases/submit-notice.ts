@@ -14,7 +14,12 @@ import {
   type TemplateDefinition,
 } from '../domain/template.ts';
 import { laneRef } from '../ports/intent-queue.port.ts';
-import { type DeadlineRiskDependencies, estimateAtIntake, type IntakeEstimate } from './deadline-risk.ts';
+import {
+  type DeadlineRiskDependencies,
+  estimateAtIntake,
+  type IntakeEstimate,
+  publishWarning,
+} from './deadline-risk.ts';
 import type { IntakeDependencies } from './dependencies.ts';
 
 /** A notice request whose shape the edge has already checked (types, lengths, channels, destinations present). */
@@ -249,6 +254,10 @@ export async function submitNotice(
     };
   });
 
+  for (const reservation of reservations) {
+    if (reservation.kind === 'created' && reservation.intent.escalationPending)
+      await publishWarning(reservation.intent, deps);
+  }
   const created = channels.filter((c) => c.outcome === 'created');
   if (created.length > 0) {
     try {

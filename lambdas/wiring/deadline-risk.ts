@@ -8,12 +8,13 @@ import { PRIORITIES, type Priority } from '../domain/priority.ts';
 import { budgetRules } from '../domain/rate-budget.ts';
 import type { Config } from '../edge/config.ts';
 import type { DeadlineRiskDependencies } from '../use-cases/deadline-risk.ts';
+import { buildEscalations } from './escalations.ts';
 import { channelQueueUrls, laneQueues } from './queue.ts';
 
 /**
  * Intake's estimates (docs/architecture.md §11): for the channels with a shared rate budget
- * (`<CHANNEL>_RATE_BUDGET_PER_SECOND`), the lane queues' backlog and the budget's clock.
- * Nothing when no channel has one.
+ * (`<CHANNEL>_RATE_BUDGET_PER_SECOND`), the lane queues' backlog and the budget's clock, and
+ * the escalation publisher for the warnings. Nothing when no channel has one.
  */
 export function buildDeadlineRisk(config: Config): DeadlineRiskDependencies {
   const rates: Partial<Record<Channel, number>> = {};
@@ -31,6 +32,7 @@ export function buildDeadlineRisk(config: Config): DeadlineRiskDependencies {
       ratePerSecond: rates,
       clock: new DynamoDbRateClock({ client: new DynamoDBClient({}), tableName: config.LEDGER_TABLE_NAME }),
     }),
+    escalations: buildEscalations(config),
     laneLeadMs: Object.fromEntries(PRIORITIES.map((p) => [p, leads[p] / 1000])) as Record<Priority, number>,
   };
 }

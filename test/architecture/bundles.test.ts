@@ -81,9 +81,10 @@ const CORE = ['client-dynamodb', 'client-sqs', 'client-kms'];
 const WORKER = [...CORE, 'client-scheduler', 'client-eventbridge'];
 
 describe('each function bundles only its own clients and provider code', () => {
-  it('http (intake): ledger, queues, envelope sealing, the fingerprint secret; no provider code at all', () => {
+  it('http (intake): ledger, queues, envelope sealing, the fingerprint secret, the deadline-risk escalations; no provider code at all', () => {
     const b = bundles.get('http') as Bundle;
-    expect(b.clients).toEqual([...CORE, 'client-secrets-manager'].sort());
+    // EventBridge: a deadline-risk warning is published from intake (docs/architecture.md §11).
+    expect(b.clients).toEqual([...CORE, 'client-secrets-manager', 'client-eventbridge'].sort());
     expect(b.providerFiles).toEqual([]);
   });
 

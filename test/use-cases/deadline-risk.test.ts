@@ -32,7 +32,9 @@ describe('deadline risk at intake (docs/architecture.md §11)', () => {
   it('a channel that cannot make its deadline is reserved warned; the reconciler escalates it; it keeps trying', async () => {
     const backlog = fixedBacklog(3_000);
     const world = fakeWorld();
-    const deps = { ...world.deps, backlog };
+    // An intake that cannot publish (no escalation publisher): the marker hands it to the reconciler.
+    const { escalations: _none, ...intake } = world.deps;
+    const deps = { ...intake, backlog };
     const now = world.clock.now();
     const result = await submitNotice({ ...sms, deadline: now + 10_000 }, deps);
     if (result.kind !== 'recorded') throw new Error(result.kind);
@@ -61,6 +63,22 @@ describe('deadline risk at intake (docs/architecture.md §11)', () => {
     // And it is still sent.
     const sent = await deliverIntent({ noticeId: result.noticeId, channel: 'sms' }, world.deps);
     expect(sent).toMatchObject({ kind: 'recorded', state: 'accepted' });
+  });
+
+  it('an intake that can publish sends the warning at once; the row is due again when its own next step is', async () => {
+    const world = fakeWorld();
+    const now = world.clock.now();
+    const result = await submitNotice(
+      { ...sms, deadline: now + 10_000 },
+      { ...world.deps, backlog: fixedBacklog(3_000) },
+    );
+    if (result.kind !== 'recorded') throw new Error(result.kind);
+    expect(world.escalations.map((e) => e.reason)).toEqual(['deadline_at_risk']);
+    const row = await world.store.get(result.noticeId, 'sms');
+    expect(row?.escalationPending).toBeUndefined();
+    expect(row?.dueAt).toBe(Math.min(now + 60_000, now + 10_000));
+    await reconcile(world.deps);
+    expect(world.escalations).toHaveLength(1);
   });
 
   it('a channel that can make it is not warned; the estimate counts the items of the same batch', async () => {
