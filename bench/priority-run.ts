@@ -154,7 +154,7 @@ export async function runPriority(options: {
  * scenario measures dispatch, so each stack first sends a few notices of its own (another block
  * of numbers) and waits for them.
  */
-async function warmUp(
+export async function warmUp(
   stack: StackHandle,
   simulator: SmsSimulator,
   ddb: DynamoDBClient,

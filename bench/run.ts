@@ -7,9 +7,10 @@
  *   --notices N --rate R        override either
  *   --pace-factor F             our senders pace at F × R (default 1: the provider's own rate)
  *   --in-process                run the stack in this process instead of a child process
- *   --skip-cost / --skip-baseline / --skip-priority
+ *   --skip-cost / --skip-baseline / --skip-priority (also skips deadline risk)
  *   --only-priority             only the priority scenario (lanes against one lane); writes
  *                               bench/results/priority-latest.json, not latest.json
+ *   --only-deadline-risk        only the deadline-risk scenario; writes deadline-risk-latest.json
  *
  * Order: cost phases A and B (happy path, delivery reports) → throttle run against our stack →
  * cost phase C (forced retries; its 2-minute schedule must not fire inside another measurement)
@@ -28,12 +29,19 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { type SmsSimulator, startSmsSimulator } from '../local/sms-simulator/server.ts';
 import { type BaselineResult, runBaseline } from './baseline/naive-dispatcher.ts';
 import { type CostResult, type HappyPathCost, runCostPhases, runRetryPhase } from './cost-run.ts';
+import { type DeadlineRiskFigures, runDeadlineRisk } from './deadline-risk-run.ts';
 import type { ThrottleFigures } from './lib/figures.ts';
 import { type BenchServices, REGION, startBenchServices } from './lib/services.ts';
 import { type StackHandle, startStackChild, startStackInProcess } from './lib/stack-process.ts';
 import { relativeDifference, round } from './lib/stats.ts';
 import { linePlot } from './lib/svg.ts';
-import { type PriorityFigures, type PriorityVariant, priorityStackEnv, runPriority } from './priority-run.ts';
+import {
+  type PriorityFigures,
+  type PriorityVariant,
+  priorityStackEnv,
+  runPriority,
+  warmUp as warmUpStack,
+} from './priority-run.ts';
 import { type OurThrottleResult, runOurThrottle } from './throttle-run.ts';
 
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
@@ -50,6 +58,7 @@ interface Args {
   readonly skipBaseline: boolean;
   readonly skipPriority: boolean;
   readonly onlyPriority: boolean;
+  readonly onlyDeadlineRisk: boolean;
   readonly inProcess: boolean;
 }
 
@@ -68,6 +77,7 @@ function parseArgs(argv: readonly string[]): Args {
     '--skip-baseline',
     '--skip-priority',
     '--only-priority',
+    '--only-deadline-risk',
     '--in-process',
     '--notices',
     '--rate',
@@ -87,6 +97,7 @@ function parseArgs(argv: readonly string[]): Args {
     skipBaseline: argv.includes('--skip-baseline'),
     skipPriority: argv.includes('--skip-priority'),
     onlyPriority: argv.includes('--only-priority'),
+    onlyDeadlineRisk: argv.includes('--only-deadline-risk'),
     inProcess: argv.includes('--in-process'),
   };
 }
@@ -133,6 +144,7 @@ export interface BenchResults {
   };
   /** Issue 15: lanes and the shared rate budget against today's single lane, one run. */
   readonly priority?: Readonly<Record<PriorityVariant, PriorityFigures>>;
+  readonly deadlineRisk?: DeadlineRiskFigures;
   readonly series: {
     readonly throttle: { t: number; unresolved: number; oldestAgeSeconds: number }[];
     readonly baseline?: { t: number; unresolved: number; oldestAgeSeconds: number }[];
@@ -229,6 +241,37 @@ async function main(): Promise<void> {
       }
       return out as Record<PriorityVariant, PriorityFigures>;
     };
+    const runDeadlineRiskScenario = async (): Promise<DeadlineRiskFigures> => {
+      const riskStack = await startVariantStack('lanes');
+      try {
+        await warmUpStack(riskStack, simulator, ddb, `${tag}r`);
+        return await runDeadlineRisk({
+          stack: riskStack,
+          simulator,
+          ddb,
+          backlog: args.notices,
+          notices: args.mode === 'full' ? 500 : Math.max(20, Math.round(args.notices / 6)),
+          controlCritical: args.mode === 'full' ? 20 : 10,
+          deadlineSeconds: 10,
+          rate: args.rate,
+          reconcileIntervalSeconds: 60,
+          tag: `${tag}r`,
+          log,
+        });
+      } finally {
+        await riskStack.stop();
+      }
+    };
+    if (args.onlyDeadlineRisk) {
+      const deadlineRisk = await runDeadlineRiskScenario();
+      await mkdir(RESULTS_DIR, { recursive: true });
+      await writeFile(
+        join(RESULTS_DIR, 'deadline-risk-latest.json'),
+        `${JSON.stringify({ startedAt: new Date(started).toISOString(), mode: args.mode, deadlineRisk }, null, 2)}\n`,
+      );
+      printDeadlineRisk(deadlineRisk);
+      return;
+    }
     if (args.onlyPriority) {
       const priority = await runPriorityScenario();
       await mkdir(RESULTS_DIR, { recursive: true });
@@ -302,6 +345,7 @@ async function main(): Promise<void> {
     }
 
     const priority = args.skipPriority ? undefined : await runPriorityScenario();
+    const deadlineRisk = args.skipPriority ? undefined : await runDeadlineRiskScenario();
 
     const results: BenchResults = {
       mode: args.mode,
@@ -323,6 +367,7 @@ async function main(): Promise<void> {
       },
       throttle: { ...ours.figures, detail: ours.detail },
       ...(priority ? { priority } : {}),
+      ...(deadlineRisk ? { deadlineRisk } : {}),
       ...(baseline ? { baseline: { ...baseline.figures, detail: baseline.detail } } : {}),
       ...(cost
         ? {
@@ -356,6 +401,7 @@ async function main(): Promise<void> {
 
     printTable(results);
     if (priority) printPriority(priority);
+    if (deadlineRisk) printDeadlineRisk(deadlineRisk);
     if (previous && previous.setup.notices === results.setup.notices) printAgreement(previous, results);
   } finally {
     await cleanup();
@@ -507,6 +553,22 @@ function printPriority(p: Readonly<Record<PriorityVariant, PriorityFigures>>): v
     print(`${label.padEnd(28)}${fmt(p.lanes).padStart(12)}${fmt(p.single).padStart(12)}`);
   for (const [name, check] of Object.entries(PRIORITY_TARGETS))
     print(`${check(p.lanes) ? 'met ' : 'MISS'}  ${name}`);
+}
+
+function printDeadlineRisk(d: DeadlineRiskFigures): void {
+  print();
+  print(
+    `deadline risk: ${d.notices} notices, deadline ${d.deadlineSeconds} s, behind ${d.backlog} at ${d.providerRatePerSecond}/s (+ ${d.controlCritical} critical controls)`,
+  );
+  print(`  missed / made it           ${d.missed} / ${d.madeIt}`);
+  print(`  warned (published)         ${d.warned} (${d.warnedPublished})`);
+  print(`  warning delay p50 / max    ${d.p50WarningDelaySeconds} s / ${d.maxWarningDelaySeconds} s`);
+  print(`  controls made it / warned  ${d.controlMadeIt} / ${d.controlWarned}`);
+  const within = d.missedUnwarned === 0 && d.maxWarningDelaySeconds <= d.reconcileIntervalSeconds;
+  print(
+    `${within ? 'met ' : 'MISS'}  every channel that missed was warned within one reconciler interval of intake`,
+  );
+  print(`${d.warnedButMadeIt === 0 ? 'met ' : 'MISS'}  none warned that made it`);
 }
 
 function printAgreement(previous: BenchResults, current: BenchResults): void {

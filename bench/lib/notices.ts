@@ -100,6 +100,8 @@ export interface LedgerRow {
   readonly attempts: number;
   readonly createdAt: number;
   readonly providerReceiptId?: string;
+  readonly deadline?: number;
+  readonly escalationPending?: boolean;
   readonly transitions: readonly { n: number; at: number; fr?: string; to: string; r: string }[];
 }
 
@@ -122,7 +124,8 @@ export async function readLedgerRows(
           RequestItems: {
             [tableName]: {
               Keys: keys,
-              ProjectionExpression: 'pk, #s, attempts, createdAt, providerReceiptId, transitions',
+              ProjectionExpression:
+                'pk, #s, attempts, createdAt, providerReceiptId, transitions, deadline, escalationPending',
               ExpressionAttributeNames: { '#s': 'state' },
             },
           },
@@ -136,6 +139,8 @@ export async function readLedgerRows(
           attempts: item.attempts as number,
           createdAt: item.createdAt as number,
           ...(item.providerReceiptId ? { providerReceiptId: item.providerReceiptId as string } : {}),
+          ...(item.deadline !== undefined ? { deadline: item.deadline as number } : {}),
+          ...(item.escalationPending === true ? { escalationPending: true } : {}),
           transitions: (item.transitions as LedgerRow['transitions'] | undefined) ?? [],
         });
       }
