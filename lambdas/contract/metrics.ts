@@ -41,6 +41,8 @@ export const Metric = {
   escalationPublishFailures: 'EscalationPublishFailures',
   /** Reconciler gauge: failed rows whose escalation is not published yet. */
   escalationsPending: 'EscalationsPending',
+  /** Rows warned that their deadline is at risk (intake and reconciler; docs/architecture.md §11). */
+  deadlineAtRisk: 'DeadlineAtRisk',
   /** A sender dropped a queue message that can never be processed. */
   poisonMessages: 'PoisonMessages',
   /** An inbound provider event that could not be parsed (acknowledged and dropped). */

@@ -27,6 +27,7 @@ export async function handler(): Promise<unknown> {
   metrics.addMetric(Metric.escalations, MetricUnit.Count, report.escalations);
   metrics.addMetric(Metric.escalationPublishFailures, MetricUnit.Count, report.escalationFailures);
   metrics.addMetric(Metric.escalationsPending, MetricUnit.Count, report.escalationsPending);
+  metrics.addMetric(Metric.deadlineAtRisk, MetricUnit.Count, report.deadlineAtRisk);
   metrics.addMetric(Metric.reconcilerDueRows, MetricUnit.Count, report.due);
   metrics.addMetric(Metric.reconcilerRowErrors, MetricUnit.Count, report.rowErrors);
   metrics.publishStoredMetrics();

@@ -1,3 +1,4 @@
+import type { Channel } from '../domain/channel.ts';
 import {
   DEFAULT_PIPELINE_MS,
   estimateSendAt,
@@ -58,4 +59,62 @@ export async function estimateAtIntake(
   if (!isDeadlineAtRisk(estimatedSendAt, intent.deadline)) return { intent, estimatedSendAt, atRisk: false };
   const plan = planDeadlineRisk(intent, { at: now, estimatedSendAt });
   return { intent: plan?.next ?? intent, estimatedSendAt, atRisk: true };
+}
+
+/** What the reconciler's re-check reads and writes. */
+export type RiskCheckDependencies = DeadlineRiskDependencies &
+  Pick<EscalationDependencies, 'store' | 'clock' | 'timing'>;
+
+/** Rows looked at per channel per run, at most. */
+const MAX_CANDIDATES = 1_000;
+
+/**
+ * At each reconciler run (docs/architecture.md §11): a row not warned at intake was estimated in
+ * time then; it is at risk now when the channel cannot reach it before its deadline any more —
+ * the budget is booked beyond it (a burst in the lanes ahead) or the provider holds the channel
+ * past it (a 429's advice, an operator hold). Only rows due by then can be (every open row's due
+ * time is capped at its deadline), so the open index's due query finds them; each is read,
+ * warned in one conditional write and published. Returns how many were warned.
+ */
+export async function warnRowsAtRisk(
+  deps: RiskCheckDependencies,
+  channels: readonly Channel[],
+): Promise<number> {
+  if (!deps.backlog) return 0;
+  const now = deps.clock.now();
+  let warned = 0;
+  for (const channel of channels) {
+    const backlog = await deps.backlog.read(channel).catch(() => undefined);
+    if (!backlog) continue;
+    const holdUntil = (await deps.store.readGate(channel).catch(() => undefined)) ?? 0;
+    const reachAt = (lane: Priority) =>
+      Math.max(
+        now + Math.max(0, (backlog.clockMs ?? now) - now - (deps.laneLeadMs?.[lane] ?? 0)),
+        holdUntil,
+      ) + DEFAULT_PIPELINE_MS;
+    const horizon = reachAt('bulk');
+    if (horizon <= now + DEFAULT_PIPELINE_MS) continue;
+    let cursor: string | undefined;
+    let seen = 0;
+    do {
+      const page = await deps.store.listDue(horizon, { limit: 200, ...(cursor ? { cursor } : {}) });
+      cursor = page.cursor;
+      seen += page.items.length;
+      for (const ref of page.items) {
+        if (ref.channel !== channel || ref.escalationPending || ref.deadline > horizon) continue;
+        if (ref.state !== 'reserved' && ref.state !== 'retry_scheduled') continue;
+        const row = await deps.store.get(ref.noticeId, ref.channel);
+        if (!row) continue;
+        const estimatedSendAt = reachAt(priorityOf(row));
+        if (!isDeadlineAtRisk(estimatedSendAt, row.deadline)) continue;
+        const plan = planDeadlineRisk(row, { at: now, estimatedSendAt });
+        if (!plan) continue;
+        const applied = await deps.store.apply(plan);
+        if (applied.kind === 'stale') continue;
+        warned++;
+        await publishWarning(applied.intent, deps);
+      }
+    } while (cursor && seen < MAX_CANDIDATES);
+  }
+  return warned;
 }

@@ -1,4 +1,4 @@
-import type { Channel } from '../domain/channel.ts';
+import { CHANNELS, type Channel } from '../domain/channel.ts';
 import { correlationId } from '../domain/identity.ts';
 import type { Intent } from '../domain/intent.ts';
 import {
@@ -12,13 +12,15 @@ import {
 import { laneRef } from '../ports/intent-queue.port.ts';
 import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
+import { type DeadlineRiskDependencies, warnRowsAtRisk } from './deadline-risk.ts';
 import type { WorkerDependencies } from './dependencies.ts';
 import { publishEscalation } from './escalate.ts';
 import { type FollowUpDependencies, followUpAccepted, PullBudget } from './follow-up.ts';
 import { outgoingMessage } from './outgoing-message.ts';
 
 export type ReconcilerDependencies = WorkerDependencies &
-  FollowUpDependencies & {
+  FollowUpDependencies &
+  DeadlineRiskDependencies & {
     /** Lookups by provider id: a row is asked about at the provider it records. */
     readonly lookups: Readonly<Record<string, ProviderLookup>>;
     /** Each channel's selected provider: the one to ask about older rows that record none. */
@@ -54,6 +56,8 @@ export interface ReconcileReport {
   readonly escalationFailures: number;
   /** Rows whose escalation is not published yet, failed or escalated `unknown` (after this run). */
   readonly escalationsPending: number;
+  /** Rows warned in this run that their deadline is at risk (docs/architecture.md §11). */
+  readonly deadlineAtRisk: number;
   /** Due rows whose handling failed (ledger or queue error); retried next run. */
   readonly rowErrors: number;
 }
@@ -228,6 +232,9 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
     }
   });
 
+  // Deadline risk (docs/architecture.md §11): rows the channel can no longer reach in time.
+  const deadlineAtRisk = await warnRowsAtRisk(deps, CHANNELS).catch(() => 0);
+
   const counts = await deps.store.countOpen();
   const oldest = counts.oldestCreatedAt ?? now;
   const { failed: _failedPending, accepted: awaitingReport = 0, ...unresolved } = counts.byState;
@@ -244,6 +251,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
     escalations,
     escalationFailures,
     escalationsPending: counts.escalationsPending,
+    deadlineAtRisk,
     rowErrors,
   };
 }

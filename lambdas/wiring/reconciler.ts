@@ -5,6 +5,7 @@ import { systemClock } from '../ports/clock.port.ts';
 import type { ProviderStatus } from '../ports/provider.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import type { ReconcilerDependencies } from '../use-cases/reconcile.ts';
+import { buildDeadlineRisk } from './deadline-risk.ts';
 import { once } from './once.ts';
 import { answeringProviders, loadFacet, selectedProvider } from './providers.ts';
 import { buildWorkerDependencies } from './worker.ts';
@@ -51,6 +52,7 @@ export async function buildReconcilerRuntime(
       unknownGraceMs: config.UNKNOWN_GRACE_MS,
       unknownPolicy: config.UNKNOWN_POLICY,
       recheckMs: config.RECONCILE_INTERVAL_MS,
+      ...buildDeadlineRisk(config),
       ...(onRowError ? { onRowError } : {}),
     },
   };

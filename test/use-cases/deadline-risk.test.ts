@@ -119,6 +119,37 @@ describe('deadline risk at intake (docs/architecture.md §11)', () => {
   });
 });
 
+describe('deadline risk at each reconciler run', () => {
+  it('a row in time at intake is warned when the channel is held past its deadline; one due later is not', async () => {
+    const world = fakeWorld();
+    const backlog = fixedBacklog(0);
+    const deps = { ...world.deps, backlog };
+    const now = world.clock.now();
+    const soon = await submitNotice({ ...sms, eventId: 'evt_soon', deadline: now + 30_000 }, deps);
+    const later = await submitNotice({ ...sms, eventId: 'evt_later', deadline: now + 3_600_000 }, deps);
+    if (soon.kind !== 'recorded' || later.kind !== 'recorded') throw new Error('not recorded');
+    expect(soon.channels[0]?.deadlineAtRisk).toBe(false);
+    // The provider says "slow down" for two minutes.
+    await world.store.closeGate('sms', now + 120_000);
+    world.clock.advance(1_000);
+    const report = await reconcile(deps);
+    expect(report.deadlineAtRisk).toBe(1);
+    const row = await world.store.get(soon.noticeId, 'sms');
+    expect(row?.transitions.at(-1)).toMatchObject({
+      from: 'reserved',
+      to: 'reserved',
+      reason: 'deadline_at_risk',
+    });
+    expect(world.escalations.map((e) => [e.noticeId, e.reason])).toEqual([
+      [soon.noticeId, 'deadline_at_risk'],
+    ]);
+    expect((await world.store.get(later.noticeId, 'sms'))?.transitions).toHaveLength(1);
+    // Once: the next run warns nobody again.
+    world.clock.advance(60_000);
+    expect((await reconcile(deps)).deadlineAtRisk).toBe(0);
+  });
+});
+
 describe('SqsBacklogProbe on local SQS', () => {
   let sqs: Awaited<ReturnType<typeof startSqs>>;
   let client: SQSClient;
