@@ -4,8 +4,13 @@ import { Construct } from 'constructs';
 
 export type ChannelName = 'email' | 'sms';
 
+/** A lane with a queue of its own (docs/architecture.md §11); `standard` is the channel queue. */
+export type LaneName = 'critical' | 'bulk';
+
 export interface ChannelQueueProps {
   readonly channel: ChannelName;
+  /** The lane this queue carries; absent: the channel queue (the standard lane). */
+  readonly lane?: LaneName;
   /**
    * Timeout of the function that consumes the queue. The visibility timeout is six times this
    * (Lambda's guidance for SQS event sources), so a slow batch is not handed to a second worker.
@@ -27,12 +32,14 @@ export interface ChannelQueueProps {
  */
 export class ChannelQueue extends Construct {
   readonly channel: ChannelName;
+  readonly lane: LaneName | undefined;
   readonly queue: Queue;
   readonly deadLetterQueue: Queue;
 
   constructor(scope: Construct, id: string, props: ChannelQueueProps) {
     super(scope, id);
     this.channel = props.channel;
+    this.lane = props.lane;
     const maxReceiveCount = props.maxReceiveCount ?? 5;
     if (maxReceiveCount < 5) throw new Error('maxReceiveCount must be ≥ 5 (Lambda guidance for SQS sources)');
 

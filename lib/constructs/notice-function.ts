@@ -14,9 +14,10 @@ import { Construct } from 'constructs';
 import { ENVELOPE_ENCRYPTION_CONTEXT } from '../../lambdas/contract/envelope.ts';
 import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
 import { METRIC_NAMESPACE, SERVICE_NAME } from '../../lambdas/contract/metrics.ts';
+import { LANE_SETTINGS } from '../../lambdas/contract/settings.ts';
 import { acknowledge, acknowledgeWildcardResources } from '../nag.ts';
 import { type BundleSelection, cdkBundling, handlerEntry, REPO_ROOT } from './bundling.ts';
-import type { ChannelQueue } from './channel-queue.ts';
+import type { ChannelQueue, LaneName } from './channel-queue.ts';
 import type { LedgerTable } from './ledger-table.ts';
 import { ManagedPolicyRole } from './managed-policy-role.ts';
 import type { RetryScheduler } from './retry-scheduler.ts';
@@ -213,6 +214,38 @@ export class NoticeFunction extends Construct {
     const prefix = channelQueue.channel.toUpperCase();
     this.addEnvironment(`${prefix}_QUEUE_URL`, channelQueue.queue.queueUrl);
     this.addEnvironment(`${prefix}_QUEUE_ARN`, channelQueue.queue.queueArn);
+  }
+
+  /**
+   * `sqs:SendMessage` on a channel's lane queues (docs/architecture.md §11); sets
+   * <CHANNEL>_<LANE>_QUEUE_URL/_ARN. A reference goes to its row's lane.
+   */
+  bindLaneQueues(lanes: Readonly<Record<LaneName, ChannelQueue>>): void {
+    const queues = [lanes.critical, lanes.bulk];
+    const channel = lanes.critical.channel;
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: `EnqueueLanes${channel === 'email' ? 'Email' : 'Sms'}`,
+        actions: ['sqs:SendMessage'],
+        resources: queues.map((q) => q.queue.queueArn),
+      }),
+    );
+    for (const q of queues) {
+      const lane = q.lane as LaneName;
+      this.addEnvironment(LANE_SETTINGS[channel].queueUrls[lane], q.queue.queueUrl);
+      this.addEnvironment(LANE_SETTINGS[channel].queueArns[lane], q.queue.queueArn);
+    }
+  }
+
+  /** `sqs:GetQueueAttributes` on queues whose backlog the function estimates from (deadline risk). */
+  bindQueueDepth(queues: readonly ChannelQueue[]): void {
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ReadQueueDepth',
+        actions: ['sqs:GetQueueAttributes'],
+        resources: queues.map((q) => q.queue.queueArn),
+      }),
+    );
   }
 
   /**

@@ -3,9 +3,10 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
 import type { ProviderChannel } from '../../lambdas/contract/providers.ts';
-import { CHANNEL_SETTINGS } from '../../lambdas/contract/settings.ts';
-import type { ChannelSettings, NoticeLedgerConfig } from '../config.ts';
+import { CHANNEL_SETTINGS, LANE_SETTINGS } from '../../lambdas/contract/settings.ts';
+import type { NoticeLedgerConfig } from '../config.ts';
 import type { BundleSelection } from '../constructs/bundling.ts';
+import type { ChannelQueue } from '../constructs/channel-queue.ts';
 import { Escalations } from '../constructs/escalations.ts';
 import { IntakeApi } from '../constructs/intake-api.ts';
 import { Monitoring } from '../constructs/monitoring.ts';
@@ -56,7 +57,13 @@ export class DeliveryStack extends Stack {
     // Every permission on stateful resources is written on this side (principal policies), so
     // the dependency runs one way: delivery → stateful.
     this.addStackDependency(stateful);
-    const { keys, ledger, queues, retryScheduler, secrets } = stateful;
+    const { keys, ledger, queues, lanes, retryScheduler, secrets } = stateful;
+    // Every queue intake and the reconciler read the backlog of (deadline risk, docs/architecture.md §11).
+    const allQueues = [
+      queues.email,
+      queues.sms,
+      ...[lanes.email, lanes.sms].flatMap((l) => [l.critical, l.bulk]),
+    ];
     const bindings = deployedBindings(config.providers);
 
     // Names and values from the contract (lambdas/contract/settings.ts), set on every function.
@@ -66,6 +73,15 @@ export class DeliveryStack extends Stack {
       [CHANNEL_SETTINGS.sms.provider]: config.providers.sms,
       ...(config.providers.retained.length > 0
         ? { RETAINED_PROVIDERS: config.providers.retained.join(',') }
+        : {}),
+      // A known provider rate is the channel's shared rate budget (docs/architecture.md §11): the
+      // senders book it from the ledger table whatever their number; intake and the reconciler
+      // estimate deadline risk from it.
+      ...(config.channels.email.sendRatePerSecond !== undefined
+        ? { [LANE_SETTINGS.email.rateBudget]: String(config.channels.email.sendRatePerSecond) }
+        : {}),
+      ...(config.channels.sms.sendRatePerSecond !== undefined
+        ? { [LANE_SETTINGS.sms.rateBudget]: String(config.channels.sms.sendRatePerSecond) }
         : {}),
     };
     const make = (
@@ -100,8 +116,13 @@ export class DeliveryStack extends Stack {
     http.bindTable(ledger, { items: ['PutItem', 'GetItem', 'Query', 'UpdateItem'] });
     http.bindChannelQueue(queues.email);
     http.bindChannelQueue(queues.sms);
+    http.bindLaneQueues(lanes.email);
+    http.bindLaneQueues(lanes.sms);
+    http.bindQueueDepth(allQueues);
     http.bindEnvelopeKey(keys.envelope, 'seal');
     http.bindSecret(secrets.fingerprintKey, 'FINGERPRINT_KEY_SECRET_ARN');
+    // Deadline-risk warnings go out from intake (docs/architecture.md §11).
+    http.bindEscalations(this.escalations.bus);
 
     // Provider events: webhooks (API) and EventBridge events of every deployed provider.
     this.providerEventsDeadLetterQueue = new Queue(this, 'ProviderEventsDeadLetterQueue', {
@@ -138,7 +159,7 @@ export class DeliveryStack extends Stack {
 
     // Senders, one per channel.
     const senderTimeout = Duration.seconds(config.senderTimeoutSeconds);
-    const sender = (constructId: string, name: 'sendEmail' | 'sendSms', channel: ChannelSettings) => {
+    const sender = (constructId: string, name: 'sendEmail' | 'sendSms') => {
       const fn = make(constructId, name, {
         description: `notice-ledger ${FUNCTIONS[name].handler.replace('.ts', '')}: claim, send once, record the outcome`,
         timeout: senderTimeout,
@@ -149,22 +170,22 @@ export class DeliveryStack extends Stack {
       fn.bindEnvelopeKey(keys.envelope, 'open');
       fn.bindRetryScheduler(retryScheduler);
       fn.bindEscalations(this.escalations.bus);
-      if (channel.sendRatePerSecond !== undefined) {
-        // Each concurrent instance paces at its share of the provider's rate.
-        fn.function.addEnvironment(
-          CHANNEL_SETTINGS[name === 'sendEmail' ? 'email' : 'sms'].sendRate,
-          String(channel.sendRatePerSecond / channel.maxConcurrency),
-        );
-      }
       return fn;
     };
-    const sendEmail = sender('SendEmail', 'sendEmail', config.channels.email);
+    const sendEmail = sender('SendEmail', 'sendEmail');
     // Its own queue only: short retries ride on an SQS delay, throttled sends are deferred.
     sendEmail.bindChannelQueue(queues.email);
     sendEmail.consumeChannelQueue(queues.email, config.channels.email);
-    const sendSms = sender('SendSms', 'sendSms', config.channels.sms);
+    // Each lane its own event source, so a critical reference is received whatever waits in bulk.
+    sendEmail.bindLaneQueues(lanes.email);
+    sendEmail.consumeChannelQueue(lanes.email.critical, config.channels.email);
+    sendEmail.consumeChannelQueue(lanes.email.bulk, config.channels.email);
+    const sendSms = sender('SendSms', 'sendSms');
     sendSms.bindChannelQueue(queues.sms);
     sendSms.consumeChannelQueue(queues.sms, config.channels.sms);
+    sendSms.bindLaneQueues(lanes.sms);
+    sendSms.consumeChannelQueue(lanes.sms.critical, config.channels.sms);
+    sendSms.consumeChannelQueue(lanes.sms.bulk, config.channels.sms);
 
     // Reconciler: every interval, sweep the open index.
     const reconcileInterval = Duration.minutes(config.runtime.reconcileIntervalMinutes);
@@ -182,6 +203,9 @@ export class DeliveryStack extends Stack {
     });
     reconciler.bindChannelQueue(queues.email);
     reconciler.bindChannelQueue(queues.sms);
+    reconciler.bindLaneQueues(lanes.email);
+    reconciler.bindLaneQueues(lanes.sms);
+    reconciler.bindQueueDepth(allQueues);
     reconciler.bindEnvelopeKey(keys.envelope, 'open');
     reconciler.bindRetryScheduler(retryScheduler);
     reconciler.bindEscalations(this.escalations.bus);
@@ -222,13 +246,9 @@ export class DeliveryStack extends Stack {
         ProviderEvents: providerEvents.function,
       },
       senders: ['SendEmail', 'SendSms'],
-      workQueues: [
-        { label: 'Email', queue: queues.email.queue },
-        { label: 'Sms', queue: queues.sms.queue },
-      ],
+      workQueues: allQueues.map((q) => ({ label: queueLabel(q), queue: q.queue })),
       deadLetterQueues: [
-        { label: 'Email', queue: queues.email.deadLetterQueue },
-        { label: 'Sms', queue: queues.sms.deadLetterQueue },
+        ...allQueues.map((q) => ({ label: queueLabel(q), queue: q.deadLetterQueue })),
         { label: 'ProviderEvents', queue: this.providerEventsDeadLetterQueue },
       ],
       api: this.api.api,
@@ -327,4 +347,10 @@ function bindProviders(
     provider.bindInbound?.(targets.providerEvents);
   }
   return deployed;
+}
+
+/** `Email`, `SmsCritical`, …: a queue's name in alarms and the dashboard. */
+function queueLabel(q: ChannelQueue): string {
+  const cap = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
+  return `${cap(q.channel)}${q.lane ? cap(q.lane) : ''}`;
 }

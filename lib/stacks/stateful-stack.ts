@@ -1,7 +1,7 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { NoticeLedgerConfig } from '../config.ts';
-import { ChannelQueue } from '../constructs/channel-queue.ts';
+import { ChannelQueue, type LaneName } from '../constructs/channel-queue.ts';
 import { NoticeKeys } from '../constructs/keys.ts';
 import { LedgerTable } from '../constructs/ledger-table.ts';
 import { RetryScheduler } from '../constructs/retry-scheduler.ts';
@@ -25,6 +25,11 @@ export class StatefulStack extends Stack {
   readonly keys: NoticeKeys;
   readonly ledger: LedgerTable;
   readonly queues: { readonly email: ChannelQueue; readonly sms: ChannelQueue };
+  /** The critical and bulk lanes' queues per channel (docs/architecture.md §11). */
+  readonly lanes: {
+    readonly email: Readonly<Record<LaneName, ChannelQueue>>;
+    readonly sms: Readonly<Record<LaneName, ChannelQueue>>;
+  };
   readonly retryScheduler: RetryScheduler;
   readonly secrets: NoticeSecrets;
   /** What each deployed provider's binding keeps in this stack, by provider id. */
@@ -52,10 +57,28 @@ export class StatefulStack extends Stack {
       email: new ChannelQueue(this, 'EmailQueue', { channel: 'email', consumerTimeout }),
       sms: new ChannelQueue(this, 'SmsQueue', { channel: 'sms', consumerTimeout }),
     };
+    const lane = (channel: 'email' | 'sms', name: LaneName) =>
+      new ChannelQueue(
+        this,
+        `${channel === 'email' ? 'Email' : 'Sms'}${name === 'critical' ? 'Critical' : 'Bulk'}Queue`,
+        {
+          channel,
+          lane: name,
+          consumerTimeout,
+        },
+      );
+    this.lanes = {
+      email: { critical: lane('email', 'critical'), bulk: lane('email', 'bulk') },
+      sms: { critical: lane('sms', 'critical'), bulk: lane('sms', 'bulk') },
+    };
 
     this.retryScheduler = new RetryScheduler(this, 'RetryScheduler', {
       groupName: `${config.resourcePrefix}-retries`,
-      targetQueues: [this.queues.email.queue, this.queues.sms.queue],
+      targetQueues: [
+        this.queues.email.queue,
+        this.queues.sms.queue,
+        ...[this.lanes.email, this.lanes.sms].flatMap((l) => [l.critical.queue, l.bulk.queue]),
+      ],
     });
 
     this.secrets = new NoticeSecrets(this, 'Secrets', {

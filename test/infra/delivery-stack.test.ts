@@ -231,17 +231,22 @@ describe('delivery stack: least privilege', () => {
     }
   });
 
-  it('http: table items without delete (the suppression list is append-only) + Query, enqueue both channels, seal only, read the fingerprint secret only', () => {
+  it('http: table items without delete (the suppression list is append-only) + Query, enqueue both channels and their lanes, queue depths, seal only, read the fingerprint secret only, publish deadline-risk escalations', () => {
     const g = grants('http');
     expect([...g.keys()].filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(
       ['GetItem', 'PutItem', 'Query', 'UpdateItem'].map(table),
     );
-    expect(g.get('sqs:SendMessage')).toHaveLength(2);
+    // Two channel queues and four lane queues (docs/architecture.md §11).
+    expect(g.get('sqs:SendMessage')).toHaveLength(6);
+    expect(g.get('sqs:GetQueueAttributes')).toHaveLength(6);
+    expect(g.get('events:PutEvents')).toEqual([
+      JSON.stringify({ 'Fn::GetAtt': [logicalId(synth.delivery.escalations.bus), 'Arn'] }),
+    ]);
     expect(g.has('kms:GenerateDataKey')).toBe(true);
     const secrets = g.get('secretsmanager:GetSecretValue') ?? [];
     expect(secrets).toHaveLength(1);
     expect(secrets[0]).toContain('SecretsFingerprintKey');
-    for (const absent of ['scheduler:CreateSchedule', 'iam:PassRole', 'events:PutEvents', 'ses:SendEmail']) {
+    for (const absent of ['scheduler:CreateSchedule', 'iam:PassRole', 'ses:SendEmail']) {
       expect(g.has(absent), absent).toBe(false);
     }
     // Intake seals envelopes; it never opens one.
@@ -254,14 +259,14 @@ describe('delivery stack: least privilege', () => {
     });
   });
 
-  it('senders: Get/Update/Put item (Put: suppressions a provider implies), own queue only, open envelopes, scheduler + PassRole, escalations', () => {
+  it('senders: Get/Update/Put item (Put: suppressions a provider implies), own queue and its lanes only, open envelopes, scheduler + PassRole, escalations', () => {
     for (const key of ['sendEmail', 'sendSms'] as const) {
       const g = grants(key);
       const statements = roleStatements(template, logicalId(fn(key).role));
       expect([...g.keys()].filter((a) => a.startsWith('dynamodb:')).sort(), key).toEqual(
         ['GetItem', 'PutItem', 'UpdateItem'].map(table),
       );
-      expect(g.get('sqs:SendMessage'), key).toHaveLength(1);
+      expect(g.get('sqs:SendMessage'), key).toHaveLength(3);
       expect(g.has('sqs:ReceiveMessage'), key).toBe(true);
       expect(statements.find((s) => s.Sid === 'OpenEnvelopes')?.Action, key).toBe('kms:Decrypt');
       expect(
@@ -312,7 +317,8 @@ describe('delivery stack: least privilege', () => {
       'dynamodb:PutItem',
       'dynamodb:UpdateItem',
     ]);
-    expect(g.get('sqs:SendMessage')).toHaveLength(2);
+    expect(g.get('sqs:SendMessage')).toHaveLength(6);
+    expect(g.get('sqs:GetQueueAttributes')).toHaveLength(6);
     expect(statements.find((s) => s.Sid === 'OpenEnvelopes')?.Action).toBe('kms:Decrypt');
     expect(g.get('secretsmanager:GetSecretValue')).toHaveLength(1);
     expect(g.has('scheduler:CreateSchedule') && g.has('iam:PassRole') && g.has('events:PutEvents')).toBe(
@@ -352,21 +358,31 @@ describe('delivery stack: least privilege', () => {
 });
 
 describe('delivery stack: SQS event sources', () => {
-  it('reports batch item failures and caps concurrency per channel', () => {
+  it('reports batch item failures and caps concurrency per channel, one event source per lane', () => {
     const { email, sms } = synth.config.channels;
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).map(
+      (m) => m.Properties,
+    );
     for (const [key, channel] of [
       ['sendEmail', email],
       ['sendSms', sms],
     ] as const) {
-      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-        FunctionName: { Ref: logicalId(fn(key).function) },
-        FunctionResponseTypes: ['ReportBatchItemFailures'],
-        BatchSize: channel.batchSize,
-        ScalingConfig: { MaximumConcurrency: channel.maxConcurrency },
-      });
+      const own = mappings.filter(
+        (m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: logicalId(fn(key).function) }),
+      );
+      // The channel queue (standard) and the critical and bulk lanes: three sources, three queues.
+      expect(own, key).toHaveLength(3);
+      expect(new Set(own.map((m) => JSON.stringify(m.EventSourceArn))).size, key).toBe(3);
+      for (const m of own) {
+        expect(m).toMatchObject({
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+          BatchSize: channel.batchSize,
+          ScalingConfig: { MaximumConcurrency: channel.maxConcurrency },
+        });
+      }
       expect(channel.maxConcurrency).toBeGreaterThanOrEqual(2);
     }
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 6);
   });
 });
 
@@ -605,13 +621,14 @@ describe('delivery stack: alarms and dashboard', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
     const count = (namespace: string, metric: string) =>
       alarms.filter((a) => a.Namespace === namespace && a.MetricName === metric).length;
-    expect(count('AWS/SQS', 'ApproximateAgeOfOldestMessage')).toBe(2);
-    expect(count('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toBe(3);
+    // Each channel queue and lane queue; each of their DLQs and the provider events' DLQ.
+    expect(count('AWS/SQS', 'ApproximateAgeOfOldestMessage')).toBe(6);
+    expect(count('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toBe(7);
     expect(count('NoticeLedger', 'Escalations')).toBe(1);
     expect(count('NoticeLedger', 'EscalationsPending')).toBe(1);
     expect(count('NoticeLedger', 'PoisonMessages')).toBe(1);
     expect(count('AWS/Lambda', 'Errors')).toBe(5);
-    expect(alarms).toHaveLength(14);
+    expect(alarms).toHaveLength(22);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       if (alarm.MetricName !== 'OldestUnresolvedAgeSeconds')

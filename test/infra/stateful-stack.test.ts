@@ -120,8 +120,8 @@ describe('stateful stack: keys and secrets', () => {
 });
 
 describe('stateful stack: channel queues', () => {
-  it('encrypts and TLS-guards all four queues and retains them', () => {
-    template.resourceCountIs('AWS::SQS::Queue', 4);
+  it('encrypts and TLS-guards all twelve queues (channel and lane queues, their DLQs) and retains them', () => {
+    template.resourceCountIs('AWS::SQS::Queue', 12);
     for (const queue of Object.values(template.findResources('AWS::SQS::Queue'))) {
       expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
       expect(queue.DeletionPolicy).toBe('Retain');
@@ -135,7 +135,7 @@ describe('stateful stack: channel queues', () => {
           ]),
         },
       },
-      4,
+      12,
     );
   });
 
@@ -144,7 +144,8 @@ describe('stateful stack: channel queues', () => {
     const work = Object.values(template.findResources('AWS::SQS::Queue')).filter(
       (q) => q.Properties.RedrivePolicy,
     );
-    expect(work).toHaveLength(2);
+    // The two channel queues and the four lane queues (docs/architecture.md §11).
+    expect(work).toHaveLength(6);
     for (const queue of work) {
       expect(queue.Properties.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(5);
       expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * senderTimeout);
@@ -160,7 +161,7 @@ describe('stateful stack: retry scheduler', () => {
     });
   });
 
-  it('lets only this account’s retry group assume the scheduler role, which may only enqueue to the two channel queues', () => {
+  it('lets only this account’s retry group assume the scheduler role, which may only enqueue to the channel and lane queues', () => {
     template.resourceCountIs('AWS::IAM::Role', 1);
     const roleId = logicalId(synth.stateful.retryScheduler.role);
     template.hasResourceProperties('AWS::IAM::Role', {
@@ -188,10 +189,15 @@ describe('stateful stack: retry scheduler', () => {
             Sid: 'EnqueueRetries',
             Effect: 'Allow',
             Action: 'sqs:SendMessage',
+            // The channel queues and the lane queues (docs/architecture.md §11), by logical id.
             Resource: [
-              { 'Fn::GetAtt': [logicalId(synth.stateful.queues.email.queue), 'Arn'] },
-              { 'Fn::GetAtt': [logicalId(synth.stateful.queues.sms.queue), 'Arn'] },
-            ],
+              synth.stateful.queues.email,
+              synth.stateful.queues.sms,
+              ...[synth.stateful.lanes.email, synth.stateful.lanes.sms].flatMap((l) => [l.critical, l.bulk]),
+            ]
+              .map((q) => logicalId(q.queue))
+              .sort()
+              .map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] })),
           },
         ],
       },
