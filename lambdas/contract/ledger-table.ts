@@ -6,6 +6,7 @@
  *   N#<noticeId>          C#email   intent for (notice, channel)
  *   S#<channel>#<fp>      S         suppression entry for a destination fingerprint
  *   G#<channel>           G         provider throttle gate (shared "slow down until")
+ *   P#<channel>           P         shared rate budget: the clock tokens are booked on (docs/architecture.md §11)
  *
  * The open-intent index is sparse: only unresolved intents carry `openShard` + `dueAt`.
  */
