@@ -12,6 +12,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SmsSimulator } from '../local/sms-simulator/server.ts';
 import { acceptedAt, type BenchNotice, benchNotices, postBurst, readLedgerRows } from './lib/notices.ts';
+import type { BenchServices } from './lib/services.ts';
 import type { StackHandle } from './lib/stack-process.ts';
 import { percentile, round } from './lib/stats.ts';
 
@@ -37,6 +38,11 @@ export interface PriorityFigures {
   readonly acceptedPerSecond: readonly number[];
   /** First bulk POST → the first acceptance (intake, first poll, first booking). */
   readonly firstAcceptedSeconds: number;
+  /** Writes to the rate budget's item (bookings) per accepted send, counted on the wire. */
+  readonly budgetWritesPerAccepted: number;
+  readonly budgetWriteUnitsPerAccepted: number;
+  /** All DynamoDB writes of the run per accepted send (intake, claims, outcomes, bookings, deferrals). */
+  readonly dynamoWritesPerAccepted: number;
 }
 
 /** What each variant's stack is started with, beside the bench's common environment. */
@@ -52,6 +58,7 @@ const withPriority = (notices: BenchNotice[], priority: string): BenchNotice[] =
 export async function runPriority(options: {
   readonly variant: PriorityVariant;
   readonly stack: StackHandle;
+  readonly services: BenchServices;
   readonly simulator: SmsSimulator;
   readonly ddb: DynamoDBClient;
   readonly notices: number;
@@ -109,6 +116,10 @@ export async function runPriority(options: {
     rows = await readLedgerRows(options.ddb, stack.tableName, allIds, 'sms');
   }
 
+  const requests = options.services.proxies.dynamodb.between(t0, Date.now());
+  const isWrite = (op: string) => /Put|Update|Delete|Write/.test(op);
+  const budgetWrites = requests.filter((r) => r.target === 'budget' && isWrite(r.operation));
+  const allWrites = requests.filter((r) => isWrite(r.operation)).reduce((sum, r) => sum + (r.share ?? 1), 0);
   const messages = simulator.messages();
   const perPhone = new Map<string, number>();
   for (const m of messages) perPhone.set(m.to, (perPhone.get(m.to) ?? 0) + 1);
@@ -145,6 +156,12 @@ export async function runPriority(options: {
     duplicates,
     lost,
     acceptedPerSecond: perSecond(accepted, start),
+    budgetWritesPerAccepted: round(budgetWrites.length / Math.max(1, perPhone.size), 3),
+    budgetWriteUnitsPerAccepted: round(
+      budgetWrites.reduce((sum, r) => sum + (r.capacityUnits ?? 1), 0) / Math.max(1, perPhone.size),
+      3,
+    ),
+    dynamoWritesPerAccepted: round(allWrites / Math.max(1, perPhone.size), 3),
     firstAcceptedSeconds: round((Math.min(...accepted) - start) / 1000),
   };
 }

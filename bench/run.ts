@@ -228,6 +228,7 @@ async function main(): Promise<void> {
           out[variant] = await runPriority({
             variant,
             stack: variantStack,
+            services,
             simulator,
             ddb,
             notices: args.notices,
@@ -543,6 +544,8 @@ function printPriority(p: Readonly<Record<PriorityVariant, PriorityFigures>>): v
     ['ideal (N + critical)/R (s)', (f) => f.idealSeconds.toFixed(1)],
     ['drain / ideal', (f) => f.bulkDrainOverIdeal.toFixed(3)],
     ['provider calls / accepted', (f) => f.providerCallsPerAccepted.toFixed(3)],
+    ['budget writes / accepted', (f) => f.budgetWritesPerAccepted.toFixed(3)],
+    ['DynamoDB writes / accepted', (f) => f.dynamoWritesPerAccepted.toFixed(3)],
     ['429 answers', (f) => String(f.provider429)],
     ['duplicates', (f) => String(f.duplicates)],
     ['lost', (f) => String(f.lost)],

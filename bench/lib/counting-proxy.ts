@@ -23,7 +23,7 @@ export interface CountedRequest {
   readonly operation: string;
   readonly status: number;
   readonly channel?: 'email' | 'sms' | undefined;
-  /** DynamoDB: which item family the key names (`intent`, `suppression`, `gate`), or `index` for a GSI query. */
+  /** DynamoDB: which item family the key names (`intent`, `suppression`, `gate`, `budget`), or `index` for a GSI query. */
   readonly target?: string | undefined;
   /** DynamoDB: capacity units the request consumed (with `consumedCapacity` on). */
   readonly capacityUnits?: number | undefined;
@@ -119,6 +119,7 @@ function describeItem(body: Json): RequestParts {
   if (pk.startsWith('N#')) return { target: 'intent', channel: channelOf(sk) };
   if (pk.startsWith('S#')) return { target: 'suppression', channel: channelOf(pk) };
   if (pk.startsWith('G#')) return { target: 'gate', channel: channelOf(pk) };
+  if (pk.startsWith('P#')) return { target: 'budget', channel: channelOf(pk) };
   return { target: 'other' };
 }
 
