@@ -25,12 +25,18 @@
  * chance of `attempts_exhausted` from random draws alone; 12 makes that negligible (~0.2^12), so
  * an exhausted row here would point at a defect rather than at bad luck.
  *
+ * Priorities in the mix (issue 15, docs/architecture.md §11): notices cycle through critical,
+ * standard and bulk, each lane has its own queues (`LOCAL_LANES=on`) and both channels send
+ * through the shared rate budget, so kills land on bookings and lane queues too; one intent per
+ * (notice, channel) whatever the lane, and each channel keeps its notice's priority.
+ *
  * Sizes and seed: FAULT_NOTICES (default 200), FAULT_KILLS (default 3), FAULT_SEED (default
  * random; printed, so a failing run can be replayed with the same provider draws).
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
+import { PRIORITIES, type Priority } from '../../lambdas/domain/priority.ts';
 import type { ProxyFault } from '../../local/fault-proxy.ts';
 import { seededRandom as prng } from '../../local/seeded-random.ts';
 import { uniqueTableName } from '../helpers/dynamodb.ts';
@@ -136,6 +142,9 @@ it(`${NOTICES} notices, faults on both providers, ${KILLS} × SIGKILL: nothing l
       MAX_ATTEMPTS: '12',
       UNKNOWN_POLICY: 'fail',
       UNKNOWN_GRACE_MS: String(UNKNOWN_GRACE_MS),
+      LOCAL_LANES: 'on',
+      EMAIL_RATE_BUDGET_PER_SECOND: '40',
+      SMS_RATE_BUDGET_PER_SECOND: '40',
     },
   };
   let stack: StackProcess = await startStackProcess(options);
@@ -143,14 +152,13 @@ it(`${NOTICES} notices, faults on both providers, ${KILLS} × SIGKILL: nothing l
   const phone = phoneBook();
   const notices = Array.from({ length: NOTICES }, (_, i) => {
     const destination = phone();
-    return {
+    const request = noticeRequest({
+      eventId: eventId(`rnd${i}`),
+      email: `success+${randomBytes(4).toString('hex')}@simulator.amazonses.com`,
       phone: destination,
-      ...noticeRequest({
-        eventId: eventId(`rnd${i}`),
-        email: `success+${randomBytes(4).toString('hex')}@simulator.amazonses.com`,
-        phone: destination,
-      }),
-    };
+    });
+    const priority = PRIORITIES[i % PRIORITIES.length] as Priority;
+    return { phone: destination, priority, noticeId: request.noticeId, body: { ...request.body, priority } };
   });
 
   // Act: producers post on a schedule, retrying through the kills as any client would;
@@ -281,6 +289,9 @@ it(`${NOTICES} notices, faults on both providers, ${KILLS} × SIGKILL: nothing l
     if (SENT.has(c.state) && (ids.length !== 1 || c.providerReceiptId !== ids[0]))
       problems.push(`ledger and provider disagree: ${where}`);
     for (const problem of assertWellFormed(c.transitions)) problems.push(`${problem}: ${where}`);
+    // Whatever lane it waited in, the channel keeps its notice's priority.
+    const priority = (notices[i] as (typeof notices)[number]).priority;
+    if (c.priority !== priority) problems.push(`priority ${c.priority} instead of ${priority}: ${where}`);
   }
   expect(problems).toEqual([]);
   expect(Date.now() - startedAt).toBeLessThan(TEST_TIMEOUT_MS);

@@ -20,6 +20,8 @@ export interface ChannelTimeline {
   readonly provider: string | null;
   readonly providerReceiptId: string | null;
   readonly attempts: number;
+  /** The lane it waits in (docs/architecture.md §11). */
+  readonly priority?: string;
   /** Set while the channel's `unknown` is escalated and waits for an operator. */
   readonly escalatedAt?: string | null;
   readonly transitions: readonly Transition[];
