@@ -263,23 +263,21 @@ async function main(): Promise<void> {
         await riskStack.stop();
       }
     };
+    // One scenario alone: its own results file, latest.json untouched.
+    const writeAlone = async (file: string, figures: Record<string, unknown>) => {
+      await mkdir(RESULTS_DIR, { recursive: true });
+      const record = { startedAt: new Date(started).toISOString(), mode: args.mode, ...figures };
+      await writeFile(join(RESULTS_DIR, file), `${JSON.stringify(record, null, 2)}\n`);
+    };
     if (args.onlyDeadlineRisk) {
       const deadlineRisk = await runDeadlineRiskScenario();
-      await mkdir(RESULTS_DIR, { recursive: true });
-      await writeFile(
-        join(RESULTS_DIR, 'deadline-risk-latest.json'),
-        `${JSON.stringify({ startedAt: new Date(started).toISOString(), mode: args.mode, deadlineRisk }, null, 2)}\n`,
-      );
+      await writeAlone('deadline-risk-latest.json', { deadlineRisk });
       printDeadlineRisk(deadlineRisk);
       return;
     }
     if (args.onlyPriority) {
       const priority = await runPriorityScenario();
-      await mkdir(RESULTS_DIR, { recursive: true });
-      await writeFile(
-        join(RESULTS_DIR, 'priority-latest.json'),
-        `${JSON.stringify({ startedAt: new Date(started).toISOString(), mode: args.mode, priority }, null, 2)}\n`,
-      );
+      await writeAlone('priority-latest.json', { priority });
       printPriority(priority);
       return;
     }

@@ -12,6 +12,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
+import { queueDepth } from '../../lambdas/adapters/sqs/sqs-backlog-probe.ts';
 import { TwilioSmsTransport } from '../../lambdas/providers/twilio/transport.ts';
 import type { SmsSimulator } from '../../local/sms-simulator/server.ts';
 import { startSqsEventSource } from '../../local/sqs-event-source.ts';
@@ -61,25 +62,6 @@ async function createQueues(sqs: SQSClient, name: string): Promise<{ url: string
     }),
   );
   return { url: queue.QueueUrl as string, dlqUrl };
-}
-
-async function depth(sqs: SQSClient, url: string): Promise<number> {
-  const out = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: url,
-      AttributeNames: [
-        'ApproximateNumberOfMessages',
-        'ApproximateNumberOfMessagesNotVisible',
-        'ApproximateNumberOfMessagesDelayed',
-      ],
-    }),
-  );
-  const a = out.Attributes ?? {};
-  return (
-    Number(a.ApproximateNumberOfMessages ?? 0) +
-    Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
-    Number(a.ApproximateNumberOfMessagesDelayed ?? 0)
-  );
 }
 
 export async function runBaseline(options: {
@@ -206,14 +188,14 @@ export async function runBaseline(options: {
         `  t=${Math.round((Date.now() - t0) / 1000)} s: ${c.accepted}/${n} accepted, ${c.rateLimited} × 429`,
       );
     }
-    if ((await depth(sqs, url)) === 0 && settled < n) {
+    if ((await queueDepth(sqs, url)) === 0 && settled < n) {
       await sleep(1000);
-      if ((await depth(sqs, url)) === 0) break;
+      if ((await queueDepth(sqs, url)) === 0) break;
     }
   }
   const endedAt = Date.now();
   await source.stop(15_000);
-  const inDeadLetterQueue = await depth(sqs, dlqUrl);
+  const inDeadLetterQueue = await queueDepth(sqs, dlqUrl);
 
   const { figures, series } = throttleFigures({
     providerRatePerSecond: rate,

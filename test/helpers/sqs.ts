@@ -1,11 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import {
-  DeleteMessageCommand,
-  type Message,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createSqsServer } from 'local-aws-sqs';
+import { afterAll, beforeAll } from 'vitest';
 
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
@@ -37,4 +33,25 @@ export async function drain(sqs: SQSClient, queueUrl: string, ms: number, count 
     }
   }
   return received;
+}
+
+/**
+ * A local SQS for the enclosing describe block (started before its tests, closed after) and a
+ * client for it: call the returned function inside a test.
+ */
+export function useLocalSqs(): () => SQSClient {
+  let sqs: Awaited<ReturnType<typeof startSqs>> | undefined;
+  let client: SQSClient | undefined;
+  beforeAll(async () => {
+    sqs = await startSqs();
+    client = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+  });
+  afterAll(async () => {
+    client?.destroy();
+    await sqs?.close();
+  });
+  return () => {
+    if (!client) throw new Error('useLocalSqs: the client exists inside tests only');
+    return client;
+  };
 }

@@ -1,5 +1,5 @@
-import { CreateQueueCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateQueueCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
 import { MemoryRateClock } from '../../lambdas/adapters/memory/memory-rate-clock.ts';
 import { SqsBacklogProbe } from '../../lambdas/adapters/sqs/sqs-backlog-probe.ts';
 import type { Backlog } from '../../lambdas/domain/deadline-risk.ts';
@@ -8,7 +8,7 @@ import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { EXAMPLE_REQUEST, fakeWorld } from '../helpers/fakes.ts';
-import { LOCAL_CREDENTIALS, startSqs } from '../helpers/sqs.ts';
+import { useLocalSqs } from '../helpers/sqs.ts';
 
 /** A backlog of `ahead` references in front of every lane, at `rate`/s. */
 function fixedBacklog(ahead: number, rate = 25): BacklogProbe & { counted: number } {
@@ -151,21 +151,12 @@ describe('deadline risk at each reconciler run', () => {
 });
 
 describe('SqsBacklogProbe on local SQS', () => {
-  let sqs: Awaited<ReturnType<typeof startSqs>>;
-  let client: SQSClient;
-  beforeAll(async () => {
-    sqs = await startSqs();
-    client = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
-  });
-  afterAll(async () => {
-    client.destroy();
-    await sqs.close();
-  });
+  const client = useLocalSqs();
 
   const fill = async (name: string, count: number) => {
-    const url = (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl as string;
+    const url = (await client().send(new CreateQueueCommand({ QueueName: name }))).QueueUrl as string;
     for (let i = 0; i < count; i += 10) {
-      await client.send(
+      await client().send(
         new SendMessageBatchCommand({
           QueueUrl: url,
           Entries: Array.from({ length: Math.min(10, count - i) }, (_, j) => ({
@@ -188,7 +179,7 @@ describe('SqsBacklogProbe on local SQS', () => {
     await clock.restart('sms', 7_000_000, 0);
     let now = 1_000;
     const probe = new SqsBacklogProbe({
-      sqs: client,
+      sqs: client(),
       queueUrls: { sms: standard },
       laneUrls: { sms: { critical, bulk } },
       ratePerSecond: { sms: 25 },
@@ -206,7 +197,7 @@ describe('SqsBacklogProbe on local SQS', () => {
 
     // One lane: every priority waits behind the whole channel queue, counted once.
     const single = new SqsBacklogProbe({
-      sqs: client,
+      sqs: client(),
       queueUrls: { sms: standard },
       ratePerSecond: { sms: 25 },
       now: () => now,

@@ -1,5 +1,5 @@
-import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateQueueCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
 import {
   intentMessageBody,
   laneTarget,
@@ -9,7 +9,7 @@ import { parseIntentMessage } from '../../lambdas/edge/intent-message.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { EXAMPLE_REQUEST, fakeWorld } from '../helpers/fakes.ts';
-import { drain, LOCAL_CREDENTIALS, startSqs } from '../helpers/sqs.ts';
+import { drain, useLocalSqs } from '../helpers/sqs.ts';
 
 const ref = { noticeId: 'ntc_aaaaaaaaaaaaaaaaaaaaaaaaaa', channel: 'sms' } as const;
 
@@ -53,29 +53,20 @@ describe('lanes: where a reference waits (docs/architecture.md §11)', () => {
   });
 
   describe('on local SQS', () => {
-    let sqs: Awaited<ReturnType<typeof startSqs>>;
-    let client: SQSClient;
-    beforeAll(async () => {
-      sqs = await startSqs();
-      client = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
-    });
-    afterAll(async () => {
-      client.destroy();
-      await sqs.close();
-    });
+    const client = useLocalSqs();
 
     it('one enqueue of mixed lanes sends each reference to its lane queue', async () => {
       const url = async (name: string) =>
-        (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl as string;
+        (await client().send(new CreateQueueCommand({ QueueName: name }))).QueueUrl as string;
       const [standard, critical] = [await url('lanes-sms'), await url('lanes-sms-critical')];
-      const queue = new SqsIntentQueue(client, { sms: standard }, { sms: { critical } });
+      const queue = new SqsIntentQueue(client(), { sms: standard }, { sms: { critical } });
       await queue.enqueue([
         { ...ref, priority: 'critical' },
         { ...ref, noticeId: 'ntc_bbbbbbbbbbbbbbbbbbbbbbbbbb', priority: 'bulk' },
         { ...ref, noticeId: 'ntc_cccccccccccccccccccccccccc' },
       ]);
-      const inCritical = await drain(client, critical, 3_000, 1);
-      const inStandard = await drain(client, standard, 3_000, 2);
+      const inCritical = await drain(client(), critical, 3_000, 1);
+      const inStandard = await drain(client(), standard, 3_000, 2);
       expect(inCritical.map((m) => parseIntentMessage(m.Body ?? '', 'sms'))).toEqual([
         { ...ref, priority: 'critical' },
       ]);

@@ -96,22 +96,27 @@ export class SqsBacklogProbe implements BacklogProbe {
     return reading;
   }
 
-  private async depthOf(url: string): Promise<number> {
-    const out = await this.options.sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: url,
-        AttributeNames: [
-          'ApproximateNumberOfMessages',
-          'ApproximateNumberOfMessagesNotVisible',
-          'ApproximateNumberOfMessagesDelayed',
-        ],
-      }),
-    );
-    const a = out.Attributes ?? {};
-    return (
-      Number(a.ApproximateNumberOfMessages ?? 0) +
-      Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
-      Number(a.ApproximateNumberOfMessagesDelayed ?? 0)
-    );
+  private depthOf(url: string): Promise<number> {
+    return queueDepth(this.options.sqs, url);
   }
+}
+
+/** A queue's approximate references: visible, in flight and delayed. */
+export async function queueDepth(sqs: SQSClient, url: string): Promise<number> {
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ],
+    }),
+  );
+  const a = out.Attributes ?? {};
+  return (
+    Number(a.ApproximateNumberOfMessages ?? 0) +
+    Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
+    Number(a.ApproximateNumberOfMessagesDelayed ?? 0)
+  );
 }
