@@ -26,6 +26,10 @@ export interface PriorityFigures {
   readonly criticalP50Seconds: number;
   readonly criticalP99Seconds: number;
   readonly criticalMaxSeconds: number;
+  /** Where a critical notice's time goes: its POST (intake: answered 202) … */
+  readonly criticalIntakeP99Seconds: number;
+  /** … and from that answer to the `accepted` record (dispatch: queue, token, claim, provider call). */
+  readonly criticalDispatchP99Seconds: number;
   readonly bulkP99Seconds: number;
   readonly bulkDrainSeconds: number;
   readonly idealSeconds: number;
@@ -77,6 +81,7 @@ export async function runPriority(options: {
     'critical',
   );
   const criticalTriggers: number[] = [];
+  const criticalAnswered: number[] = [];
   log(`priority (${options.variant}): ${n} bulk SMS at ${rate}/s, one critical a second during the burst`);
 
   const t0 = Date.now();
@@ -94,6 +99,7 @@ export async function runPriority(options: {
       });
       if (response.status !== 202) log(`  critical notice answered ${response.status}`);
       await response.arrayBuffer();
+      criticalAnswered.push(Date.now());
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, startedAt + 1000 - Date.now())));
     }
   })();
@@ -129,6 +135,10 @@ export async function runPriority(options: {
   };
   const criticalLatencies = criticalSent.map((c, i) => latency(c, criticalTriggers[i] as number));
   const bulkLatencies = bulk.map((b, i) => latency(b, bulkTriggers[i] as number));
+  const criticalIntake = criticalSent.map(
+    (_, i) => ((criticalAnswered[i] as number) - (criticalTriggers[i] as number)) / 1000,
+  );
+  const criticalDispatch = criticalSent.map((c, i) => latency(c, criticalAnswered[i] as number));
   const all = [...bulk, ...criticalSent];
   const accepted = all
     .map((x) => acceptedAt(rows.get(x.noticeId)))
@@ -147,6 +157,8 @@ export async function runPriority(options: {
     criticalP50Seconds: round(percentile(criticalLatencies, 50)),
     criticalP99Seconds: round(percentile(criticalLatencies, 99)),
     criticalMaxSeconds: round(Math.max(...criticalLatencies.filter(Number.isFinite))),
+    criticalIntakeP99Seconds: round(percentile(criticalIntake, 99)),
+    criticalDispatchP99Seconds: round(percentile(criticalDispatch, 99)),
     bulkP99Seconds: round(percentile(bulkLatencies, 99)),
     bulkDrainSeconds: round(drain),
     idealSeconds: round(ideal),

@@ -537,6 +537,8 @@ function printPriority(p: Readonly<Record<PriorityVariant, PriorityFigures>>): v
     ['critical p50 (s)', (f) => f.criticalP50Seconds.toFixed(2)],
     ['critical p99 (s)', (f) => f.criticalP99Seconds.toFixed(2)],
     ['critical max (s)', (f) => f.criticalMaxSeconds.toFixed(2)],
+    ['  p99 of POST → 202 (s)', (f) => f.criticalIntakeP99Seconds.toFixed(2)],
+    ['  p99 of 202 → accepted (s)', (f) => f.criticalDispatchP99Seconds.toFixed(2)],
     ['bulk p99 (s)', (f) => f.bulkP99Seconds.toFixed(2)],
     ['drain (s)', (f) => f.bulkDrainSeconds.toFixed(1)],
     ['ideal (N + critical)/R (s)', (f) => f.idealSeconds.toFixed(1)],

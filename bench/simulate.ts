@@ -414,6 +414,7 @@ export async function runScenario(setup: Setup, scenario: Scenario): Promise<Sce
             budget: new RateBudget(rateClock, { sms: budgetRules(setup.providerRatePerSecond) }),
             clock,
             sleep: sim.sleep,
+            lingerMs: Number(process.env.SIM_BUDGET_LINGER_MS ?? 0),
           })
         : new SharedSendGate({
             store: gateStore,

@@ -9,7 +9,9 @@ import { SharedSendGate } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { ManualClock } from '../helpers/fakes.ts';
 
 /** Two "instances" on one clock item; sleeping advances nobody's time, it records the wait. */
-function world(options: { rate?: number; leadMs?: number; maxInlineWaitMs?: number } = {}) {
+function world(
+  options: { rate?: number; leadMs?: number; maxInlineWaitMs?: number; lingerMs?: number } = {},
+) {
   const clock = new ManualClock(1_000_000);
   const ledger = new MemoryLedgerStore();
   const rateClock = new MemoryRateClock();
@@ -24,6 +26,7 @@ function world(options: { rate?: number; leadMs?: number; maxInlineWaitMs?: numb
         waits.push(ms);
       },
       ...(options.maxInlineWaitMs !== undefined ? { maxInlineWaitMs: options.maxInlineWaitMs } : {}),
+      ...(options.lingerMs !== undefined ? { lingerMs: options.lingerMs } : {}),
     });
   };
   return { clock, ledger, rateClock, waits, instance };
@@ -39,6 +42,14 @@ describe('BudgetSendGate', () => {
     // during that write share the next.
     expect(w.rateClock.writes).toBe(2);
     expect(w.waits).toEqual([40, 80, 120, 160, 200, 240, 280, 320, 360]);
+  });
+
+  it('with a linger, the first caller waits for the others: the whole batch shares one write', async () => {
+    const w = world({ lingerMs: 5 });
+    const gate = w.instance();
+    await Promise.all(Array.from({ length: 10 }, () => gate.admit('sms', 'bulk')));
+    expect(w.rateClock.writes).toBe(1);
+    expect(w.waits).toEqual([5, ...Array.from({ length: 9 }, (_, i) => (i + 1) * 40)]);
   });
 
   it('two instances share the rate: tokens interleave on one clock, never closer than the spacing', async () => {
