@@ -93,8 +93,10 @@ export const CORE_SETTING_DEFAULTS = {
   smsMaxConcurrency: 2,
   /**
    * Known provider send rate per channel (messages per second the account or sender number is
-   * allowed); 0 → no pacing (the shared throttle gate still reacts to 429s). Each
-   * sender instance paces at rate ÷ maximum concurrency.
+   * allowed); 0 → no pacing (the shared throttle gate still reacts to 429s). It is the channel's
+   * shared rate budget (`<CHANNEL>_RATE_BUDGET_PER_SECOND`, docs/architecture.md §11): every sender
+   * instance books tokens from one item of the ledger table, so the rate holds whatever the
+   * maximum concurrency.
    */
   emailSendRatePerSecond: 0,
   smsSendRatePerSecond: 0,
