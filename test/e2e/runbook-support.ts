@@ -122,6 +122,8 @@ export interface NoticeSpec {
   readonly phone?: string;
   /** ISO 8601; default a day ahead. */
   readonly deadline?: string;
+  /** The lane (docs/architecture.md §11); absent: none given (standard). */
+  readonly priority?: 'critical' | 'standard' | 'bulk';
 }
 
 /** The docs/architecture.md §6 example, with only the channels whose destination is given. */
@@ -141,8 +143,20 @@ export function noticeRequest(spec: NoticeSpec): { noticeId: string; body: Recor
       template: { id: 'lab-result-ready', version: 'v3' },
       variables: { firstName: 'Ada' },
       deadline: spec.deadline ?? new Date(Date.now() + 86_400_000).toISOString(),
+      ...(spec.priority ? { priority: spec.priority } : {}),
     },
   };
+}
+
+/**
+ * A priority drawn from the event id, so that a suite's notices are spread over the three
+ * lanes (docs/architecture.md §11) the same way on every run of the same ids.
+ */
+export function lanePriority(eventId: string): 'critical' | 'standard' | 'bulk' {
+  const lanes = ['critical', 'standard', 'bulk'] as const;
+  let h = 0;
+  for (const c of eventId) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  return lanes[h % lanes.length] as (typeof lanes)[number];
 }
 
 export function eventId(prefix: string): string {

@@ -44,6 +44,7 @@ import {
   eventId,
   expectCrash,
   HOLD_PAST_TIMEOUT_MS,
+  lanePriority,
   ledgerRow,
   logRecords,
   noticeRequest,
@@ -85,6 +86,11 @@ interface Lab {
   start(extra?: Record<string, string>): Promise<StackProcess>;
 }
 
+/** The runbook's notices, spread over the three lanes (docs/architecture.md §11). */
+function laneNotice(spec: Parameters<typeof noticeRequest>[0]): ReturnType<typeof noticeRequest> {
+  return noticeRequest({ ...spec, priority: lanePriority(spec.eventId) });
+}
+
 async function lab(name: string, env: Record<string, string> = {}): Promise<Lab> {
   const providers = await startProviders();
   closers.push(() => providers.close());
@@ -95,7 +101,8 @@ async function lab(name: string, env: Record<string, string> = {}): Promise<Lab>
     port: await freePort(),
     tableName,
   };
-  const fullEnv = { ...providers.env, ...SHORT_TIMINGS, ...env };
+  // Priorities in the mix (issue 15): every lane has its own queues, notices are spread over them.
+  const fullEnv = { ...providers.env, ...SHORT_TIMINGS, LOCAL_LANES: 'on', ...env };
   return {
     providers,
     tableName,
@@ -160,7 +167,7 @@ async function startLostSchedule(): Promise<LostScheduleRun> {
     failNext: [{ kind: 'status', status: 429, retryAfterSeconds: RETRY_AFTER_LONG_S }],
   });
   const phone = phoneBook()();
-  const notice = noticeRequest({ eventId: eventId('schedule'), phone });
+  const notice = laneNotice({ eventId: eventId('schedule'), phone });
   const posted = await postNotice(stack.apiUrl, notice.body);
   if (posted.status !== 202) throw new Error(`POST /v1/notices answered ${posted.status}`);
   const settled = waitForTimelines(stack.apiUrl, [notice.noticeId], allResolved, {
@@ -194,12 +201,12 @@ describe('kill -9 of the worker at a crash point, then restart on the same data'
       const targets: { channel: Channel; notice: ReturnType<typeof noticeRequest> }[] = [
         {
           channel: 'email',
-          notice: noticeRequest({
+          notice: laneNotice({
             eventId: eventId(`${point}_e`),
             email: `success+${randomBytes(3).toString('hex')}@simulator.amazonses.com`,
           }),
         },
-        { channel: 'sms', notice: noticeRequest({ eventId: eventId(`${point}_s`), phone }) },
+        { channel: 'sms', notice: laneNotice({ eventId: eventId(`${point}_s`), phone }) },
       ];
       const atCrash: { state: string | undefined; attempts: number | undefined; sent: number }[] = [];
 
@@ -328,8 +335,8 @@ describe('provider answers', () => {
     const l = await lab('throttle');
     const stack = await l.start();
     const phone = phoneBook()();
-    const sms = noticeRequest({ eventId: eventId('ra_s'), phone });
-    const email = noticeRequest({
+    const sms = laneNotice({ eventId: eventId('ra_s'), phone });
+    const email = laneNotice({
       eventId: eventId('ra_e'),
       email: `success+${randomBytes(3).toString('hex')}@simulator.amazonses.com`,
     });
@@ -400,7 +407,7 @@ describe('provider answers', () => {
     const stack = await l.start();
     const phones = phoneBook();
     const late = { phone: phones(), deadlineAt: Date.now() + 7_000 };
-    const lateNotice = noticeRequest({
+    const lateNotice = laneNotice({
       eventId: eventId('deadline'),
       phone: late.phone,
       deadline: new Date(late.deadlineAt).toISOString(),
@@ -426,7 +433,7 @@ describe('provider answers', () => {
       failNext: Array.from({ length: 12 }, () => ({ kind: 'status' as const, status: 503 })),
     });
     const exhausted = { phone: phones() };
-    const exhaustedNotice = noticeRequest({ eventId: eventId('exhausted'), phone: exhausted.phone });
+    const exhaustedNotice = laneNotice({ eventId: eventId('exhausted'), phone: exhausted.phone });
     expect((await postNotice(stack.apiUrl, exhaustedNotice.body)).status).toBe(202);
     const [exhaustedTimeline] = await waitForTimelines(
       stack.apiUrl,
@@ -502,10 +509,10 @@ describe('provider answers', () => {
     const phones = phoneBook(['9005']);
     const bouncingPhone = `+1555${String(100 + (randomBytes(1)[0] ?? 0)).slice(-3)}9005`;
     const bouncingEmail = 'bounce@simulator.amazonses.com';
-    const first = noticeRequest({ eventId: eventId('bounce1'), email: bouncingEmail, phone: bouncingPhone });
-    const again = noticeRequest({ eventId: eventId('bounce2'), email: bouncingEmail, phone: bouncingPhone });
+    const first = laneNotice({ eventId: eventId('bounce1'), email: bouncingEmail, phone: bouncingPhone });
+    const again = laneNotice({ eventId: eventId('bounce2'), email: bouncingEmail, phone: bouncingPhone });
     const rejectedPhone = phones();
-    const rejected = noticeRequest({
+    const rejected = laneNotice({
       eventId: eventId('rejected'),
       email: `success+${randomBytes(3).toString('hex')}@simulator.amazonses.com`,
       phone: rejectedPhone,
@@ -584,20 +591,20 @@ describe('provider answers', () => {
     const phones = phoneBook();
     const mail = () => `success+${randomBytes(3).toString('hex')}@simulator.amazonses.com`;
     const cases = {
-      smsAccepted: { notice: noticeRequest({ eventId: eventId('to_sa'), phone: phones() }), channel: 'sms' },
+      smsAccepted: { notice: laneNotice({ eventId: eventId('to_sa'), phone: phones() }), channel: 'sms' },
       smsNotAccepted: {
-        notice: noticeRequest({ eventId: eventId('to_sn'), phone: phones() }),
+        notice: laneNotice({ eventId: eventId('to_sn'), phone: phones() }),
         channel: 'sms',
       },
       emailAccepted: {
-        notice: noticeRequest({ eventId: eventId('to_ea'), email: mail() }),
+        notice: laneNotice({ eventId: eventId('to_ea'), email: mail() }),
         channel: 'email',
       },
       emailNotAccepted: {
-        notice: noticeRequest({ eventId: eventId('to_en'), email: mail() }),
+        notice: laneNotice({ eventId: eventId('to_en'), email: mail() }),
         channel: 'email',
       },
-      emailReset: { notice: noticeRequest({ eventId: eventId('to_er'), email: mail() }), channel: 'email' },
+      emailReset: { notice: laneNotice({ eventId: eventId('to_er'), email: mail() }), channel: 'email' },
     } as const;
     const { sms, sesProxy } = l.providers;
     sms.faults.set({ callbacksEnabled: false });
@@ -770,7 +777,7 @@ describe('workers and queues', () => {
       const phone = phones();
       return {
         phone,
-        ...noticeRequest({
+        ...laneNotice({
           eventId: eventId(`two_${i}`),
           email: `success+${randomBytes(3).toString('hex')}@simulator.amazonses.com`,
           phone,
@@ -880,13 +887,13 @@ describe('workers and queues', () => {
     const l = await lab('lost-message', { AWS_ENDPOINT_URL_SQS: sqs.endpoint });
     const stack = await l.start();
     const phones = phoneBook();
-    const intake = noticeRequest({
+    const intake = laneNotice({
       eventId: eventId('lost_intake'),
       email: `success+${randomBytes(3).toString('hex')}@simulator.amazonses.com`,
       phone: phones(),
     });
     const retryPhone = phones();
-    const retry = noticeRequest({ eventId: eventId('lost_retry'), phone: retryPhone });
+    const retry = laneNotice({ eventId: eventId('lost_retry'), phone: retryPhone });
     sqs.loseNext({ noticeId: intake.noticeId, channel: 'email', count: 1 });
     sqs.loseNext({ noticeId: intake.noticeId, channel: 'sms', count: 1 });
     sqs.loseNext({ noticeId: retry.noticeId, channel: 'sms', count: 1, delayed: true });
@@ -906,7 +913,12 @@ describe('workers and queues', () => {
     // Assess
     const side = await providerSide(l.providers);
     const lines: string[] = [];
-    expect(sqs.lost.map((m) => JSON.parse(m.body) as { noticeId: string; channel: string })).toEqual(
+    // A body names the reference (and, off the standard lane, its priority).
+    const lostRefs = sqs.lost.map((m) => {
+      const { noticeId, channel } = JSON.parse(m.body) as { noticeId: string; channel: string };
+      return { noticeId, channel };
+    });
+    expect(lostRefs).toEqual(
       expect.arrayContaining([
         { noticeId: intake.noticeId, channel: 'email' },
         { noticeId: intake.noticeId, channel: 'sms' },
