@@ -9,8 +9,9 @@
  *   --in-process                run the stack in this process instead of a child process
  *   --skip-cost / --skip-baseline / --skip-priority (also skips deadline risk)
  *   --only-priority             only the priority scenario (lanes against one lane); writes
- *                               bench/results/priority-latest.json, not latest.json
- *   --only-deadline-risk        only the deadline-risk scenario; writes deadline-risk-latest.json
+ *                               bench/results/priority-latest.json and replaces `priority` in latest.json
+ *   --only-deadline-risk        only the deadline-risk scenario: deadline-risk-latest.json and
+ *                               `deadlineRisk` in latest.json
  *
  * Order: cost phases A and B (happy path, delivery reports) → throttle run against our stack →
  * cost phase C (forced retries; its 2-minute schedule must not fire inside another measurement)
@@ -263,11 +264,19 @@ async function main(): Promise<void> {
         await riskStack.stop();
       }
     };
-    // One scenario alone: its own results file, latest.json untouched.
+    // One scenario alone: its own results file, and its key in latest.json replaced (with the
+    // time and mode of this run beside it; the other keys stay those of the last full run).
     const writeAlone = async (file: string, figures: Record<string, unknown>) => {
       await mkdir(RESULTS_DIR, { recursive: true });
       const record = { startedAt: new Date(started).toISOString(), mode: args.mode, ...figures };
       await writeFile(join(RESULTS_DIR, file), `${JSON.stringify(record, null, 2)}\n`);
+      const latest = await readFile(join(RESULTS_DIR, 'latest.json'), 'utf8')
+        .then((text) => JSON.parse(text) as Record<string, unknown>)
+        .catch((): Record<string, unknown> => ({}));
+      for (const [key, value] of Object.entries(figures)) {
+        latest[key] = { startedAt: record.startedAt, mode: args.mode, ...(value as object) };
+      }
+      await writeFile(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(latest, null, 2)}\n`);
     };
     if (args.onlyDeadlineRisk) {
       const deadlineRisk = await runDeadlineRiskScenario();
