@@ -576,7 +576,8 @@ function printDeadlineRisk(d: DeadlineRiskFigures): void {
   print(`  warned (published)         ${d.warned} (${d.warnedPublished})`);
   print(`  warning delay p50 / max    ${d.p50WarningDelaySeconds} s / ${d.maxWarningDelaySeconds} s`);
   print(`  controls made it / warned  ${d.controlMadeIt} / ${d.controlWarned}`);
-  const within = d.missedUnwarned === 0 && d.maxWarningDelaySeconds <= d.reconcileIntervalSeconds;
+  const within =
+    d.missedUnwarned === 0 && (d.warned === 0 || d.maxWarningDelaySeconds <= d.reconcileIntervalSeconds);
   print(
     `${within ? 'met ' : 'MISS'}  every channel that missed was warned within one reconciler interval of intake`,
   );
