@@ -6,6 +6,7 @@
  *   N#<noticeId>          C#email   intent for (notice, channel)
  *   S#<channel>#<fp>      S         suppression entry for a destination fingerprint
  *   G#<channel>           G         provider throttle gate (shared "slow down until")
+ *   B#<batchId>           B         a provider batch call, recorded before it is made (TTL)
  *
  * The open-intent index is sparse: only unresolved intents carry `openShard` + `dueAt`.
  */

@@ -225,6 +225,28 @@ export const SETTINGS = {
     max: 36_500,
     description: 'TTL (days) of terminal rows; unset keeps them',
   },
+  // --- provider batch sends and operational holds (issue 12) ---------------------------------
+  EMAIL_BATCH_MAX: {
+    kind: 'integer',
+    default: 100,
+    min: 1,
+    max: 1000,
+    deployKey: 'emailBatchMax',
+    description:
+      'most emails in one provider batch call where the email provider has one (capped by its own limit); ' +
+      '1 turns batching off',
+  },
+  OPERATIONAL_HOLD_MS: {
+    kind: 'integer',
+    default: 5 * MINUTE,
+    min: 1,
+    max: DAY,
+    deployMin: 10 * SECOND,
+    deployKey: 'operationalHoldMs',
+    description:
+      'how long a provider refusal an operator must fix (credentials, suspended account, spent quota) holds ' +
+      'the channel when the provider advises no time; the row keeps its attempt',
+  },
 } as const satisfies Readonly<Record<string, Setting>>;
 
 export type SettingName = keyof typeof SETTINGS;

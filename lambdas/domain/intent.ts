@@ -77,6 +77,12 @@ export interface Intent {
   readonly leaseOwner?: string | undefined;
   readonly leaseExpiresAt?: number | undefined;
   /**
+   * The provider batch call this attempt rides in (docs/architecture.md §4, "Batches"): set by the
+   * claim, before the call, and kept while the attempt's outcome is open (`sending`, `unknown`), so
+   * a lookup finds the batch's durable record (its members and idempotency key) and replays it.
+   */
+  readonly batch?: string | undefined;
+  /**
    * When the reconciler must next look at this row; present only while unresolved, which
    * is what makes the open-intent index sparse.
    */
@@ -102,6 +108,7 @@ export const MUTABLE_INTENT_FIELDS = [
   'nextAttemptAt',
   'leaseOwner',
   'leaseExpiresAt',
+  'batch',
   'dueAt',
   'envelope',
   'escalationPending',
@@ -112,7 +119,14 @@ export type MutableIntentField = (typeof MUTABLE_INTENT_FIELDS)[number];
 export interface LedgerTiming {
   /** `SEND_LEASE_MS`: lease length, and how long a reserved/overdue row may wait before re-enqueue. */
   readonly leaseMs: number;
+  /**
+   * `OPERATIONAL_HOLD_MS`: how long an operational failure (credentials refused, quota spent)
+   * holds the channel when the provider advises no time. @default 300000
+   */
+  readonly operationalHoldMs?: number | undefined;
 }
+
+export const DEFAULT_OPERATIONAL_HOLD_MS = 300_000;
 
 /**
  * The next time the reconciler owes this row a look, or undefined once nothing is owed.
@@ -175,7 +189,13 @@ export interface TransitionChange {
   readonly set?: Partial<
     Pick<
       Intent,
-      'attempts' | 'provider' | 'providerReceiptId' | 'nextAttemptAt' | 'leaseOwner' | 'leaseExpiresAt'
+      | 'attempts'
+      | 'provider'
+      | 'providerReceiptId'
+      | 'nextAttemptAt'
+      | 'leaseOwner'
+      | 'leaseExpiresAt'
+      | 'batch'
     >
   >;
 }
@@ -230,6 +250,8 @@ export function planTransition(
   const leaseOwner = change.to === 'sending' ? merged.leaseOwner : undefined;
   const leaseExpiresAt = change.to === 'sending' ? merged.leaseExpiresAt : undefined;
   const nextAttemptAt = change.to === 'retry_scheduled' ? merged.nextAttemptAt : undefined;
+  // A batch is the attempt's: it stays while the attempt's outcome is open, and goes with it.
+  const batch = change.to === 'sending' || change.to === 'unknown' ? merged.batch : undefined;
   const escalationPending = escalates(change.to, change.reason) ? true : undefined;
   const next: Intent = {
     ...merged,
@@ -238,6 +260,7 @@ export function planTransition(
     leaseOwner,
     leaseExpiresAt,
     nextAttemptAt,
+    batch,
     envelope: isUnresolved(change.to) ? intent.envelope : undefined,
     escalationPending,
     // A pending escalation keeps the row due (now; never later than the deadline, like every
@@ -330,7 +353,14 @@ export type ClaimDecision =
  */
 export function decideClaim(
   intent: Intent,
-  ctx: { now: number; workerId: string; timing: LedgerTiming; provider?: string | undefined },
+  ctx: {
+    now: number;
+    workerId: string;
+    timing: LedgerTiming;
+    provider?: string | undefined;
+    /** The batch call this attempt will ride in, recorded by the claim itself (before the call). */
+    batch?: string | undefined;
+  },
 ): ClaimDecision {
   if (!CLAIMABLE_STATES.includes(intent.state)) return { kind: 'leave', why: 'not_claimable' };
   // Early messages (a duplicate delivery of an old message) must not jump the backoff.
@@ -357,6 +387,7 @@ export function decideClaim(
         // The attempt's provider, recorded in the claim itself (no extra write): a lease that
         // expires, and the reconciler's lookup after it, then ask the provider that was called.
         ...(ctx.provider !== undefined ? { provider: ctx.provider } : {}),
+        ...(ctx.batch !== undefined ? { batch: ctx.batch } : {}),
       },
     },
     ctx.timing,
@@ -485,6 +516,8 @@ export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: Outco
         },
         ctx.timing,
       );
+    case 'operational':
+      return planHold(intent, outcome, ctx);
     case 'ambiguous':
       return planTransition(
         intent,
@@ -499,6 +532,63 @@ export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: Outco
         ctx.timing,
       );
   }
+}
+
+/** How long an operational failure holds the channel: the provider's advice, else the setting. */
+export function operationalHoldMs(
+  outcome: Extract<ProviderOutcome, { kind: 'operational' }>,
+  timing: LedgerTiming,
+): number {
+  return outcome.holdMs ?? timing.operationalHoldMs ?? DEFAULT_OPERATIONAL_HOLD_MS;
+}
+
+/**
+ * An operational failure (the provider refused for a reason a person must fix): the row waits,
+ * `retry_scheduled` until the channel's hold ends, and the attempt is given back (`attempts` as
+ * before the claim), so a day of refused credentials does not exhaust MAX_ATTEMPTS. The deadline
+ * still holds: a hold that ends at or past it fails the row as `deadline_exceeded` (escalated).
+ */
+function planHold(
+  intent: Intent,
+  outcome: Extract<ProviderOutcome, { kind: 'operational' }>,
+  ctx: OutcomeContext,
+): TransitionPlan {
+  const holdMs = operationalHoldMs(outcome, ctx.timing);
+  const decision = decideRetry({
+    attempt: intent.attempts - 1,
+    now: ctx.now,
+    deadline: intent.deadline,
+    retryAfterMs: holdMs,
+    policy: ctx.policy,
+    random: ctx.random,
+  });
+  const attempt = intent.attempts;
+  if (decision.kind === 'give_up') {
+    return planTransition(
+      intent,
+      {
+        to: 'failed',
+        reason: decision.reason,
+        at: ctx.now,
+        attempt,
+        detail: `${Reason.providerBlocked}: ${outcome.code}`,
+        set: { provider: ctx.provider },
+      },
+      ctx.timing,
+    );
+  }
+  return planTransition(
+    intent,
+    {
+      to: 'retry_scheduled',
+      reason: Reason.providerBlocked,
+      at: ctx.now,
+      attempt,
+      detail: `${outcome.code}; channel held ${decision.delayMs} ms for an operator; attempt not counted`,
+      set: { provider: ctx.provider, attempts: intent.attempts - 1, nextAttemptAt: decision.at },
+    },
+    ctx.timing,
+  );
 }
 
 /** What intake knows about a new intent: every fixed field, plus the sealed envelope. */

@@ -21,7 +21,15 @@ export type ProviderOutcome =
    * We cannot tell whether the provider accepted: timeout or connection reset after the
    * request was written. Never resent blindly; the reconciler asks the provider first.
    */
-  | { readonly kind: 'ambiguous'; readonly code: string };
+  | { readonly kind: 'ambiguous'; readonly code: string }
+  /**
+   * Provably not accepted, and no message will be until a person acts: the credentials are
+   * refused, the account is suspended, a quota is spent. Every message on the channel would meet
+   * the same answer, so the dispatcher holds the whole channel (the shared gate) for
+   * `holdMs` (the provider's advice, e.g. a quota reset; else `OPERATIONAL_HOLD_MS`), escalates,
+   * and gives the attempt back: the row waits for the fix instead of burning its attempts.
+   */
+  | { readonly kind: 'operational'; readonly code: string; readonly holdMs?: number };
 
 export type OutcomeKind = ProviderOutcome['kind'];
 

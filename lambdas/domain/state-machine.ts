@@ -86,6 +86,11 @@ export const Reason = {
   envelopeUnreadable: 'envelope_unreadable',
   /** This deployment cannot send the row: its template or the channel's transport is missing. */
   configurationError: 'configuration_error',
+  /**
+   * The provider refused for a reason a person must fix (credentials, suspended account, spent
+   * quota): the row waits, its attempt not counted, while the channel is held and escalated.
+   */
+  providerBlocked: 'provider_blocked',
   /** A person confirmed, from outside the ledger, that the provider holds the message. */
   operatorConfirmedAccepted: 'operator_confirmed_accepted',
   /** A person confirmed that the provider never got the message: a deliberate resend. */

@@ -1,8 +1,9 @@
+import type { Channel } from '../domain/channel.ts';
 import { MissingConfigurationError } from '../domain/errors.ts';
-import { correlationId, idempotencyKey } from '../domain/identity.ts';
 import {
   decideClaim,
   type Intent,
+  operationalHoldMs,
   planOutcome,
   planTransition,
   type TransitionPlan,
@@ -10,12 +11,13 @@ import {
 import type { ProviderOutcome } from '../domain/outcome.ts';
 import { Reason } from '../domain/state-machine.ts';
 import { isSuppressed } from '../domain/suppression.ts';
-import { renderEmail, renderSms, type TemplateDefinition } from '../domain/template.ts';
+import type { TemplateDefinition } from '../domain/template.ts';
 import { EnvelopeUnreadableError } from '../ports/envelope-sealer.port.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
-import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
+import type { EmailMessage, EmailTransport, SmsMessage, SmsTransport } from '../ports/transport.port.ts';
 import type { SenderDependencies } from './dependencies.ts';
-import { type EscalationOutcome, publishEscalation } from './escalate.ts';
+import { type EscalationOutcome, publishEscalation, publishHoldEscalation } from './escalate.ts';
+import { renderMessage } from './messages.ts';
 
 /** What one queue message led to; safe to log (no destination, no content). */
 export type DeliveryResult =
@@ -41,7 +43,7 @@ interface FollowedUp {
   readonly escalation: EscalationOutcome;
 }
 
-async function applyAndFollowUp(
+export async function applyAndFollowUp(
   plan: TransitionPlan,
   deps: SenderDependencies,
 ): Promise<FollowedUp | undefined> {
@@ -58,14 +60,23 @@ async function applyAndFollowUp(
   return { row, escalation: await publishEscalation(row, deps) };
 }
 
-function recorded(plan: TransitionPlan, followed: FollowedUp, outcome?: ProviderOutcome): DeliveryResult {
+function recorded(
+  plan: TransitionPlan,
+  followed: FollowedUp,
+  outcome?: ProviderOutcome,
+  held?: Exclude<EscalationOutcome, 'none'>,
+): DeliveryResult {
   return {
     kind: 'recorded',
     state: plan.next.state,
     reason: plan.record.reason,
     attempt: plan.next.attempts,
     ...(outcome ? { outcome: outcome.kind } : {}),
-    ...(followed.escalation !== 'none' ? { escalation: followed.escalation } : {}),
+    ...(followed.escalation !== 'none'
+      ? { escalation: followed.escalation }
+      : held !== undefined
+        ? { escalation: held }
+        : {}),
   };
 }
 
@@ -102,7 +113,7 @@ function planLateOutcome(
   });
 }
 
-type ChannelTransport = EmailTransport | SmsTransport;
+export type ChannelTransport = EmailTransport | SmsTransport;
 
 /**
  * What this deployment needs to send the row at all: its template version and the channel's
@@ -126,18 +137,27 @@ function sendingSetup(
   return { template, transport };
 }
 
+/** A row this worker may send now: claimable, not suppressed, and the deployment can send it. */
+export interface ReadyToSend {
+  readonly row: Intent;
+  readonly template: TemplateDefinition;
+  readonly transport: ChannelTransport;
+}
+
 /**
- * The sender. Primary course:
- *  1. read the row (consistent); anything but reserved / due retry_scheduled → leave it;
- *  2. suppression check → `suppressed` (never reaches a transport);
- *  3. claim with a lease and the provider about to be called (one conditional write; losers leave);
- *  4. open the envelope, render, make one provider call with a timeout;
- *  5. record the typed outcome with one conditional write; schedule the next attempt or escalate.
- * Throws only when the ledger itself cannot be read or written, so the message is redelivered.
+ * Steps 1 and 2 of the sender (and of a batch): read the row; anything but reserved / due
+ * retry_scheduled is left alone, a past deadline fails it, a suppressed destination ends it,
+ * a missing template or transport fails it (configuration_error). What remains is ready.
  */
-export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): Promise<DeliveryResult> {
+export async function prepareDelivery(
+  ref: IntentRef,
+  deps: SenderDependencies,
+): Promise<
+  { readonly kind: 'done'; readonly result: DeliveryResult } | ({ readonly kind: 'ready' } & ReadyToSend)
+> {
+  const done = (result: DeliveryResult) => ({ kind: 'done' as const, result });
   const row = await deps.store.get(ref.noticeId, ref.channel);
-  if (!row) return { kind: 'missing' };
+  if (!row) return done({ kind: 'missing' });
   const now = deps.clock.now();
   const claim = decideClaim(row, { now, workerId: deps.workerId, timing: deps.timing });
   if (claim.kind === 'leave') {
@@ -147,9 +167,9 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
         { to: 'failed', reason: Reason.deadlineExceeded, at: now },
         deps.timing,
       );
-      return applyOrLeave(plan, row, deps);
+      return done(await applyOrLeave(plan, row, deps));
     }
-    return { kind: 'left', why: claim.why, state: row.state };
+    return done({ kind: 'left', why: claim.why, state: row.state });
   }
 
   const suppression = await deps.store.getSuppression(row.channel, row.destination.fingerprint);
@@ -164,7 +184,7 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
       },
       deps.timing,
     );
-    return applyOrLeave(plan, row, deps);
+    return done(await applyOrLeave(plan, row, deps));
   }
 
   const setup = sendingSetup(row, deps);
@@ -174,17 +194,147 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
       { to: 'failed', reason: Reason.configurationError, at: now, detail: setup.message },
       deps.timing,
     );
-    return applyOrLeave(plan, row, deps);
+    return done(await applyOrLeave(plan, row, deps));
   }
-  const { template, transport } = setup;
+  return { kind: 'ready', row, ...setup };
+}
 
-  if (deps.gate) {
-    const admission = await deps.gate.admit(ref.channel);
-    if (admission.kind === 'wait') {
-      await deps.queue.enqueue([ref], { delayMs: Math.max(0, admission.untilMs - deps.clock.now()) });
-      return { kind: 'deferred', untilMs: admission.untilMs };
-    }
+/**
+ * The channel's shared gate, asked once per provider call: `undefined` to go ahead, else the
+ * refs are sent back through the queue for when the gate opens, and each is `deferred`.
+ */
+export async function admitCall(
+  channel: Channel,
+  refs: readonly IntentRef[],
+  deps: SenderDependencies,
+): Promise<DeliveryResult | undefined> {
+  if (!deps.gate) return undefined;
+  const admission = await deps.gate.admit(channel);
+  if (admission.kind === 'go') return undefined;
+  await deps.queue.enqueue(refs, { delayMs: Math.max(0, admission.untilMs - deps.clock.now()) });
+  return { kind: 'deferred', untilMs: admission.untilMs };
+}
+
+/**
+ * Opens the envelope and renders the message; throws (→ `failPreparation`) when either cannot
+ * be done.
+ */
+export async function openMessage(
+  row: Intent,
+  template: TemplateDefinition,
+  deps: Pick<SenderDependencies, 'sealer'>,
+): Promise<EmailMessage | SmsMessage> {
+  if (!row.envelope) throw new EnvelopeUnreadableError('envelope already removed');
+  const envelope = await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel });
+  return renderMessage(row, template, envelope);
+}
+
+/** A claimed row whose envelope or rendering failed: `failed` without a provider call. */
+export async function failPreparation(
+  sending: Intent,
+  error: unknown,
+  deps: SenderDependencies,
+): Promise<DeliveryResult> {
+  const reason = error instanceof EnvelopeUnreadableError ? Reason.envelopeUnreadable : Reason.renderFailed;
+  const plan = planTransition(
+    sending,
+    {
+      to: 'failed',
+      reason,
+      at: deps.clock.now(),
+      attempt: sending.attempts,
+      detail: error instanceof Error ? error.name : 'error',
+    },
+    deps.timing,
+  );
+  const followed = await applyAndFollowUp(plan, deps);
+  return followed ? recorded(plan, followed) : { kind: 'left', why: 'outcome_raced', state: sending.state };
+}
+
+/**
+ * What one provider call's answer means for the whole channel, once per call (a batch's 429 is
+ * one "slow down", not a hundred): a throttle closes the shared gate and slows the pace, an
+ * acceptance brings the pace back up, an operational failure holds the channel for a person.
+ * Returns whether this call opened the hold (then its caller escalates, once).
+ */
+export async function reactToOutcomes(
+  channel: Channel,
+  outcomes: readonly ProviderOutcome[],
+  deps: SenderDependencies,
+): Promise<boolean> {
+  const now = deps.clock.now();
+  const throttled = outcomes.filter(
+    (o): o is Extract<ProviderOutcome, { kind: 'retryable' }> => o.kind === 'retryable' && o.throttled,
+  );
+  if (throttled.length > 0) {
+    const advice = Math.max(...throttled.map((o) => o.retryAfterMs ?? DEFAULT_THROTTLE_HOLD_MS));
+    await deps.gate?.throttled(channel, now + advice).catch(() => undefined);
   }
+  if (outcomes.some((o) => o.kind === 'accepted')) deps.gate?.accepted(channel);
+  const operational = outcomes.find(
+    (o): o is Extract<ProviderOutcome, { kind: 'operational' }> => o.kind === 'operational',
+  );
+  if (!operational) return false;
+  const until = now + operationalHoldMs(operational, deps.timing);
+  if (!deps.gate) return true;
+  return deps.gate.hold(channel, until, `${Reason.providerBlocked}:${operational.code}`).catch(() => true);
+}
+
+/**
+ * Step 5: the attempt's typed outcome as one conditional write; the next attempt scheduled or
+ * the escalation published. If our lease expired meanwhile and the reconciler turned the row
+ * into `unknown` for this very attempt, what we learned still counts (`planLateOutcome`).
+ * `escalateHold`: this call opened an operational hold, so this row carries its escalation.
+ */
+export async function recordOutcome(
+  sending: Intent,
+  outcome: ProviderOutcome,
+  provider: string,
+  deps: SenderDependencies,
+  escalateHold = false,
+): Promise<DeliveryResult> {
+  const attempt = sending.attempts;
+  const plan = planOutcome(sending, outcome, {
+    now: deps.clock.now(),
+    provider,
+    policy: deps.retryPolicy,
+    random: deps.random,
+    timing: deps.timing,
+  });
+  const followed = await applyAndFollowUp(plan, deps);
+  if (followed) {
+    const held = escalateHold ? await publishHoldEscalation(followed.row, deps) : undefined;
+    return recorded(plan, followed, outcome, held === 'none' ? undefined : held);
+  }
+
+  const current = await deps.store.get(sending.noticeId, sending.channel);
+  const late = current && planLateOutcome(current, attempt, outcome, deps, provider);
+  const lateFollowed = late && (await applyAndFollowUp(late, deps));
+  if (late && lateFollowed) return recorded(late, lateFollowed, outcome);
+  return { kind: 'left', why: 'outcome_raced', state: current?.state ?? 'missing' };
+}
+
+/**
+ * The sender. Primary course:
+ *  1. read the row (consistent); anything but reserved / due retry_scheduled → leave it;
+ *  2. suppression check → `suppressed` (never reaches a transport);
+ *  3. claim with a lease and the provider about to be called (one conditional write; losers leave);
+ *  4. open the envelope, render, make one provider call with a timeout;
+ *  5. record the typed outcome with one conditional write; schedule the next attempt or escalate.
+ * Throws only when the ledger itself cannot be read or written, so the message is redelivered.
+ */
+export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): Promise<DeliveryResult> {
+  const prepared = await prepareDelivery(ref, deps);
+  if (prepared.kind === 'done') return prepared.result;
+  return deliverReady(prepared, deps);
+}
+
+/** Steps 3 to 5 for one row that is ready to send. */
+export async function deliverReady(ready: ReadyToSend, deps: SenderDependencies): Promise<DeliveryResult> {
+  const { row, template, transport } = ready;
+  const ref = { noticeId: row.noticeId, channel: row.channel };
+  const deferred = await admitCall(row.channel, [ref], deps);
+  if (deferred) return deferred;
 
   // Re-planned after the admission wait so the lease starts when the claim is written.
   const fresh = decideClaim(row, {
@@ -198,74 +348,17 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
   if (claimed.kind === 'stale')
     return { kind: 'left', why: 'claimed_elsewhere', state: claimed.current?.state ?? 'missing' };
   const sending = claimed.intent;
-  const attempt = sending.attempts;
 
-  let send: () => Promise<ProviderOutcome>;
+  let message: EmailMessage | SmsMessage;
   try {
-    send = await prepareSend(sending, template, transport, deps);
+    message = await openMessage(sending, template, deps);
   } catch (error) {
-    const reason = error instanceof EnvelopeUnreadableError ? Reason.envelopeUnreadable : Reason.renderFailed;
-    const plan = planTransition(
-      sending,
-      {
-        to: 'failed',
-        reason,
-        at: deps.clock.now(),
-        attempt,
-        detail: error instanceof Error ? error.name : 'error',
-      },
-      deps.timing,
-    );
-    const followed = await applyAndFollowUp(plan, deps);
-    return followed ? recorded(plan, followed) : { kind: 'left', why: 'outcome_raced', state: sending.state };
+    return failPreparation(sending, error, deps);
   }
-
-  const outcome = await send();
-  if (outcome.kind === 'retryable' && outcome.throttled) {
-    await deps.gate
-      ?.throttled(ref.channel, deps.clock.now() + (outcome.retryAfterMs ?? DEFAULT_THROTTLE_HOLD_MS))
-      .catch(() => undefined);
-  } else if (outcome.kind === 'accepted') {
-    deps.gate?.accepted(ref.channel);
-  }
-  const plan = planOutcome(sending, outcome, {
-    now: deps.clock.now(),
-    provider: transport.provider,
-    policy: deps.retryPolicy,
-    random: deps.random,
-    timing: deps.timing,
-  });
-  const followed = await applyAndFollowUp(plan, deps);
-  if (followed) return recorded(plan, followed, outcome);
-
-  const current = await deps.store.get(ref.noticeId, ref.channel);
-  const late = current && planLateOutcome(current, attempt, outcome, deps, transport.provider);
-  const lateFollowed = late && (await applyAndFollowUp(late, deps));
-  if (late && lateFollowed) return recorded(late, lateFollowed, outcome);
-  return { kind: 'left', why: 'outcome_raced', state: current?.state ?? 'missing' };
-}
-
-/**
- * Opens the envelope and renders; throws (→ `failed`) when either cannot be done. Returns the
- * one provider call of this attempt.
- */
-async function prepareSend(
-  row: Intent,
-  template: TemplateDefinition,
-  transport: ChannelTransport,
-  deps: SenderDependencies,
-): Promise<() => Promise<ProviderOutcome>> {
-  if (!row.envelope) throw new EnvelopeUnreadableError('envelope already removed');
-  const envelope = await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel });
-  const base = {
-    to: envelope.destination,
-    correlationId: correlationId(row),
-    idempotencyKey: idempotencyKey(row.noticeId, row.channel),
-  };
-  if (row.channel === 'email') {
-    const message = { ...base, ...renderEmail(template, envelope.variables) };
-    return () => (transport as EmailTransport).send(message);
-  }
-  const message = { ...base, body: renderSms(template, envelope.variables).text };
-  return () => (transport as SmsTransport).send(message);
+  const outcome =
+    'body' in message
+      ? await (transport as SmsTransport).send(message)
+      : await (transport as EmailTransport).send(message);
+  const opened = await reactToOutcomes(row.channel, [outcome], deps);
+  return recordOutcome(sending, outcome, transport.provider, deps, opened);
 }

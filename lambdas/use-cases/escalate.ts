@@ -1,4 +1,5 @@
 import type { Intent } from '../domain/intent.ts';
+import { Reason } from '../domain/state-machine.ts';
 import type { EscalationDependencies } from './dependencies.ts';
 
 /** What became of a row's escalation: published now, still pending (publish failed), or none owed. */
@@ -34,4 +35,33 @@ export async function publishEscalation(
   // A lost race (a fact appended meanwhile) leaves the marker: published once more next run.
   await deps.store.settleEscalation(row.noticeId, row.channel, row.version).catch(() => false);
   return 'published';
+}
+
+/**
+ * The escalation of an operational hold (docs/architecture.md §4): the provider refused for a
+ * reason a person must fix, the channel is held, and this row (the one whose call opened the
+ * hold) carries the page. Published once per hold, not once per waiting message; the row is not
+ * failed (it waits, retry_scheduled, with its attempt given back), so no durable marker is set:
+ * a hold that ends without the fix is met again and escalated again, each hold period.
+ */
+export async function publishHoldEscalation(
+  row: Intent,
+  deps: EscalationDependencies,
+): Promise<EscalationOutcome> {
+  const record = row.transitions[row.transitions.length - 1];
+  if (!record) return 'none';
+  try {
+    await deps.escalations.publish({
+      noticeId: row.noticeId,
+      channel: row.channel,
+      seq: record.seq,
+      reason: Reason.providerBlocked,
+      state: row.state,
+      at: record.at,
+      detail: record.detail,
+    });
+    return 'published';
+  } catch {
+    return 'pending';
+  }
 }

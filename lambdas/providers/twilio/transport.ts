@@ -1,6 +1,7 @@
-import { type ProviderOutcome, TIMEOUT_CODE } from '../../domain/outcome.ts';
+import type { ProviderOutcome } from '../../domain/outcome.ts';
 import type { TransportFacet } from '../../ports/provider.port.ts';
 import type { SmsMessage, SmsTransport } from '../../ports/transport.port.ts';
+import { outcomeForNetworkError, parseRetryAfter } from '../http-outcomes.ts';
 import { setting } from '../settings.ts';
 import { type TwilioApiConfig, twilioBasicAuth, twilioMessagesUrl } from './api.ts';
 import { CALLBACK_CORRELATION_PARAM, callbackUrl } from './callbacks.ts';
@@ -246,85 +247,6 @@ export function outcomeForTwilioResponse(
   return { kind: 'ambiguous', code: `twilio_${status}` };
 }
 
-/** Connect-phase failures: no byte of the request reached the provider. */
-const NOT_SENT_CODES: Readonly<Record<string, string>> = {
-  ECONNREFUSED: 'connection_refused',
-  ENOTFOUND: 'dns_failure',
-  EAI_AGAIN: 'dns_failure',
-  EHOSTUNREACH: 'host_unreachable',
-  ENETUNREACH: 'host_unreachable',
-  EADDRNOTAVAIL: 'host_unreachable',
-  UND_ERR_CONNECT_TIMEOUT: 'connect_timeout',
-};
-
-/** The connection broke with the request possibly written. */
-const BROKEN_AFTER_SEND_CODES: ReadonlySet<string> = new Set([
-  'ECONNRESET',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'ECONNABORTED',
-]);
-
-const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/;
-
-/**
- * Classifies a thrown fetch error. Only failures that provably happen before the request is
- * written (refused connection, DNS, TLS handshake) are retryable; everything else, including
- * errors we do not recognise, is ambiguous, because resending what the provider may hold is
- * the one mistake the ledger exists to prevent.
- */
-export function outcomeForNetworkError(error: unknown): ProviderOutcome {
-  const chain = errorChain(error);
-  if (chain.some((e) => e.name === 'TimeoutError' || e.name === 'AbortError')) {
-    return { kind: 'ambiguous', code: TIMEOUT_CODE };
-  }
-  const codes = chain.map((e) => e.code).filter((c): c is string => typeof c === 'string');
-  if (
-    codes.some((c) => BROKEN_AFTER_SEND_CODES.has(c)) ||
-    chain.some((e) => /other side closed/i.test(e.message))
-  ) {
-    return { kind: 'ambiguous', code: 'connection_reset' };
-  }
-  for (const c of codes) {
-    const notSent = NOT_SENT_CODES[c];
-    if (notSent !== undefined) return { kind: 'retryable', code: notSent, throttled: false };
-  }
-  if (codes.some((c) => TLS_CODE.test(c))) return { kind: 'retryable', code: 'tls_error', throttled: false };
-  return { kind: 'ambiguous', code: 'network_error' };
-}
-
-interface ErrorLike {
-  readonly name: string;
-  readonly message: string;
-  readonly code: unknown;
-}
-
-/** The error, its `cause`s and an AggregateError's members, bounded against cycles. */
-function errorChain(error: unknown): ErrorLike[] {
-  const out: ErrorLike[] = [];
-  const queue: unknown[] = [error];
-  while (queue.length > 0 && out.length < 16) {
-    const current = queue.shift();
-    if (typeof current !== 'object' || current === null) continue;
-    const record = current as {
-      name?: unknown;
-      message?: unknown;
-      code?: unknown;
-      cause?: unknown;
-      errors?: unknown;
-    };
-    out.push({
-      name: typeof record.name === 'string' ? record.name : '',
-      message: typeof record.message === 'string' ? record.message : '',
-      code: record.code,
-    });
-    if (record.cause !== undefined) queue.push(record.cause);
-    if (Array.isArray(record.errors)) queue.push(...record.errors.slice(0, 4));
-  }
-  return out;
-}
-
 function sidOf(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
   const sid = (body as { sid?: unknown }).sid;
@@ -337,14 +259,4 @@ function errorCodeOf(body: unknown): number | undefined {
   const code = (body as { code?: unknown }).code;
   const n = typeof code === 'string' && /^\d{1,6}$/.test(code) ? Number(code) : code;
   return typeof n === 'number' && Number.isInteger(n) && n > 0 && n < 1_000_000 ? n : undefined;
-}
-
-/** `Retry-After` as delay-seconds or an HTTP-date (RFC 9110 §10.2.3); undefined if absent or garbled. */
-export function parseRetryAfter(value: string | null, now: number): number | undefined {
-  if (value === null) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  if (!/[a-z]/i.test(trimmed)) return undefined;
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
