@@ -41,6 +41,11 @@ export interface MessageBatch<M> {
 export interface BatchSending<M> {
   /** The most messages one call may carry (the provider's own limit). */
   readonly maxBatch: number;
+  /**
+   * How long the provider answers a replay of a call under its key with the original answer
+   * (without sending again): the batch record is kept at least this long.
+   */
+  readonly replayWindowMs: number;
   sendBatch(batch: MessageBatch<M>): Promise<ProviderOutcome[]>;
 }
 

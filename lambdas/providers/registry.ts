@@ -1,4 +1,8 @@
 import type { ProviderModule } from '../ports/provider.port.ts';
+import { descriptor as resendDescriptor } from './resend/descriptor.ts';
+import { resend } from './resend/index.ts';
+import { descriptor as sendgridDescriptor } from './sendgrid/descriptor.ts';
+import { sendgrid } from './sendgrid/index.ts';
 import { descriptor as sesDescriptor } from './ses/descriptor.ts';
 import { ses } from './ses/index.ts';
 import { descriptor as twilioDescriptor } from './twilio/descriptor.ts';
@@ -28,5 +32,13 @@ export const PROVIDERS: readonly RegisteredProvider[] = [
   {
     descriptor: twilioDescriptor,
     load: process.env.NOTICE_LEDGER_OMIT_TWILIO ? undefined : async () => twilio,
+  },
+  {
+    descriptor: resendDescriptor,
+    load: process.env.NOTICE_LEDGER_OMIT_RESEND ? undefined : async () => resend,
+  },
+  {
+    descriptor: sendgridDescriptor,
+    load: process.env.NOTICE_LEDGER_OMIT_SENDGRID ? undefined : async () => sendgrid,
   },
 ];

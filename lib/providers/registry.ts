@@ -1,4 +1,6 @@
 import type { ProviderBinding } from './binding.ts';
+import { resendBinding } from './resend/binding.ts';
+import { sendgridBinding } from './sendgrid/binding.ts';
 import { sesBinding } from './ses/binding.ts';
 import { twilioBinding } from './twilio/binding.ts';
 
@@ -6,7 +8,12 @@ import { twilioBinding } from './twilio/binding.ts';
  * The CDK binding of every provider module, one line each (lambdas/providers/registry.ts has the
  * runtime modules; test/providers/registries.test.ts keeps the two in step).
  */
-export const PROVIDER_BINDINGS: readonly ProviderBinding[] = [sesBinding, twilioBinding];
+export const PROVIDER_BINDINGS: readonly ProviderBinding[] = [
+  sesBinding,
+  twilioBinding,
+  resendBinding,
+  sendgridBinding,
+];
 
 export function bindingOf(id: string): ProviderBinding | undefined {
   return PROVIDER_BINDINGS.find((b) => b.descriptor.id === id);

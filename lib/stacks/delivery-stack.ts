@@ -160,7 +160,7 @@ export class DeliveryStack extends Stack {
     const sendEmail = sender('SendEmail', 'sendEmail', config.channels.email);
     // Its own queue only: short retries ride on an SQS delay, throttled sends are deferred.
     sendEmail.bindChannelQueue(queues.email);
-    sendEmail.consumeChannelQueue(queues.email, config.channels.email);
+    sendEmail.consumeChannelQueue(queues.email, emailEventSource(config, bindings));
     const sendSms = sender('SendSms', 'sendSms', config.channels.sms);
     sendSms.bindChannelQueue(queues.sms);
     sendSms.consumeChannelQueue(queues.sms, config.channels.sms);
@@ -281,6 +281,24 @@ export function bundleSelection(
     // Intake reads the fingerprint key; the others only their providers' credentials.
     secrets: name === 'http' || ids.some(hasSecret),
   };
+}
+
+/**
+ * The e-mail sender's event source. Where the e-mail provider sends batches and
+ * `emailBatchMax` > 1, an invocation gets up to that many records (gathered for up to a second,
+ * which Lambda requires above 10), and the sender sends them in as few provider calls
+ * (docs/architecture.md §4, "Batches"); otherwise `emailBatchSize` records, one call each.
+ */
+export function emailEventSource(
+  config: NoticeLedgerConfig,
+  bindings: readonly ProviderBinding[],
+): { batchSize: number; maxConcurrency: number; maxBatchingWindowSeconds?: number } {
+  const channel = config.channels.email;
+  const provider = bindings.find((b) => b.descriptor.id === config.providers.email);
+  const batchMax = Number(config.runtimeEnvironment.EMAIL_BATCH_MAX ?? 1);
+  if (!provider?.descriptor.capabilities.batchSend || batchMax <= 1) return channel;
+  const batchSize = Math.max(channel.batchSize, batchMax);
+  return { ...channel, batchSize, ...(batchSize > 10 ? { maxBatchingWindowSeconds: 1 } : {}) };
 }
 
 interface BindTargets {
