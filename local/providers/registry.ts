@@ -1,4 +1,6 @@
 import type { LocalProvider } from './local-provider.ts';
+import { resendLocal } from './resend.ts';
+import { sendgridLocal } from './sendgrid.ts';
 import { sesLocal } from './ses.ts';
 import { twilioLocal } from './twilio.ts';
 
@@ -6,7 +8,7 @@ import { twilioLocal } from './twilio.ts';
  * The local part of each provider module, one line each: the stack starts the simulators of the
  * selected providers only (lambdas/providers/registry.ts has the modules themselves).
  */
-export const LOCAL_PROVIDERS: readonly LocalProvider[] = [sesLocal, twilioLocal];
+export const LOCAL_PROVIDERS: readonly LocalProvider[] = [sesLocal, twilioLocal, resendLocal, sendgridLocal];
 
 export function localProvider(id: string): LocalProvider | undefined {
   return LOCAL_PROVIDERS.find((p) => p.id === id);

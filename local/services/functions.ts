@@ -35,6 +35,8 @@ export interface FunctionsOptions {
   readonly concurrency: number;
   readonly reconcileIntervalMs: number;
   readonly crashPoint: CrashPointSpec | undefined;
+  /** Channels whose SQS event sources run (`LOCAL_SENDERS`; default both). */
+  readonly senders: readonly Channel[];
   /** Providers with a feed (events their simulator cannot deliver) and whether this stack started them. */
   readonly feeds: readonly { readonly provider: LocalProvider; readonly started: boolean }[];
 }
@@ -69,18 +71,23 @@ export function functionsService(options: FunctionsOptions): LocalService {
       });
       const handlers: Record<Channel, SqsHandler> = { email: sendEmail, sms: sendSms };
       const queues = options.queues();
-      const pollers: SqsEventSource[] = CHANNELS.map((channel) =>
-        startSqsEventSource({
-          client: sqs,
-          queueUrl: queues[channel].url,
-          queueArn: queues[channel].arn,
-          region,
-          functionName: `notice-ledger-send-${channel}`,
-          handler: handlers[channel],
-          functionTimeoutMs: options.functionTimeoutMs,
-          concurrency: options.concurrency,
-          log,
-        }),
+      const batchMaxOf = (channel: Channel) => senders[CHANNELS.indexOf(channel)]?.batchMax ?? 1;
+      const pollers: SqsEventSource[] = CHANNELS.filter((channel) => options.senders.includes(channel)).map(
+        (channel) =>
+          startSqsEventSource({
+            client: sqs,
+            queueUrl: queues[channel].url,
+            queueArn: queues[channel].arn,
+            region,
+            functionName: `notice-ledger-send-${channel}`,
+            handler: handlers[channel],
+            functionTimeoutMs: options.functionTimeoutMs,
+            concurrency: options.concurrency,
+            // A sender that sends batches gets as many records as one provider call takes (the
+            // CDK does the same: lib/stacks/delivery-stack.ts `emailEventSource`).
+            ...(batchMaxOf(channel) > 10 ? { batchSize: batchMaxOf(channel) } : {}),
+            log,
+          }),
       );
       const reconciler = startPeriodicTask({
         intervalMs: options.reconcileIntervalMs,
