@@ -702,6 +702,7 @@ export async function startResendSimulator(options: ResendSimulatorOptions = {})
   outbox.kick();
 
   function reset(): void {
+    offset = 0;
     holds.clear();
     outbox.stop();
     store.clear();

@@ -99,6 +99,8 @@ export interface SendGridSimulator {
   readonly faults: SendFaults;
   set(patch: Partial<SendGridFaultSettings>): void;
   setWebhookUrl(url: string | undefined): void;
+  /** A delivery of these events as the Event Webhook would post it: body and signed headers. */
+  signedDelivery(events: readonly unknown[]): { body: string; headers: Record<string, string> };
   messages(): SendGridMessage[];
   webhooks(): OutboxItem[];
   reset(): void;
@@ -154,22 +156,19 @@ export async function startSendGridSimulator(
     },
     put: (item: OutboxItem) => store.put({ kind: 'outbox', ...item, id: item.id }),
   } as unknown as JsonlStore<OutboxItem>;
-  const outbox = new WebhookOutbox(
-    outboxStore,
-    (item, now) => {
-      const timestamp = String(Math.floor(now / 1000));
-      const signature = ecdsaSign('sha256', Buffer.from(timestamp + item.body, 'utf8'), {
-        key: privateKey,
-        dsaEncoding: 'der',
-      });
-      return {
-        'x-twilio-email-event-webhook-signature': signature.toString('base64'),
-        'x-twilio-email-event-webhook-timestamp': timestamp,
-        'user-agent': 'SendGrid Event API',
-      };
-    },
-    clock,
-  );
+  const signedHeaders = (body: string, now: number): Record<string, string> => {
+    const timestamp = String(Math.floor(now / 1000));
+    const signature = ecdsaSign('sha256', Buffer.from(timestamp + body, 'utf8'), {
+      key: privateKey,
+      dsaEncoding: 'der',
+    });
+    return {
+      'x-twilio-email-event-webhook-signature': signature.toString('base64'),
+      'x-twilio-email-event-webhook-timestamp': timestamp,
+      'user-agent': 'SendGrid Event API',
+    };
+  };
+  const outbox = new WebhookOutbox(outboxStore, (item, now) => signedHeaders(item.body, now), clock);
   outbox.url = options.webhookUrl;
   const faults = new SendFaults(options.seed ?? 1);
   const holds = new Holds();
@@ -393,13 +392,17 @@ export async function startSendGridSimulator(
       return;
     }
     if (fault?.kind === 'status' && !fault.afterAccept) {
-      if (fault.status === 429) counters.rateLimited++;
-      throw new ApiError(
-        fault.status,
-        fault.status === 429 ? 'too many requests' : `simulated ${fault.status}`,
-        null,
-        limits,
-      );
+      if (fault.status === 429) {
+        counters.rateLimited++;
+        // SendGrid says when the window resets (epoch seconds), not how long to wait.
+        const reset = String(Math.ceil((clock() + (fault.retryAfterSeconds ?? 1) * 1000) / 1000));
+        throw new ApiError(429, 'too many requests', null, {
+          ...limits,
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': reset,
+        });
+      }
+      throw new ApiError(fault.status, `simulated ${fault.status}`, null, limits);
     }
     let body: unknown;
     try {
@@ -561,6 +564,10 @@ export async function startSendGridSimulator(
     setWebhookUrl(url) {
       outbox.url = url;
       outbox.kick();
+    },
+    signedDelivery(events) {
+      const body = JSON.stringify(events);
+      return { body, headers: signedHeaders(body, clock()) };
     },
     messages,
     webhooks: () => outbox.delivered(),

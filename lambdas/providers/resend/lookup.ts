@@ -66,13 +66,18 @@ export class ResendProviderLookup implements ProviderLookup {
   }
 
   async #replay(message: EmailMessage): Promise<LookupVerdict> {
-    const answer = await call(this.#config, {
-      method: 'POST',
-      path: '/emails',
-      body: sendBody(message, this.#config.from),
-      headers: { 'idempotency-key': message.idempotencyKey },
-    });
-    return verdictOf(outcomeOfSend(answer, this.#now()), 'replayed under its idempotency key');
+    const outcome = await whileInProgress(async () =>
+      outcomeOfSend(
+        await call(this.#config, {
+          method: 'POST',
+          path: '/emails',
+          body: sendBody(message, this.#config.from),
+          headers: { 'idempotency-key': message.idempotencyKey },
+        }),
+        this.#now(),
+      ),
+    );
+    return verdictOf(outcome, 'replayed under its idempotency key');
   }
 
   #replayBatch(batch: BatchLookup): Promise<LookupVerdict> {
@@ -82,12 +87,18 @@ export class ResendProviderLookup implements ProviderLookup {
     }
     let entry = this.#batchReplays.get(batch.id);
     if (!entry) {
-      const outcomes = call(this.#config, {
-        method: 'POST',
-        path: '/emails/batch',
-        body: batchBody(batch.messages, this.#config.from),
-        headers: { 'idempotency-key': batch.idempotencyKey, 'x-batch-validation': 'permissive' },
-      }).then((answer) => outcomesOfBatch(answer, batch.messages.length, this.#now()));
+      const once = async () =>
+        outcomesOfBatch(
+          await call(this.#config, {
+            method: 'POST',
+            path: '/emails/batch',
+            body: batchBody(batch.messages, this.#config.from),
+            headers: { 'idempotency-key': batch.idempotencyKey, 'x-batch-validation': 'permissive' },
+          }),
+          batch.messages.length,
+          this.#now(),
+        );
+      const outcomes = whileInProgress(once);
       entry = { at: now, outcomes };
       this.#batchReplays.set(batch.id, entry);
       // A replay that could not be answered is not kept: the next member asks again.
@@ -159,6 +170,30 @@ export class ResendProviderLookup implements ProviderLookup {
     }
     return { kind: 'undecidable', detail: `no match within ${LIST_MAX_PAGES} pages of the listing` };
   }
+}
+
+const IN_PROGRESS_TRIES = 4;
+const IN_PROGRESS_WAIT_MS = 500;
+
+/**
+ * A replay that meets `409 concurrent_idempotent_requests` (the first request under the key is
+ * still being answered: a slow accept) is asked again a few times, half a second apart; then
+ * the lookup gives up for this run (`undecidable`).
+ */
+async function whileInProgress<T extends ProviderOutcome | ProviderOutcome[]>(
+  ask: () => Promise<T>,
+): Promise<T> {
+  let answer = await ask();
+  for (let i = 1; i < IN_PROGRESS_TRIES && inProgress(answer); i++) {
+    await new Promise((resolve) => setTimeout(resolve, IN_PROGRESS_WAIT_MS));
+    answer = await ask();
+  }
+  return answer;
+}
+
+function inProgress(answer: ProviderOutcome | ProviderOutcome[]): boolean {
+  const first = Array.isArray(answer) ? answer[0] : answer;
+  return first?.kind === 'retryable' && first.code.endsWith('concurrent_idempotent_requests');
 }
 
 /** `2023-04-03 22:13:42.674981+00` (Resend's listing) or ISO 8601 → epoch ms. */
