@@ -4,8 +4,9 @@
  * configuration that points at them, the provider-side counts, and readers for the timeline.
  *
  * Provider-side truth, independent of the ledger:
- * - email: the SES emulator's store, one entry per accepted SendEmail, matched to its intent by
- *   the `X-Notice-Intent` header the SES transport sets (`<noticeId>-email`);
+ * - email: the SES emulator's store, one entry per accepted SendEmail, or the Resend
+ *   simulator's emails (`startProviders({ email: 'resend' })`), matched to their intent by the
+ *   `X-Notice-Intent` header both transports set (`<noticeId>-email`);
  * - SMS: the simulator's messages, matched by destination (each notice gets its own number).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
@@ -21,6 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDbLedgerStore } from '../../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
 import type { Channel } from '../../lambdas/domain/channel.ts';
 import { deriveNoticeId } from '../../lambdas/domain/identity.ts';
+import { type ResendSimulator, startResendSimulator } from '../../local/email-simulators/resend.ts';
 import { type FaultProxy, startFaultProxy } from '../../local/fault-proxy.ts';
 import { readSesStore, type SesLocal, startSesLocal } from '../../local/ses/server.ts';
 import { type SmsSimulator, startSmsSimulator } from '../../local/sms-simulator/server.ts';
@@ -58,6 +60,7 @@ export const SHORT_TIMINGS = {
 export const HOLD_PAST_TIMEOUT_MS = 1500;
 
 export interface Providers {
+  readonly email: 'ses';
   readonly sms: SmsSimulator;
   readonly ses: SesLocal;
   /** What the stack calls for SES: every SendEmail passes through it; `/store` reads pass untouched. */
@@ -67,26 +70,74 @@ export interface Providers {
   close(): Promise<void>;
 }
 
+/** The same, with Resend for email: its simulator in this process, posting webhooks to the stack. */
+export interface ResendProviders {
+  readonly email: 'resend';
+  readonly sms: SmsSimulator;
+  readonly resend: ResendSimulator;
+  readonly env: Readonly<Record<string, string>>;
+  close(): Promise<void>;
+}
+
+export type AnyProviders = Providers | ResendProviders;
+
 /**
- * The SMS simulator, aws-ses-v2-local and the fault proxy in front of it, in this process.
- * `LOCAL_SES_EVENTS=store` makes the stack feed SES events from the emulator's store through
- * the proxy, as it does for an emulator it started itself.
+ * The SMS simulator and the email provider (the `email` parameter) in this process.
+ * - `ses` (default): aws-ses-v2-local and the fault proxy in front of it;
+ *   `LOCAL_SES_EVENTS=store` makes the stack feed SES events from the emulator's store through
+ *   the proxy, as it does for an emulator it started itself;
+ * - `resend`: the Resend simulator, its webhooks (Svix-signed) posted to `publicBaseUrl`'s
+ *   `/v1/provider-events/resend`, i.e. the stack that will listen there.
  */
-export async function startProviders(options: { seed?: number } = {}): Promise<Providers> {
+export async function startProviders(options?: { seed?: number; email?: 'ses' }): Promise<Providers>;
+export async function startProviders(options: {
+  seed?: number;
+  email: 'resend';
+  publicBaseUrl: string;
+}): Promise<ResendProviders>;
+export async function startProviders(
+  options: { seed?: number; email?: 'ses' | 'resend'; publicBaseUrl?: string } = {},
+): Promise<AnyProviders> {
   const sms = await startSmsSimulator({ ...(options.seed !== undefined ? { seed: options.seed } : {}) });
+  const smsEnv = {
+    TWILIO_BASE_URL: sms.baseUrl,
+    TWILIO_ACCOUNT_SID: sms.accountSid,
+    TWILIO_AUTH_TOKEN: sms.authToken,
+    TWILIO_FROM,
+  };
+  if (options.email === 'resend') {
+    const resend = await startResendSimulator({
+      webhookUrl: `${options.publicBaseUrl}/v1/provider-events/resend`,
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    });
+    return {
+      email: 'resend',
+      sms,
+      resend,
+      env: {
+        ...smsEnv,
+        EMAIL_PROVIDER: 'resend',
+        RESEND_BASE_URL: resend.baseUrl,
+        RESEND_API_KEY: resend.apiKey,
+        RESEND_WEBHOOK_SECRET: resend.webhookSecret,
+        RESEND_FROM: 'Clinic <notices@example.com>',
+      },
+      async close() {
+        await Promise.all([sms.close(), resend.close()]);
+      },
+    };
+  }
   const ses = await startSesLocal();
   const sesProxy = await startFaultProxy({ upstream: ses.endpoint });
   return {
+    email: 'ses',
     sms,
     ses,
     sesProxy,
     env: {
       AWS_ENDPOINT_URL_SESV2: sesProxy.endpoint,
       LOCAL_SES_EVENTS: 'store',
-      TWILIO_BASE_URL: sms.baseUrl,
-      TWILIO_ACCOUNT_SID: sms.accountSid,
-      TWILIO_AUTH_TOKEN: sms.authToken,
-      TWILIO_FROM,
+      ...smsEnv,
     },
     async close() {
       await sesProxy.close();
@@ -155,19 +206,25 @@ export function emailIntent(noticeId: string): string {
 }
 
 export interface ProviderSide {
-  /** `X-Notice-Intent` → SES MessageIds, in store order. */
+  /** `X-Notice-Intent` → the email provider's ids (SES MessageIds, Resend email ids), in order. */
   readonly emails: ReadonlyMap<string, readonly string[]>;
   /** Destination → Twilio SIDs, in creation order. */
   readonly texts: ReadonlyMap<string, readonly string[]>;
 }
 
 /** What the providers hold right now. */
-export async function providerSide(providers: Providers): Promise<ProviderSide> {
+export async function providerSide(providers: AnyProviders): Promise<ProviderSide> {
   const emails = new Map<string, string[]>();
-  for (const email of await readSesStore(providers.ses.endpoint)) {
-    const intent = email.headers?.find((h) => h.name.toLowerCase() === 'x-notice-intent')?.value;
+  const held =
+    providers.email === 'resend'
+      ? providers.resend.emails().map((e) => ({ intent: e.headers['X-Notice-Intent'], id: e.id }))
+      : (await readSesStore(providers.ses.endpoint)).map((e) => ({
+          intent: e.headers?.find((h) => h.name.toLowerCase() === 'x-notice-intent')?.value,
+          id: e.messageId,
+        }));
+  for (const { intent, id } of held) {
     if (intent === undefined) continue;
-    emails.set(intent, [...(emails.get(intent) ?? []), email.messageId]);
+    emails.set(intent, [...(emails.get(intent) ?? []), id]);
   }
   const texts = new Map<string, string[]>();
   for (const message of providers.sms.messages()) {
