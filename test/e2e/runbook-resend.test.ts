@@ -358,8 +358,7 @@ describe('Resend: two workers on one key', () => {
     const won = (tally.recorded ?? 0) + (tally.outcome_raced ?? 0);
     // The others: the row was no longer claimable when read, the conditional claim failed, or
     // the copy came in the same queue batch as its first (left before any claim).
-    const left =
-      (tally.claimed_elsewhere ?? 0) + (tally.not_claimable ?? 0) + (tally.repeated_in_batch ?? 0);
+    const left = (tally.claimed_elsewhere ?? 0) + (tally.not_claimable ?? 0) + (tally.repeated_in_batch ?? 0);
     console.info(
       `runbook resend two workers: ${steps.length} steps ${JSON.stringify(tally)}; ${l.providers.resend.counters.sendCalls} provider calls (${l.providers.resend.counters.batchCalls} batch)`,
     );
