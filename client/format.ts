@@ -61,3 +61,11 @@ export const ESCALATING_REASONS: readonly string[] = [
   'attempts_exhausted',
   'unknown_unresolved',
 ];
+
+/** The record of an `unknown` handed to a person while it stays unknown (UNKNOWN_POLICY=escalate). */
+export const UNKNOWN_ESCALATED = 'unknown_escalated';
+
+/** Whether a timeline record raised an escalation: a failure of the kinds above, or an unknown's escalation. */
+export function isEscalationRecord(t: { readonly to: string; readonly reason: string }): boolean {
+  return t.reason === UNKNOWN_ESCALATED || (t.to === 'failed' && ESCALATING_REASONS.includes(t.reason));
+}

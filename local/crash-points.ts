@@ -147,7 +147,11 @@ function wrapTransport<M extends { readonly correlationId: string }>(
   transport.sendBatch = async (batch) => {
     if (point === 'before_send') for (const m of batch.messages) check(m.correlationId, undefined);
     const outcomes = await sendBatch(batch);
-    if (point === 'after_accept') batch.messages.forEach((m, i) => check(m.correlationId, outcomes[i]));
+    if (point === 'after_accept') {
+      batch.messages.forEach((m, i) => {
+        check(m.correlationId, outcomes[i]);
+      });
+    }
     return outcomes;
   };
 }

@@ -47,12 +47,16 @@ commands
   list [--state S] [--channel C] [--older-than 10m] [--limit N] [--all]
                                         unresolved channels, oldest first (S: reserved, sending,
                                         retry_scheduled, unknown; C: email, sms)
-  resolve <noticeId> <channel> --outcome accepted|not_sent --reason "…" [--evidence "…"]
+  resolve <noticeId> <channel> --outcome accepted|not_sent --reason "…" [--evidence "…"] [--actor name]
                                         settle an unknown channel on your word (recorded with your identity)
-  cancel <noticeId> --reason "…"        call off the channels not yet sent
+  cancel <noticeId> --reason "…" [--actor name]
+                                        call off the channels not yet sent
   suppress add|get|remove <channel> <destination> [--reason code] [--actor name]
                                         manage the suppression list, a history (the destination is sent, never
-                                        printed; --actor only where no IAM credentials sign the request)
+                                        printed)
+
+  --actor names who acts on the local stack (default: local); behind IAM the signed identity is
+  the actor and --actor is refused
   health                                liveness
   openapi                               the API's OpenAPI document
 
@@ -97,8 +101,8 @@ const COMMAND_OPTIONS: Readonly<Record<string, readonly (keyof Values)[]>> = {
   send: [],
   get: ['html'],
   list: ['state', 'channel', 'older-than', 'limit', 'all'],
-  resolve: ['outcome', 'reason', 'evidence'],
-  cancel: ['reason'],
+  resolve: ['outcome', 'reason', 'evidence', 'actor'],
+  cancel: ['reason', 'actor'],
   suppress: ['reason', 'actor'],
   health: [],
   openapi: [],
@@ -186,6 +190,18 @@ function report<T>(
   return EXIT.ok;
 }
 
+/** The states `list --state` takes: the unresolved ones (GET /v1/notices refuses others). */
+const LISTABLE = ['reserved', 'sending', 'retry_scheduled', 'unknown'] as const;
+
+/** `--actor`, where it means something: only an unsigned request (the local stack) names its actor. */
+function actorOption(values: Values, client: NoticeLedgerClient): { actor?: string } {
+  if (values.actor === undefined) return {};
+  if (client.signs) {
+    throw new UsageError('--actor is for the local stack: behind IAM your signed identity is the actor');
+  }
+  return { actor: values.actor };
+}
+
 async function dispatch(command: string, args: string[], values: Values, io: CliIo): Promise<number> {
   const client = makeClient(values, io);
   // Read after the answer arrives: an age is relative to when it is printed.
@@ -229,8 +245,12 @@ async function dispatch(command: string, args: string[], values: Values, io: Cli
       }
       if (values.limit !== undefined && !/^\d+$/.test(values.limit))
         throw new UsageError('--limit must be a number');
+      const state = values.state as (typeof LISTABLE)[number] | undefined;
+      if (state !== undefined && !LISTABLE.includes(state)) {
+        throw new UsageError(`--state must be one of ${LISTABLE.join(', ')} (the unresolved states)`);
+      }
       const query = {
-        ...(values.state ? { state: values.state as 'unknown' } : {}),
+        ...(state ? { state } : {}),
         ...(values.channel ? { channel: channelArg(values.channel, '--channel') } : {}),
         ...(olderThan ? { olderThan } : {}),
         ...(values.limit ? { limit: values.limit } : {}),
@@ -248,13 +268,17 @@ async function dispatch(command: string, args: string[], values: Values, io: Cli
         outcome,
         reason: required(values, 'reason'),
         ...(values.evidence !== undefined ? { evidence: values.evidence } : {}),
+        ...actorOption(values, client),
       });
       return report(result, values, io, (body) => channelResolvedText(body, now()));
     }
     case 'cancel': {
       const noticeId = positional(args, 0, 'noticeId');
       return report(
-        await client.cancelNotice(noticeId, { reason: required(values, 'reason') }),
+        await client.cancelNotice(noticeId, {
+          reason: required(values, 'reason'),
+          ...actorOption(values, client),
+        }),
         values,
         io,
         cancelText,
@@ -269,7 +293,7 @@ async function dispatch(command: string, args: string[], values: Values, io: Cli
       }
       const body = {
         ...(values.reason !== undefined ? { reason: values.reason } : {}),
-        ...(values.actor !== undefined ? { actor: values.actor } : {}),
+        ...actorOption(values, client),
       };
       const sent = Object.keys(body).length ? body : undefined;
       switch (action) {

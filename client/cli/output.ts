@@ -7,7 +7,7 @@ import type {
   Suppression,
 } from '../../lambdas/edge/api-responses.ts';
 import type { Timeline, TimelineChannel } from '../../lambdas/edge/timeline.ts';
-import { ESCALATING_REASONS, formatAge, formatDuration, formatUtc } from '../format.ts';
+import { formatAge, formatDuration, formatUtc, isEscalationRecord } from '../format.ts';
 
 /**
  * Human output of the CLI: plain-text tables, times in UTC with a relative age, destinations
@@ -84,7 +84,7 @@ function channelText(channel: TimelineChannel, now: Date): string {
       formatUtc(t.at),
       previous ? `+${formatDuration(new Date(t.at).getTime() - new Date(previous.at).getTime())}` : '',
       `${t.from ?? '∅'} → ${t.to}`,
-      `${t.reason}${t.to === 'failed' && ESCALATING_REASONS.includes(t.reason) ? ' (escalated)' : ''}`,
+      `${t.reason}${isEscalationRecord(t) ? ' (escalated)' : ''}`,
       t.attempt ?? '',
       t.actor ?? '',
       t.detail ?? '',

@@ -1,5 +1,5 @@
 import type { Timeline, TimelineChannel, TimelineTransition } from '../../lambdas/edge/timeline.ts';
-import { ESCALATING_REASONS, formatAge, formatDuration, formatUtc } from '../format.ts';
+import { formatAge, formatDuration, formatUtc, isEscalationRecord } from '../format.ts';
 import { BASE_CSS, escapeHtml, page, stateBadge } from './html.ts';
 
 /**
@@ -15,8 +15,10 @@ import { BASE_CSS, escapeHtml, page, stateBadge } from './html.ts';
  * Labels are stacked in tiers above and below the lane so that close points stay readable.
  */
 
-/** A channel as the page reads it; `escalatedAt` is shown when the API gives it. */
-export type TimelinePageChannel = TimelineChannel & { readonly escalatedAt?: string | null };
+/** A channel as the page reads it (`escalatedAt` optional: pages of timelines saved before it existed). */
+export type TimelinePageChannel = Omit<TimelineChannel, 'escalatedAt'> & {
+  readonly escalatedAt?: string | null;
+};
 export type TimelinePageInput = Omit<Timeline, 'channels'> & {
   readonly channels: readonly TimelinePageChannel[];
 };
@@ -41,7 +43,6 @@ function axis(timeline: TimelinePageInput): (at: number) => number {
   const times = [
     timeOf(timeline.createdAt),
     ...timeline.channels.flatMap((c) => c.transitions.map((t) => timeOf(t.at))),
-    ...timeline.channels.flatMap((c) => (c.escalatedAt ? [timeOf(c.escalatedAt)] : [])),
   ].filter((t) => !Number.isNaN(t));
   const start = Math.min(...times);
   const span = Math.max(...times) - start;
@@ -77,9 +78,7 @@ function layoutLabels(points: readonly { x: number; label: string }[]): { tier: 
   });
 }
 
-function isEscalation(t: TimelineTransition): boolean {
-  return t.to === 'failed' && ESCALATING_REASONS.includes(t.reason);
-}
+const isEscalation = isEscalationRecord;
 
 function pointClasses(t: TimelineTransition): string {
   return ['point', `to-${t.to}`, t.actor !== undefined ? 'person' : '', isEscalation(t) ? 'escalation' : '']
@@ -87,14 +86,21 @@ function pointClasses(t: TimelineTransition): string {
     .join(' ');
 }
 
-/** Waits worth drawing: a scheduled retry until the next record, an `unknown` stretch until it ends. */
+/**
+ * Waits worth drawing: a scheduled retry until the next record, an `unknown` stretch from the
+ * record that entered it to the one that left it (its escalation, `unknown → unknown`, is a point
+ * on the bar, not a new stretch). A stretch still open is not drawn: it has no end yet.
+ */
 function waits(transitions: readonly TimelineTransition[]) {
   const out: { from: TimelineTransition; to: TimelineTransition; kind: 'retry' | 'unknown' }[] = [];
   transitions.forEach((t, i) => {
     const next = transitions[i + 1];
     if (!next) return;
     if (t.to === 'retry_scheduled') out.push({ from: t, to: next, kind: 'retry' });
-    else if (t.to === 'unknown') out.push({ from: t, to: next, kind: 'unknown' });
+    else if (t.to === 'unknown' && t.from !== 'unknown') {
+      const end = transitions.slice(i + 1).find((later) => later.to !== 'unknown');
+      if (end) out.push({ from: t, to: end, kind: 'unknown' });
+    }
   });
   return out;
 }
@@ -125,14 +131,10 @@ function lane(channel: TimelinePageChannel, x: (at: number) => number): string {
       return `<div class="${pointClasses(t)}" style="left:${pct(x(timeOf(t.at)))}" data-seq="${t.seq}" data-reason="${escapeHtml(t.reason)}" data-to="${escapeHtml(t.to)}" data-at="${escapeHtml(t.at)}"${t.actor !== undefined ? ` data-actor="${escapeHtml(t.actor)}"` : ''} title="${escapeHtml(title)}"><span class="dot"></span><span class="label ${tier % 2 ? 'low' : 'high'} t${Math.floor(tier / 2)} a-${anchor}">${escapeHtml(label)}</span></div>`;
     })
     .join('\n');
-  const escalated = channel.escalatedAt
-    ? `<div class="point escalation marker" style="left:${pct(x(timeOf(channel.escalatedAt)))}" data-escalated-at="${escapeHtml(channel.escalatedAt)}" title="escalated ${escapeHtml(formatUtc(channel.escalatedAt))}"><span class="dot"></span><span class="label high t0 a-middle">escalated</span></div>`
-    : '';
-  return `<div class="lane" data-lane="${escapeHtml(channel.channel)}" aria-label="${escapeHtml(channel.channel)} lane">
+  return `<div class="lane" data-lane="${escapeHtml(channel.channel)}" aria-label="${escapeHtml(channel.channel)} lane"${channel.escalatedAt ? ` data-escalated-at="${escapeHtml(channel.escalatedAt)}"` : ''}>
 <div class="track"></div>
 ${bars}
 ${points}
-${escalated}
 </div>`;
 }
 
@@ -177,7 +179,12 @@ function channelFacts(channel: TimelinePageChannel, now: Date): string {
       `${escapeHtml(formatUtc(channel.nextAttemptAt))} <span class="muted">(${escapeHtml(formatAge(channel.nextAttemptAt, now))})</span>`,
     ]);
   }
-  if (channel.escalatedAt) facts.push(['escalated', escapeHtml(formatUtc(channel.escalatedAt))]);
+  if (channel.escalatedAt) {
+    facts.push([
+      'escalated',
+      `${escapeHtml(formatUtc(channel.escalatedAt))} <span class="esc">waiting for an operator’s resolution</span>`,
+    ]);
+  }
   if (channel.sms) {
     facts.push([
       'sms',

@@ -17,10 +17,12 @@ export const LedgerTable = {
   openIndexPartitionKey: 'openShard',
   openIndexSortKey: 'dueAt',
   /**
-   * Only attributes that never change are copied into the open index: a write that changes
-   * neither the index keys nor a projected attribute costs no index write, so the claim (the
-   * hot path) does not touch the index. State counts are read from the rows instead.
+   * What the open index carries besides its keys and the table's: enough to list, count and
+   * gauge open rows from the index alone (GET /v1/notices, the reconciler's gauges), never
+   * reading the rows. `state` and `attempts` change on the claim, so the claim writes the index
+   * too: one more index write unit per attempt (docs/table-design.md "Open index projection").
+   * `escAt` and `escalationPending` exist only on escalated rows.
    */
-  openIndexProjection: ['createdAt', 'deadline'],
+  openIndexProjection: ['createdAt', 'deadline', 'state', 'attempts', 'escAt', 'escalationPending'],
   ttlAttribute: 'expiresAt',
 } as const;

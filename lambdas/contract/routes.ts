@@ -29,10 +29,22 @@ export interface RouteSpec {
 /** The path parameter that names the provider module of an inbound provider route. */
 export const PROVIDER_PARAMETER = 'provider';
 
-/** Order matters where a literal and a parameter compete: `batch` before `{noticeId}`. */
+/**
+ * Order matters where a literal and a parameter compete: `batch` before `{noticeId}`. A path may
+ * appear twice when its methods are for different roles (`POST /v1/notices` for submitters,
+ * `GET /v1/notices`, the list, for operators); the routers serve both from one entry.
+ */
 export const ROUTES: readonly RouteSpec[] = [
   { path: '/v1/health', methods: ['GET'], auth: 'iam', function: 'http', roles: ['operator'] },
+  {
+    path: '/v1/openapi.json',
+    methods: ['GET'],
+    auth: 'iam',
+    function: 'http',
+    roles: ['submitter', 'operator'],
+  },
   { path: '/v1/notices', methods: ['POST'], auth: 'iam', function: 'http', roles: ['submitter', 'operator'] },
+  { path: '/v1/notices', methods: ['GET'], auth: 'iam', function: 'http', roles: ['operator'] },
   {
     path: '/v1/notices/batch',
     methods: ['POST'],
@@ -46,6 +58,20 @@ export const ROUTES: readonly RouteSpec[] = [
     auth: 'iam',
     function: 'http',
     roles: ['submitter', 'operator'],
+  },
+  {
+    path: '/v1/notices/{noticeId}/cancel',
+    methods: ['POST'],
+    auth: 'iam',
+    function: 'http',
+    roles: ['submitter', 'operator'],
+  },
+  {
+    path: '/v1/notices/{noticeId}/channels/{channel}/resolution',
+    methods: ['POST'],
+    auth: 'iam',
+    function: 'http',
+    roles: ['operator'],
   },
   {
     path: '/v1/suppressions/{channel}/{destination}',

@@ -129,12 +129,13 @@ export const SETTINGS = {
   },
   UNKNOWN_POLICY: {
     kind: 'enum',
-    values: ['escalate', 'resend'],
+    values: ['escalate', 'fail', 'resend'],
     default: 'escalate',
     deployKey: 'unknownPolicy',
     description:
-      'after the grace period without an answer: escalate (fail + escalation, no resend) or resend ' +
-      '(deliberate retry, reason recorded)',
+      'after the grace period without an answer: escalate (an escalation event; the row stays unknown, ' +
+      'unresolved, until an operator resolves it or its deadline passes, then failed unknown_unresolved), ' +
+      'fail (failed unknown_unresolved + escalation at once) or resend (deliberate retry, reason recorded)',
   },
   RETRY_BASE_MS: {
     kind: 'integer',

@@ -18,7 +18,8 @@ import {
  * One entry of a row's history. Appended in the same write as the state change; never rewritten.
  * A *fact* record has `from === to`: something the provider reported after the row was terminal
  * (a complaint after `delivered`, a delivery after `failed`) that changes no state but belongs to
- * the story (see `planFact`).
+ * the story (see `planFact`). The one other `from === to` record is an `unknown` row's escalation
+ * to a person (`unknown → unknown`, reason `unknown_escalated`: `planUnknownEscalation`).
  */
 export interface TransitionRecord {
   readonly seq: number;
@@ -95,6 +96,13 @@ export interface Intent {
    * reconciler (the row stays in the open index, due, until then).
    */
   readonly escalationPending?: boolean | undefined;
+  /**
+   * When this row's current `unknown` was escalated to a person (UNKNOWN_POLICY=escalate, after
+   * UNKNOWN_GRACE_MS without an answer: `planUnknownEscalation`). It stays `unknown`, unresolved,
+   * until someone resolves it or its deadline passes; any move out of `unknown` clears this (the
+   * `unknown_escalated` record stays in the history).
+   */
+  readonly escalatedAt?: number | undefined;
   readonly transitions: readonly TransitionRecord[];
 }
 
@@ -112,6 +120,7 @@ export const MUTABLE_INTENT_FIELDS = [
   'dueAt',
   'envelope',
   'escalationPending',
+  'escalatedAt',
 ] as const satisfies readonly (keyof Intent)[];
 
 export type MutableIntentField = (typeof MUTABLE_INTENT_FIELDS)[number];
@@ -263,6 +272,8 @@ export function planTransition(
     batch,
     envelope: isUnresolved(change.to) ? intent.envelope : undefined,
     escalationPending,
+    // Every transition leaves the current `unknown` (or enters a new one): an escalation is over.
+    escalatedAt: undefined,
     // A pending escalation keeps the row due (now; never later than the deadline, like every
     // time in the open index) until it is published.
     dueAt: escalationPending
@@ -338,9 +349,50 @@ export function planFact(intent: Intent, fact: Fact): TransitionPlan {
   };
 }
 
+/**
+ * Escalates an `unknown` row to a person without ending it (UNKNOWN_POLICY=escalate): one record
+ * `unknown → unknown`, reason `unknown_escalated`, in the same conditional write that sets
+ * `escalatedAt` and the durable `escalationPending` marker (the reconciler publishes the event
+ * and clears the marker, as for a failed row) and moves `dueAt`. The row stays unresolved — in
+ * the open index, the list of `GET /v1/notices` and the oldest-unresolved gauge — until an
+ * operator resolves it, the provider answers, or its deadline passes. It is the one record that
+ * keeps an open row's state, and is written at most once per `unknown` stretch.
+ */
+export function planUnknownEscalation(
+  intent: Intent,
+  change: { readonly at: number; readonly detail?: string | undefined; readonly dueAt: number },
+): TransitionPlan {
+  if (intent.state !== 'unknown' || intent.escalatedAt !== undefined) {
+    throw new IllegalTransitionError(intent.state, 'unknown');
+  }
+  const record = nextRecord(intent, 'unknown', {
+    at: change.at,
+    reason: Reason.unknownEscalated,
+    attempt: intent.attempts,
+    detail: change.detail,
+  });
+  return {
+    expected: { state: intent.state, version: intent.version },
+    record,
+    next: {
+      ...intent,
+      version: record.seq,
+      escalatedAt: record.at,
+      escalationPending: true,
+      dueAt: change.dueAt,
+      transitions: [...intent.transitions, record],
+    },
+  };
+}
+
+/** Whether a record is an `unknown` row's escalation (`planUnknownEscalation`). */
+export function isUnknownEscalation(record: Pick<TransitionRecord, 'from' | 'to' | 'reason'>): boolean {
+  return record.from === 'unknown' && record.to === 'unknown' && record.reason === Reason.unknownEscalated;
+}
+
 /** The fact records of a row (records that changed no state). */
 export function factsOf(intent: Pick<Intent, 'transitions'>): TransitionRecord[] {
-  return intent.transitions.filter((t) => t.from === t.to);
+  return intent.transitions.filter((t) => t.from === t.to && !isUnknownEscalation(t));
 }
 
 export type ClaimDecision =

@@ -3,6 +3,7 @@ import {
   type LedgerTiming,
   planRetryOrGiveUp,
   planTransition,
+  planUnknownEscalation,
   type TransitionPlan,
 } from './intent.ts';
 import type { RandomSource, RetryPolicy } from './retry-policy.ts';
@@ -23,11 +24,17 @@ export type LookupVerdict =
   | { readonly kind: 'undecidable'; readonly detail?: string };
 
 /**
- * After `UNKNOWN_GRACE_MS` without an answer: `escalate` fails the row for a person to
- * decide (no resend: a duplicate is impossible, a miss is possible); `resend` schedules a
- * deliberate new attempt with the reason recorded (a miss is impossible, a duplicate possible).
+ * After `UNKNOWN_GRACE_MS` without an answer:
+ *   escalate  hand it to a person and keep it `unknown` (record `unknown_escalated`, an escalation
+ *             event): still unresolved, still asked about, until an operator resolves it, the
+ *             provider answers, or its deadline passes (then `failed`, `unknown_unresolved`). No
+ *             resend: a duplicate is impossible, a miss is possible until someone acts.
+ *   fail      fail it at once (`failed`, `unknown_unresolved`, escalated): nothing is owed any more.
+ *   resend    a deliberate new attempt with the reason recorded (a miss is impossible, a
+ *             duplicate possible).
  */
-export type UnknownPolicy = 'escalate' | 'resend';
+export const UNKNOWN_POLICIES = ['escalate', 'fail', 'resend'] as const;
+export type UnknownPolicy = (typeof UNKNOWN_POLICIES)[number];
 
 export interface ReconcileContext {
   readonly now: number;
@@ -50,6 +57,15 @@ export type ReconcileAction =
 /** The moment the row entered its current state (its last record). */
 function enteredAt(row: Intent): number {
   return row.transitions[row.transitions.length - 1]?.at ?? row.createdAt;
+}
+
+/**
+ * When an `unknown` row's attempt ended in doubt: the record that moved it into `unknown` (an
+ * escalation record after it keeps the state, so it does not restart the grace period).
+ */
+export function unknownSince(row: Intent): number {
+  const entered = row.transitions.findLast((t) => t.to === 'unknown' && t.from !== 'unknown');
+  return entered?.at ?? enteredAt(row);
 }
 
 /**
@@ -132,8 +148,8 @@ export function decideAfterLookup(
       ),
     };
   }
-  const unknownSince = enteredAt(row);
-  const graceOver = now - unknownSince >= ctx.unknownGraceMs;
+  const since = unknownSince(row);
+  const graceOver = now - since >= ctx.unknownGraceMs;
   // A "not found" right after the call may only mean the provider has not indexed it yet.
   const provablyNotSent = verdict.kind === 'absent' && graceOver;
   if (provablyNotSent || (graceOver && ctx.unknownPolicy === 'resend')) {
@@ -149,6 +165,23 @@ export function decideAfterLookup(
     return { kind: 'transition', escalate: plan.next.state === 'failed', plan };
   }
   if (graceOver) {
+    const still = `outcome still unknown${verdict.detail ? `: ${verdict.detail}` : ''}`;
+    if (ctx.unknownPolicy === 'escalate' && now < row.deadline) {
+      // Handed to a person once; afterwards asked about less often (the grace period), until
+      // the deadline ends it. A pending escalation's row is due at the next run.
+      if (row.escalatedAt !== undefined) {
+        return { kind: 'recheck', at: Math.min(now + ctx.unknownGraceMs, row.deadline) };
+      }
+      return {
+        kind: 'transition',
+        escalate: true,
+        plan: planUnknownEscalation(row, {
+          at: now,
+          detail: `${still}; waiting for an operator's resolution`,
+          dueAt: Math.min(now + ctx.recheckMs, row.deadline),
+        }),
+      };
+    }
     return {
       kind: 'transition',
       escalate: true,
@@ -159,7 +192,7 @@ export function decideAfterLookup(
           reason: Reason.unknownUnresolved,
           at: now,
           attempt: row.attempts,
-          detail: `outcome still unknown${verdict.detail ? `: ${verdict.detail}` : ''}`,
+          detail: row.escalatedAt !== undefined ? `${still}; unresolved by the deadline` : still,
         },
         ctx.timing,
       ),
@@ -167,5 +200,5 @@ export function decideAfterLookup(
   }
   // The deadline stops resends, not learning: a row past its deadline is still asked about until
   // the grace period ends, so a late provider answer is recorded rather than contradicted.
-  return { kind: 'recheck', at: Math.min(now + ctx.recheckMs, unknownSince + ctx.unknownGraceMs) };
+  return { kind: 'recheck', at: Math.min(now + ctx.recheckMs, since + ctx.unknownGraceMs) };
 }

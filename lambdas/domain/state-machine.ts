@@ -75,6 +75,11 @@ export const Reason = {
   reconciledAccepted: 'reconciled_accepted',
   reconciledNotSent: 'reconciled_not_sent',
   unknownUnresolved: 'unknown_unresolved',
+  /**
+   * The outcome stayed unknown past UNKNOWN_GRACE_MS and UNKNOWN_POLICY=escalate handed it to a
+   * person: a record `unknown → unknown` (the row stays unresolved), with an escalation event.
+   */
+  unknownEscalated: 'unknown_escalated',
   deadlineExceeded: 'deadline_exceeded',
   attemptsExhausted: 'attempts_exhausted',
   deliveryReported: 'delivery_reported',

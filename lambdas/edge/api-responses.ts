@@ -98,6 +98,10 @@ export const TimelineChannelSchema = z.object({
   providerReceiptId: nullable(z.string()),
   attempts: z.number().int().min(0),
   nextAttemptAt: nullable(isoTime()),
+  escalatedAt: nullable(isoTime()).meta({
+    description:
+      "since when this channel's current unknown has been escalated to a person, waiting for an operator's resolution (UNKNOWN_POLICY=escalate); null otherwise. The unknown_escalated record stays in transitions",
+  }),
   transitions: z.array(TimelineTransitionSchema),
   sms: z
     .object({

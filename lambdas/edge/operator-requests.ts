@@ -93,6 +93,9 @@ const ActorField = optionalMatching(
   `who acts, where the request carries no IAM principal (the local stack; default ${LOCAL_ACTOR}). Behind IAM authorisation the caller's principal ARN is the actor and this field is refused (400 not_allowed)`,
 );
 
+/** 1 to listMaxLimit (200) in decimal, no sign, no leading zero. */
+const LIMIT = /^(?:[1-9][0-9]?|1[0-9]{2}|200)$/;
+
 /**
  * Query of `GET /v1/notices`. Query values arrive as strings (API Gateway joins a repeated
  * parameter with commas, which then fails the enum: one value per parameter).
@@ -122,11 +125,17 @@ export const ListNoticesQuerySchema = z.strictObject({
     }),
   limit: z
     .string()
-    .regex(/^[0-9]{1,3}$/)
+    .superRefine((value, ctx) => {
+      if (!LIMIT.test(value)) {
+        custom(ctx, 'out_of_range', `must be a whole number from 1 to ${OperatorLimits.listMaxLimit}`);
+      }
+    })
     .transform(Number)
-    .pipe(z.number().int().min(1).max(OperatorLimits.listMaxLimit))
     .optional()
-    .meta({ description: `page size (default ${OperatorLimits.listDefaultLimit})` }),
+    .meta({
+      description: `page size, 1 to ${OperatorLimits.listMaxLimit} (default ${OperatorLimits.listDefaultLimit})`,
+      pattern: LIMIT.source,
+    }),
   cursor: z
     .string()
     .max(OperatorLimits.cursorMaxLength)

@@ -21,6 +21,8 @@ export const ProblemType = {
   unprocessable: 'https://notice-ledger.dev/problems/unprocessable-notice',
   /** 409: the notice exists with different content for at least one channel. */
   conflict: 'https://notice-ledger.dev/problems/notice-conflict',
+  /** 409: an operator's act the channel's state does not allow (a resolution of a channel not unknown). */
+  stateConflict: 'https://notice-ledger.dev/problems/state-conflict',
   /** 403: a provider callback whose signature does not verify. */
   invalidSignature: 'https://notice-ledger.dev/problems/invalid-signature',
   notFound: 'https://notice-ledger.dev/problems/not-found',
@@ -61,6 +63,7 @@ const TITLES: Readonly<Record<ProblemType, string>> = {
   [ProblemType.invalidRequest]: 'Invalid request',
   [ProblemType.unprocessable]: 'Notice cannot be accepted',
   [ProblemType.conflict]: 'Notice already recorded with different content',
+  [ProblemType.stateConflict]: 'Not allowed in the channel’s state',
   [ProblemType.invalidSignature]: 'Callback signature not valid',
   [ProblemType.notFound]: 'Not found',
   [ProblemType.methodNotAllowed]: 'Method not allowed',

@@ -31,6 +31,12 @@ export interface TimelineChannel {
   readonly providerReceiptId: string | null;
   readonly attempts: number;
   readonly nextAttemptAt: string | null;
+  /**
+   * Since when this channel's current `unknown` has been escalated to a person and waits for an
+   * operator's resolution (UNKNOWN_POLICY=escalate); null otherwise. Its record
+   * (`unknown_escalated`) stays in `transitions` after the channel moves on.
+   */
+  readonly escalatedAt: string | null;
   readonly transitions: readonly TimelineTransition[];
   readonly sms?: SmsShape | null;
 }
@@ -61,7 +67,8 @@ function toTransition(record: TransitionRecord): TimelineTransition {
   };
 }
 
-function toChannel(row: Intent): TimelineChannel {
+/** One channel as the timeline shows it (also the answer of a resolution). */
+export function toTimelineChannel(row: Intent): TimelineChannel {
   return {
     channel: row.channel,
     state: row.state,
@@ -70,6 +77,7 @@ function toChannel(row: Intent): TimelineChannel {
     providerReceiptId: row.providerReceiptId ?? null,
     attempts: row.attempts,
     nextAttemptAt: row.nextAttemptAt !== undefined ? iso(row.nextAttemptAt) : null,
+    escalatedAt: row.escalatedAt !== undefined ? iso(row.escalatedAt) : null,
     transitions: [...row.transitions].sort((a, b) => a.seq - b.seq).map(toTransition),
     ...(row.channel === 'sms'
       ? {
@@ -98,6 +106,6 @@ export function toTimeline(rows: readonly [Intent, ...Intent[]]): Timeline {
     template: { id: first.templateId, version: first.templateVersion },
     createdAt: iso(Math.min(...rows.map((row) => row.createdAt))),
     deadline: iso(Math.max(...rows.map((row) => row.deadline))),
-    channels: channels.map(toChannel),
+    channels: channels.map(toTimelineChannel),
   };
 }

@@ -4,8 +4,12 @@ import type { Channel } from '../domain/channel.ts';
 export interface Escalation {
   readonly noticeId: string;
   readonly channel: Channel;
-  /** The seq of the record that failed the row: with noticeId and channel, the escalation's identity. */
+  /**
+   * The seq of the record that failed the row, or that escalated its `unknown`: with noticeId and
+   * channel, the escalation's identity.
+   */
   readonly seq: number;
+  /** `unknown_escalated` (the row stays `unknown`, a person must resolve it) or the failure's reason. */
   readonly reason: string;
   readonly state: string;
   readonly at: number;

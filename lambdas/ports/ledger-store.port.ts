@@ -1,6 +1,6 @@
 import type { Channel } from '../domain/channel.ts';
 import type { Intent, TransitionPlan } from '../domain/intent.ts';
-import type { IntentState } from '../domain/state-machine.ts';
+import { type IntentState, isUnresolved } from '../domain/state-machine.ts';
 import type { SuppressionRecord, SuppressionState, SuppressionTarget } from '../domain/suppression.ts';
 
 export type ReserveResult =
@@ -15,12 +15,19 @@ export type TransitionResult =
   /** State or version moved since the plan was made; nothing was written. */
   | { readonly kind: 'stale'; readonly current: Intent | undefined };
 
+/** An open-index item: keys and what the index projects (docs/table-design.md). */
 export interface OpenIntentRef {
   readonly noticeId: string;
   readonly channel: Channel;
   readonly dueAt: number;
   readonly createdAt: number;
   readonly deadline: number;
+  readonly state: IntentState;
+  readonly attempts: number;
+  /** When the row's current `unknown` was escalated to a person (UNKNOWN_POLICY=escalate). */
+  readonly escalatedAt?: number | undefined;
+  /** An escalation owed and not yet published. */
+  readonly escalationPending?: boolean | undefined;
 }
 
 export interface OpenIntentPage {
@@ -34,6 +41,22 @@ export interface OpenIntentCounts {
   readonly byState: Readonly<Partial<Record<IntentState, number>>>;
   /** Creation time of the oldest unresolved row (pending escalations excluded). */
   readonly oldestCreatedAt: number | undefined;
+  /** Rows whose escalation is not published yet (failed ones and escalated `unknown` ones). */
+  readonly escalationsPending: number;
+}
+
+/** The gauges of `countOpen` over open-index items: one definition for every store. */
+export function countRefs(refs: Iterable<OpenIntentRef>): OpenIntentCounts {
+  const byState: Partial<Record<IntentState, number>> = {};
+  let oldestCreatedAt: number | undefined;
+  let escalationsPending = 0;
+  for (const ref of refs) {
+    byState[ref.state] = (byState[ref.state] ?? 0) + 1;
+    if (ref.escalationPending) escalationsPending += 1;
+    // A failed row waiting for its escalation is counted, but is no unresolved intent.
+    if (isUnresolved(ref.state)) oldestCreatedAt = Math.min(oldestCreatedAt ?? ref.createdAt, ref.createdAt);
+  }
+  return { byState, oldestCreatedAt, escalationsPending };
 }
 
 /**
@@ -118,15 +141,24 @@ export interface LedgerStore {
    */
   defer(noticeId: string, channel: Channel, expectedVersion: number, dueAt: number): Promise<boolean>;
   /**
-   * Clears a failed row's pending-escalation marker once the escalation is published, which takes
-   * it out of the open index. Conditional on the version; false when the row moved meanwhile.
+   * Clears a row's pending-escalation marker once the escalation is published. A failed row then
+   * leaves the open index; with `keepOpen` (an escalated `unknown`, still owed an action) only the
+   * marker goes. Conditional on the version; false when the row moved meanwhile.
    */
-  settleEscalation(noticeId: string, channel: Channel, expectedVersion: number): Promise<boolean>;
+  settleEscalation(
+    noticeId: string,
+    channel: Channel,
+    expectedVersion: number,
+    options?: { readonly keepOpen?: boolean },
+  ): Promise<boolean>;
   /** Open rows whose next action is due at or before `now`, oldest due first within a shard. */
   listDue(now: number, options?: { limit?: number; cursor?: string }): Promise<OpenIntentPage>;
-  /** Every open row. Cost follows open rows only. */
+  /**
+   * Every open row, read from the open index alone (keys and projected attributes, no base-table
+   * read), in no particular order. Cost follows open rows only.
+   */
   listOpen(options?: { limit?: number; cursor?: string }): Promise<OpenIntentPage>;
-  /** Gauges over every open row: how many per state, and when the oldest was created. */
+  /** Gauges over every open row (the open index alone): how many per state, the oldest, pending escalations. */
   countOpen(): Promise<OpenIntentCounts>;
 
   /** The channel's throttle gate: epoch ms until which no worker should call the provider. */

@@ -41,6 +41,12 @@ export type IntakeDependencies = Pick<
   'store' | 'queue' | 'sealer' | 'catalog' | 'clock' | 'fingerprintKey' | 'timing' | 'defaultDeadlineMs'
 >;
 
+/** Operators' acts on rows (resolution, cancel) and the list (the http function too). */
+export type OperatorDependencies = Pick<
+  Dependencies,
+  'store' | 'queue' | 'clock' | 'timing' | 'retryPolicy' | 'random'
+>;
+
 /** Escalating a row: a durable marker on it, and the publish the reconciler retries. */
 export type EscalationDependencies = Pick<Dependencies, 'store' | 'escalations' | 'clock'>;
 

@@ -1,4 +1,4 @@
-import type { Intent } from '../domain/intent.ts';
+import { type Intent, isUnknownEscalation, type TransitionRecord } from '../domain/intent.ts';
 import { Reason } from '../domain/state-machine.ts';
 import type { EscalationDependencies } from './dependencies.ts';
 
@@ -6,18 +6,31 @@ import type { EscalationDependencies } from './dependencies.ts';
 export type EscalationOutcome = 'published' | 'pending' | 'none';
 
 /**
- * Publishes the escalation a failed row owes (its `escalationPending` marker, written in the
- * same write that failed it), then clears the marker. A publish that fails leaves the marker,
- * and the row due in the open index: the reconciler's next run tries again, so an escalation is
- * delivered at least once and never lost. Consumers dedupe on (noticeId, channel, seq).
+ * The record a pending escalation is about: the one that failed the row (facts may follow it),
+ * or, on a row still `unknown`, its escalation record (UNKNOWN_POLICY=escalate).
+ */
+function escalatedRecord(row: Intent): TransitionRecord | undefined {
+  if (row.state === 'failed')
+    return row.transitions.findLast((t) => t.to === 'failed' && t.from !== 'failed');
+  if (row.state === 'unknown' && row.escalatedAt !== undefined)
+    return row.transitions.findLast(isUnknownEscalation);
+  return undefined;
+}
+
+/**
+ * Publishes the escalation a row owes (its `escalationPending` marker, written in the same write
+ * that failed it or escalated its `unknown`), then clears the marker. A publish that fails leaves
+ * the marker, and the row due in the open index: the reconciler's next run tries again, so an
+ * escalation is delivered at least once and never lost. Consumers dedupe on (noticeId, channel,
+ * seq). A row that moved on before its escalation went out (an operator resolved the `unknown`)
+ * owes none: the move cleared the marker.
  */
 export async function publishEscalation(
   row: Intent,
   deps: EscalationDependencies,
 ): Promise<EscalationOutcome> {
-  if (!row.escalationPending || row.state !== 'failed') return 'none';
-  // The record that failed the row (facts may have been appended after it).
-  const failure = [...row.transitions].reverse().find((t) => t.to === 'failed' && t.from !== 'failed');
+  if (!row.escalationPending) return 'none';
+  const failure = escalatedRecord(row);
   if (!failure) return 'none';
   try {
     await deps.escalations.publish({
@@ -33,7 +46,10 @@ export async function publishEscalation(
     return 'pending';
   }
   // A lost race (a fact appended meanwhile) leaves the marker: published once more next run.
-  await deps.store.settleEscalation(row.noticeId, row.channel, row.version).catch(() => false);
+  // An escalated `unknown` stays in the open index: only the marker goes.
+  await deps.store
+    .settleEscalation(row.noticeId, row.channel, row.version, { keepOpen: row.state !== 'failed' })
+    .catch(() => false);
   return 'published';
 }
 

@@ -7,6 +7,7 @@ import {
   type LookupVerdict,
   type ReconcileContext,
   type UnknownPolicy,
+  unknownSince,
 } from '../domain/reconcile.ts';
 import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
@@ -40,7 +41,7 @@ export interface ReconcileReport {
   readonly escalations: number;
   /** Escalation publishes that failed in this run (retried next run). */
   readonly escalationFailures: number;
-  /** Failed rows whose escalation is not published yet (after this run). */
+  /** Rows whose escalation is not published yet, failed or escalated `unknown` (after this run). */
   readonly escalationsPending: number;
   /** Due rows whose handling failed (ledger or queue error); retried next run. */
   readonly rowErrors: number;
@@ -95,7 +96,7 @@ async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise
       destination: envelope.destination,
       content: matchableContent(message),
       attemptStartedAt: claims.at(-1)?.at ?? row.createdAt,
-      attemptEndedAt: row.transitions[row.transitions.length - 1]?.at ?? row.createdAt,
+      attemptEndedAt: unknownSince(row),
       receiptId: row.providerReceiptId,
       message,
       deadline: row.deadline,
@@ -218,7 +219,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
 
   const counts = await deps.store.countOpen();
   const oldest = counts.oldestCreatedAt ?? now;
-  const { failed: escalationsPending = 0, ...unresolved } = counts.byState;
+  const { failed: _failedPending, ...unresolved } = counts.byState;
   return {
     due: due.length,
     actions,
@@ -226,7 +227,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
     oldestUnresolvedAgeSeconds: Math.max(0, Math.floor((now - oldest) / 1000)),
     escalations,
     escalationFailures,
-    escalationsPending,
+    escalationsPending: counts.escalationsPending,
     rowErrors,
   };
 }

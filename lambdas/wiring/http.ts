@@ -1,8 +1,8 @@
 import { templateCatalog } from '../../templates/catalog.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
-import type { IntakeDependencies } from '../use-cases/dependencies.ts';
-import { timingOf } from './core.ts';
+import type { IntakeDependencies, OperatorDependencies } from '../use-cases/dependencies.ts';
+import { retryPolicyOf, timingOf } from './core.ts';
 import { buildSealer } from './envelope.ts';
 import { loadFingerprintKey } from './fingerprint.ts';
 import { buildLedgerStore, verifyKeys } from './ledger.ts';
@@ -10,13 +10,14 @@ import { once } from './once.ts';
 import { buildQueue } from './queue.ts';
 
 /**
- * The http function (intake, timelines, operator suppressions): the ledger, both channel
- * queues, envelope sealing and the fingerprint key. No provider code: inbound provider events
- * have a function of their own (./provider-events.ts).
+ * The http function (intake, timelines, operator routes and suppressions): the ledger, both
+ * channel queues, envelope sealing, the fingerprint key and the retry policy (an operator's
+ * "not sent" schedules a resend). No provider code: inbound provider events have a function of
+ * their own (./provider-events.ts).
  */
 export interface HttpRuntime {
   readonly config: Config;
-  readonly deps: IntakeDependencies;
+  readonly deps: IntakeDependencies & OperatorDependencies;
 }
 
 export async function buildHttpRuntime(
@@ -37,6 +38,8 @@ export async function buildHttpRuntime(
       clock: systemClock,
       fingerprintKey: fingerprint.key,
       timing: timingOf(config),
+      retryPolicy: retryPolicyOf(config),
+      random: Math.random,
       defaultDeadlineMs: config.NOTICE_DEFAULT_DEADLINE_MS,
     },
   };

@@ -11,6 +11,7 @@ import { getHttpRuntime } from '../../lambdas/wiring/http.ts';
 import { getProviderEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
 import { getReconcilerRuntime } from '../../lambdas/wiring/reconciler.ts';
 import { getSenderRuntime } from '../../lambdas/wiring/sender.ts';
+import { isConsolePath, serveConsole } from '../console.ts';
 import { type CrashPointSpec, describeCrashPoint, installCrashPoints } from '../crash-points.ts';
 import type { HttpApiHandler } from '../http-gateway.ts';
 import { startPeriodicTask } from '../periodic-task.ts';
@@ -23,9 +24,14 @@ const RECONCILER_FIRST_RUN_MS = 1_000;
 const POLLER_DRAIN_MS = 10_000;
 const RECONCILER_DRAIN_MS = 10_000;
 
-/** Where each route's function runs locally: the same split as the two API integrations in AWS. */
+/**
+ * Where each route's function runs locally: the same split as the two API integrations in AWS;
+ * and, local only, the console pages (../console.ts), rendered from the http function's answers.
+ */
 export const dispatchHttp: HttpApiHandler = async (event: APIGatewayProxyEventV2) => {
-  const fn = findRoute(event.rawPath || '/')?.route.function;
+  const path = event.rawPath || '/';
+  if (isConsolePath(path)) return serveConsole(event, httpApi);
+  const fn = findRoute(path)?.route.function;
   return fn === 'providerEvents' ? providerEvents(event) : httpApi(event);
 };
 

@@ -56,6 +56,12 @@ export interface FaultSettings {
   /** When false, messages stay `queued` until moved with `setStatus`. */
   autoAdvance: boolean;
   deliveryFailures: DeliveryFailureRule[];
+  /**
+   * When set, every list request (`GET …/Messages.json`) answers this 4xx/5xx status with a Twilio
+   * error body: the listing a lookup relies on is down, so an `unknown` stays undecided (a person
+   * must settle it). Create and fetch are unaffected. `null`: lists answer normally.
+   */
+  listingStatus: number | null;
 }
 
 export interface SimulatorCounters {
@@ -91,6 +97,7 @@ export function defaultSettings(options: {
     statusDelayMs: options.statusDelayMs ?? 50,
     autoAdvance: true,
     deliveryFailures: [{ toSuffix: '0000', status: 'undelivered', errorCode: 30003 }],
+    listingStatus: null,
   };
 }
 
@@ -218,6 +225,15 @@ export class FaultState implements FaultControls {
       return { toSuffix: rule.toSuffix, status: rule.status, errorCode: rule.errorCode };
     });
   }
+  get listingStatus(): number | null {
+    return this.#settings.listingStatus;
+  }
+  set listingStatus(value: number | null) {
+    if (value !== null && !(Number.isInteger(value) && value >= 400 && value <= 599)) {
+      throw new RangeError('listingStatus must be a 4xx/5xx status or null');
+    }
+    this.#settings.listingStatus = value;
+  }
   get counters(): SimulatorCounters {
     return { ...this.mutableCounters };
   }
@@ -235,6 +251,7 @@ export class FaultState implements FaultControls {
       'statusDelayMs',
       'autoAdvance',
       'deliveryFailures',
+      'listingStatus',
     ];
     for (const key of Object.keys(patch)) {
       if (!(known as string[]).includes(key)) throw new RangeError(`unknown setting: ${key}`);

@@ -11,7 +11,7 @@
  * Test-only endpoints, unauthenticated (the server binds 127.0.0.1 only), so that a test can
  * drive a simulator running in another process:
  * - `GET /__faults` → current settings and counters; `POST /__faults` with a JSON patch of
- *   `FaultSettings` (`failNext` replaces the queue);
+ *   `FaultSettings` (`failNext` replaces the queue; `listingStatus` makes list requests fail);
  * - `GET /__messages` → `{ messages, counters }`;
  * - `POST /__messages/{sid}/status` with `{ status, errorCode? }` → moves one message (and calls back);
  * - `POST /__reset` → no messages, zero counters, default faults.
@@ -262,7 +262,18 @@ export async function startSmsSimulator(options: SmsSimulatorOptions = {}): Prom
     const messageSid = api[2];
     if (messageSid === undefined) {
       if (method === 'POST') return handleCreate(req, res);
-      if (method === 'GET') return handleList(store, accountPath, url, res);
+      if (method === 'GET') {
+        const failing = faults.listingStatus;
+        if (failing !== null) {
+          return twilioError(
+            res,
+            failing,
+            DEFAULT_ERROR_CODES[failing] ?? 20500,
+            `Simulated HTTP ${failing}`,
+          );
+        }
+        return handleList(store, accountPath, url, res);
+      }
     } else if (method === 'GET') {
       const message = store.get(messageSid);
       if (message === undefined)

@@ -1,5 +1,7 @@
 import {
   type ConsumedCapacity,
+  CreateTableCommand,
+  DescribeTableCommand,
   PutItemCommand,
   QueryCommand,
   ScanCommand,
@@ -8,8 +10,18 @@ import {
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbLedgerStore } from '../../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
-import { ensureLedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
-import { decideClaim, type Intent, planOutcome, planTransition } from '../../lambdas/domain/intent.ts';
+import {
+  ensureLedgerTable,
+  ledgerTableDefinition,
+  openIndexOutdated,
+} from '../../lambdas/adapters/dynamodb/ledger-table.ts';
+import {
+  decideClaim,
+  type Intent,
+  planOutcome,
+  planTransition,
+  planUnknownEscalation,
+} from '../../lambdas/domain/intent.ts';
 import { Reason } from '../../lambdas/domain/state-machine.ts';
 import { ddbClient, uniqueTableName } from '../helpers/dynamodb.ts';
 import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
@@ -357,7 +369,7 @@ describe('open-intent index', () => {
     expect(pending).toMatchObject({ state: 'failed', escalationPending: true, dueAt: T0 + 100 });
     expect(dueBefore.items.map((i) => i.noticeId)).toEqual([intent.noticeId]);
     // Counted apart from the unresolved rows: it is no open intent, and has no unresolved age.
-    expect(counts).toEqual({ byState: { failed: 1 }, oldestCreatedAt: undefined });
+    expect(counts).toEqual({ byState: { failed: 1 }, oldestCreatedAt: undefined, escalationsPending: 1 });
     expect([stale, settled, again]).toEqual([false, true, false]);
     expect(await own.get(intent.noticeId, intent.channel)).toMatchObject({
       state: 'failed',
@@ -366,6 +378,100 @@ describe('open-intent index', () => {
     });
     expect((await own.listOpen()).items).toHaveLength(0);
   });
+
+  it('projects state, attempts and escalation: listing and counting read the index alone', async () => {
+    const name = uniqueTableName('projection');
+    const metered: string[] = [];
+    const own = new DynamoDbLedgerStore({
+      client,
+      tableName: name,
+      onConsumedCapacity: (operation) => metered.push(operation),
+    });
+    await ensureLedgerTable(client, name);
+    const intent = newIntent({ createdAt: T0 });
+    await own.reserve(intent);
+    const claimed = claimPlan(intent, 'w1');
+    await own.apply(claimed);
+    const unknown = planOutcome(
+      claimed.next,
+      { kind: 'ambiguous', code: 'timeout' },
+      {
+        now: T0 + 2,
+        provider: 'ses',
+        policy: { baseMs: 1000, capMs: 60_000, maxAttempts: 5 },
+        random: () => 0.5,
+        timing: TEST_TIMING,
+      },
+    );
+    await own.apply(unknown);
+    const escalated = planUnknownEscalation(unknown.next, { at: T0 + 600_000, dueAt: T0 + 660_000 });
+    await own.apply(escalated);
+    metered.length = 0;
+
+    const listed = await own.listOpen();
+    const counts = await own.countOpen();
+    expect(listed.items).toEqual([
+      {
+        noticeId: intent.noticeId,
+        channel: intent.channel,
+        dueAt: T0 + 660_000,
+        createdAt: T0,
+        deadline: intent.deadline,
+        state: 'unknown',
+        attempts: 1,
+        escalatedAt: T0 + 600_000,
+        escalationPending: true,
+      },
+    ]);
+    expect(counts).toEqual({ byState: { unknown: 1 }, oldestCreatedAt: T0, escalationsPending: 1 });
+    // Only index queries: no GetItem, no BatchGetItem of the rows.
+    expect(new Set(metered)).toEqual(new Set(['listOpen', 'countOpen']));
+
+    // Settling an escalated unknown's escalation keeps it open (and due); a stale version does nothing.
+    expect(
+      await own.settleEscalation(intent.noticeId, intent.channel, unknown.next.version, { keepOpen: true }),
+    ).toBe(false);
+    expect(
+      await own.settleEscalation(intent.noticeId, intent.channel, escalated.next.version, { keepOpen: true }),
+    ).toBe(true);
+    expect(await own.get(intent.noticeId, intent.channel)).toEqual({
+      ...escalated.next,
+      escalationPending: undefined,
+    });
+    expect((await own.listOpen()).items).toMatchObject([{ state: 'unknown', escalatedAt: T0 + 600_000 }]);
+    expect((await own.listOpen()).items[0]?.escalationPending).toBeUndefined();
+  });
+
+  it('a table whose open index projects less (made by an older version) gets the index rebuilt', async () => {
+    const name = uniqueTableName('old-index');
+    const definition = ledgerTableDefinition(name);
+    const [index] = definition.GlobalSecondaryIndexes ?? [];
+    await client.send(
+      new CreateTableCommand({
+        ...definition,
+        GlobalSecondaryIndexes: [
+          {
+            ...index,
+            Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['createdAt', 'deadline'] },
+          },
+        ] as never,
+      }),
+    );
+    const own = new DynamoDbLedgerStore({ client, tableName: name });
+    const intent = newIntent({ createdAt: T0 });
+    await own.reserve(intent);
+    expect((await own.listOpen()).items[0]?.state).toBeUndefined();
+
+    await ensureLedgerTable(client, name);
+
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
+    expect(openIndexOutdated(Table as never)).toBe(false);
+    // The rows already there are in the new index, with their state.
+    expect((await own.listOpen()).items).toMatchObject([
+      { noticeId: intent.noticeId, state: 'reserved', attempts: 0 },
+    ]);
+    await ensureLedgerTable(client, name); // nothing to do the second time
+  }, 60_000);
 });
 
 describe('key check values', () => {

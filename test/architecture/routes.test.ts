@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { findRoute, type HttpMethod, ROUTES, routeKey } from '../../lambdas/contract/routes.ts';
 import { bindRoutes, HTTP_ENDPOINTS } from '../../lambdas/handlers/http/router.ts';
 import { deployedRoutes } from '../../lib/constructs/intake-api.ts';
+import { CONSOLE_ROUTES, isConsolePath } from '../../local/console.ts';
 import { logicalId, type Synthesized, synthesize } from '../infra/synth.ts';
 
 let synth: Synthesized;
@@ -67,5 +68,16 @@ describe('routes: one table for the routers, the CDK API and the local gateway',
       const local = findRoute(concrete)?.route.function;
       expect(local ? functionIds()[local] : undefined, key).toBe(fn);
     }
+  });
+
+  it('the console pages are the local gateway’s own: in no route of the contract, deployed nowhere', () => {
+    for (const route of CONSOLE_ROUTES) {
+      const concrete = route.replace(/\{[^}]+\}/g, 'x');
+      expect(isConsolePath(concrete), route).toBe(true);
+      expect(findRoute(concrete), route).toBeUndefined();
+      for (const key of deployed.keys()) expect(key.split(' ')[1]?.startsWith('/console')).toBe(false);
+    }
+    // And no contract route is taken by the console.
+    for (const r of ROUTES) expect(isConsolePath(r.path.replace(/\{[^}]+\}/g, 'x')), r.path).toBe(false);
   });
 });

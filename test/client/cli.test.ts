@@ -434,6 +434,38 @@ describe('commands', () => {
     expect(down.stderr).toMatch(/^error: GET http:\/\/127\.0\.0\.1:9\/v1\/health failed/);
   });
 
+  it('--actor names the actor on the local stack and is refused where SigV4 signs (exit 2, nothing sent)', async () => {
+    replies = [{ status: 200, body: { noticeId: NOTICE_ID, channels: [] } }];
+    const local = await cli(['cancel', NOTICE_ID, '--reason', 'x', '--actor', 'ops-7']);
+    expect(local.code).toBe(0);
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ reason: 'x', actor: 'ops-7' });
+    const signed = await cli(
+      [
+        'resolve',
+        NOTICE_ID,
+        'sms',
+        '--outcome',
+        'accepted',
+        '--reason',
+        'seen',
+        '--actor',
+        'ops-7',
+        '--sigv4',
+      ],
+      { env: { AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'secret' } },
+    );
+    expect(signed.code).toBe(2);
+    expect(signed.stderr).toContain('--actor is for the local stack');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('list --state takes the unresolved states only (exit 2 before any request)', async () => {
+    const result = await cli(['list', '--state', 'delivered']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--state must be one of reserved, sending, retry_scheduled, unknown');
+    expect(seen).toHaveLength(0);
+  });
+
   it('a gateway refusal that is not problem+json still reads as a problem', async () => {
     replies = [{ status: 403, body: { message: 'Forbidden' }, type: 'application/json' }];
     const result = await cli(['health']);

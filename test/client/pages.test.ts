@@ -43,6 +43,31 @@ describe('renderTimelinePage', () => {
     expect(html).toContain(`data-actor="${escapeHtml(TEST_ACTOR)}"`);
   });
 
+  it("marks an unknown's escalation as an escalation point on one unknown bar, and says while it waits", () => {
+    const waiting = renderTimelinePage(
+      throttledAndResolvedTimeline({ escalatedAfterMs: 600_000, unresolved: true }),
+      {
+        now: NOW,
+      },
+    );
+    const settled = renderTimelinePage(throttledAndResolvedTimeline({ escalatedAfterMs: 600_000 }), {
+      now: NOW,
+    });
+    for (const html of [waiting, settled]) {
+      expect(html).toMatch(
+        /class="point to-unknown escalation" [^>]*data-seq="4" data-reason="unknown_escalated"/,
+      );
+    }
+    // While it waits: the lane and the facts say so; there is no end to draw a bar to yet.
+    expect(waiting).toMatch(/data-lane="sms"[^>]*data-escalated-at="2026-11-30T10:10:10.250Z"/);
+    expect(waiting).toContain('waiting for an operator’s resolution');
+    expect(waiting).not.toContain('data-wait="unknown"');
+    // Once resolved: one unknown stretch from the timeout to the operator, across the escalation.
+    expect(settled.match(/data-wait="unknown"/g)).toHaveLength(1);
+    expect(settled).toContain('unknown for 11m 49s');
+    expect(settled).not.toContain('data-escalated-at');
+  });
+
   it('escapes everything the API says: hostile operator words add no element and no attribute', () => {
     const plain = renderTimelinePage(throttledAndResolvedTimeline(), { now: NOW });
     const hostile = renderTimelinePage(throttledAndResolvedTimeline({ operatorWords: HOSTILE }), {

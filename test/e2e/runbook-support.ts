@@ -307,7 +307,18 @@ export async function waitForTimelines(
   apiUrl: string,
   noticeIds: readonly string[],
   done: (timeline: Timeline) => boolean,
-  { timeoutMs = 30_000, intervalMs = 250, what = 'the timelines' } = {},
+  {
+    timeoutMs = 30_000,
+    intervalMs = 250,
+    what = 'the timelines',
+    operator,
+  }: {
+    timeoutMs?: number;
+    intervalMs?: number;
+    what?: string;
+    /** Looks at every poll's timelines and acts on them (the runbook's operator). */
+    operator?: RunbookOperator;
+  } = {},
 ): Promise<Timeline[]> {
   const deadline = Date.now() + timeoutMs;
   let pending = [...noticeIds];
@@ -316,6 +327,7 @@ export async function waitForTimelines(
   for (let poll = 0; poll < Math.ceil(timeoutMs / intervalMs) + 1 && Date.now() < deadline; poll++) {
     try {
       last = await mapLimited(pending, 8, (id) => getTimeline(apiUrl, id));
+      if (operator) await operator.act(last);
       pending = last.filter((t) => !done(t)).map((t) => t.noticeId);
       if (pending.length === 0) return await mapLimited(noticeIds, 8, (id) => getTimeline(apiUrl, id));
     } catch (error) {
@@ -331,6 +343,64 @@ export async function waitForTimelines(
       lastError instanceof Error ? ` (last error: ${lastError.message})` : ''
     }`,
   );
+}
+
+export interface OperatorAct {
+  readonly noticeId: string;
+  readonly channel: Channel;
+  readonly outcome: 'accepted' | 'not_sent';
+  readonly status: number;
+}
+
+export interface RunbookOperator {
+  readonly acts: OperatorAct[];
+  act(timelines: readonly Timeline[]): Promise<void>;
+}
+
+/** Who the runbook's operator is on the local stack (the body's `actor`). */
+export const RUNBOOK_OPERATOR = 'runbook-operator';
+
+/**
+ * The runbook's person on call (UNKNOWN_POLICY=escalate): for every channel escalated while
+ * `unknown`, look at the provider's side — the SES store by the intent's header, the SMS
+ * simulator by the notice's number — and settle it through the resolution route: `accepted`
+ * when the provider holds a message for it, `not_sent` when it holds none (a deliberate resend).
+ * That is the deterministic next action an escalation leaves a person.
+ */
+export function runbookOperator(
+  apiUrl: string,
+  providers: Providers,
+  phoneOf: (noticeId: string) => string | undefined = () => undefined,
+): RunbookOperator {
+  const acts: OperatorAct[] = [];
+  return {
+    acts,
+    async act(timelines) {
+      const escalated = timelines.flatMap((t) =>
+        t.channels.filter((c) => c.state === 'unknown' && c.escalatedAt).map((c) => ({ t, c })),
+      );
+      if (escalated.length === 0) return;
+      const side = await providerSide(providers);
+      for (const { t, c } of escalated) {
+        const phone = phoneOf(t.noticeId);
+        const held = c.channel === 'email' ? emailsFor(side, t.noticeId) : phone ? textsFor(side, phone) : [];
+        if (c.channel === 'sms' && phone === undefined) throw new Error(`no number known for ${t.noticeId}`);
+        const outcome = held.length > 0 ? 'accepted' : 'not_sent';
+        const res = await fetch(`${apiUrl}/v1/notices/${t.noticeId}/channels/${c.channel}/resolution`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            outcome,
+            reason: held.length > 0 ? 'seen in provider console' : 'not in provider console',
+            actor: RUNBOOK_OPERATOR,
+          }),
+        });
+        await res.arrayBuffer();
+        // 409: the provider's answer settled it first; the next poll shows how.
+        acts.push({ noticeId: t.noticeId, channel: c.channel, outcome, status: res.status });
+      }
+    },
+  };
 }
 
 export function allResolved(timeline: Timeline): boolean {

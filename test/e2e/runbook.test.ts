@@ -11,12 +11,14 @@
  * the same table across its restarts. SQS and the Scheduler stand-in are the stack's own
  * unless a case needs to tamper with them.
  *
- * Unknown policy: these stacks run with `UNKNOWN_POLICY=resend`. With `LOCAL_SES_EVENTS=store`
- * the stack feeds SES events every 500 ms, so a mail SES accepted is settled by its Send event
- * well within `UNKNOWN_GRACE_MS` (4 s); an `unknown` email row with no Send event after the
- * grace was not sent, and the policy resends it with the reason recorded. (SES offers no lookup,
- * so without the feed the only honest ending would be an escalation: see fault-random.test.ts,
- * which runs the default `escalate` because its repeated kills can delay the feed.)
+ * Unknown policy: these stacks run with the default `UNKNOWN_POLICY=escalate`, and each case that
+ * can leave an `unknown` ends with the operator's action, as the runbook asks of the person paged:
+ * with `LOCAL_SES_EVENTS=store` the stack feeds SES events every 500 ms, so a mail SES accepted is
+ * settled by its Send event well within `UNKNOWN_GRACE_MS` (4 s); an `unknown` email row with no
+ * Send event after the grace is escalated (SES offers no lookup) and stays `unknown`. The runbook's
+ * operator (`runbookOperator`) then looks at the provider's side and resolves it through the API:
+ * `not_sent` for a mail SES never got (a deliberate resend, with their name on it), `accepted` for
+ * one it holds. An SMS is settled by the reconciler's own lookup (a complete listing).
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -49,9 +51,11 @@ import {
   path,
   phoneBook,
   providerSide,
+  RUNBOOK_OPERATOR,
   randomKey,
   reasonsOf,
   retryGaps,
+  runbookOperator,
   SENT,
   SHORT_TIMINGS,
   startLossySqs,
@@ -91,7 +95,7 @@ async function lab(name: string, env: Record<string, string> = {}): Promise<Lab>
     port: await freePort(),
     tableName,
   };
-  const fullEnv = { ...providers.env, ...SHORT_TIMINGS, UNKNOWN_POLICY: 'resend', ...env };
+  const fullEnv = { ...providers.env, ...SHORT_TIMINGS, ...env };
   return {
     providers,
     tableName,
@@ -226,11 +230,14 @@ describe('kill -9 of the worker at a crash point, then restart on the same data'
         const replay = await postNotice(survivor.apiUrl, notice.body);
         expect([200, 202]).toContain(replay.status);
       }
+      const operator = runbookOperator(survivor.apiUrl, l.providers, (id) =>
+        id === targets[1]?.notice.noticeId ? phone : undefined,
+      );
       const timelines = await waitForTimelines(
         survivor.apiUrl,
         targets.map((t) => t.notice.noticeId),
         allResolved,
-        { timeoutMs: 45_000, what: `both channels after ${point}` },
+        { timeoutMs: 45_000, what: `both channels after ${point}`, operator },
       );
 
       // Assess
@@ -253,17 +260,36 @@ describe('kill -9 of the worker at a crash point, then restart on the same data'
         expect(c.providerReceiptId).toBe(ids[0]);
         expectWellFormed(c);
         const reasons = reasonsOf(c);
-        if (point === 'before_send') {
-          // Nothing reached the provider: the lease expired into `unknown`, the reconciler found
-          // no message (Twilio: a complete listing without it; SES: no Send event within the
-          // grace), and a deliberate second attempt sent it once.
+        if (point === 'before_send' && channel === 'sms') {
+          // Nothing reached the provider: the lease expired into `unknown`, a complete listing
+          // without it proved it, and a deliberate second attempt sent it once.
           expect(reasons.slice(0, 6)).toEqual([
             'intake',
             'claimed',
             'lease_expired',
-            channel === 'sms' ? 'reconciled_not_sent' : 'unknown_unresolved',
+            'reconciled_not_sent',
             'claimed',
             'provider_accepted',
+          ]);
+          expect(c.attempts).toBe(2);
+        } else if (point === 'before_send') {
+          // SES cannot be asked and sent no event: escalated after the grace, still unknown; the
+          // operator finds no mail at SES and resolves `not_sent`; the resend is attempt 2.
+          expect(reasons.slice(0, 7)).toEqual([
+            'intake',
+            'claimed',
+            'lease_expired',
+            'unknown_escalated',
+            'operator_confirmed_not_sent',
+            'claimed',
+            'provider_accepted',
+          ]);
+          expect(c.transitions[4]).toMatchObject({
+            actor: RUNBOOK_OPERATOR,
+            detail: 'not in provider console',
+          });
+          expect(operator.acts).toEqual([
+            { noticeId: notice.noticeId, channel: 'email', outcome: 'not_sent', status: 200 },
           ]);
           expect(c.attempts).toBe(2);
         } else if (channel === 'sms') {
@@ -602,11 +628,16 @@ describe('provider answers', () => {
     );
     await postAfter(() => sesProxy.queue.push({ kind: 'reset_after_accept' }), 'emailReset', sesCalls);
     const keys = Object.keys(cases) as (keyof typeof cases)[];
+    const phoneOf = (id: string) => {
+      const key = keys.find((k) => cases[k].notice.noticeId === id);
+      return key ? (cases[key].notice.body.recipient as { phone?: string }).phone : undefined;
+    };
+    const operator = runbookOperator(stack.apiUrl, l.providers, phoneOf);
     const timelines = await waitForTimelines(
       stack.apiUrl,
       keys.map((k) => cases[k].notice.noticeId),
       allResolved,
-      { timeoutMs: 30_000, what: 'the timed-out notices' },
+      { timeoutMs: 30_000, what: 'the timed-out notices', operator },
     );
     sms.faults.set({ callbacksEnabled: true });
 
@@ -674,17 +705,29 @@ describe('provider answers', () => {
         : 'provider_accepted';
       expect(detailOf(c, settled), `${k}: ${path(c)}`).toBe('reported by ses');
     }
-    // Email, not accepted: SES has no lookup and no Send event comes; after the grace the
-    // policy resends, with the reason on record.
-    expect(reasonsOf(got.emailNotAccepted.c).slice(0, 6)).toEqual([
+    // Email, not accepted: SES has no lookup and no Send event comes; after the grace it is
+    // escalated and stays unknown; the operator finds nothing at SES and resolves `not_sent`,
+    // a deliberate resend with their name on it.
+    expect(reasonsOf(got.emailNotAccepted.c).slice(0, 7)).toEqual([
       'intake',
       'claimed',
       'provider_timeout',
-      'unknown_unresolved',
+      'unknown_escalated',
+      'operator_confirmed_not_sent',
       'claimed',
       'provider_accepted',
     ]);
-    expect(detailOf(got.emailNotAccepted.c, 'unknown_unresolved')).toMatch(/^resent by policy after 4000 ms/);
+    expect(detailOf(got.emailNotAccepted.c, 'unknown_escalated')).toMatch(/^outcome still unknown/);
+    expect(got.emailNotAccepted.c.transitions[4]).toMatchObject({ actor: RUNBOOK_OPERATOR });
+    // The operator acted on that one only: every other unknown was settled by the provider's word.
+    expect(operator.acts).toEqual([
+      {
+        noticeId: cases.emailNotAccepted.notice.noticeId,
+        channel: 'email',
+        outcome: 'not_sent',
+        status: 200,
+      },
+    ]);
     expect((await stack.stop()).code).toBe(0);
   });
 });

@@ -10,6 +10,7 @@ export interface Transition {
   readonly reason: string;
   readonly attempt?: number;
   readonly detail?: unknown;
+  readonly actor?: string;
 }
 
 export interface ChannelTimeline {
@@ -19,6 +20,8 @@ export interface ChannelTimeline {
   readonly provider: string | null;
   readonly providerReceiptId: string | null;
   readonly attempts: number;
+  /** Set while the channel's `unknown` is escalated and waits for an operator. */
+  readonly escalatedAt?: string | null;
   readonly transitions: readonly Transition[];
 }
 

@@ -3,8 +3,9 @@
  * function with in-memory adapters, one shared ledger for the whole run so that replays and
  * conflicts happen. Properties per request: no 5xx; every error problem+json with field paths;
  * no canary (destination, variable, free text, header, path or query value) in the answer or in
- * any log line; a refused notice or batch leaves no row, a refused suppression change no record;
- * rows that were written hold only well-formed masked destinations.
+ * any log line; a refused notice or batch leaves no row, a refused suppression change no record,
+ * a refused operator move (list, cancel, resolution) changes no row; rows that were written hold
+ * only well-formed masked destinations.
  *
  * FUZZ_RUNS (default 10 000) and FUZZ_SEED (default: random, printed) replay a run:
  *   FUZZ_SEED=<seed> npx vitest run test/fuzz/handler-fuzz.test.ts
@@ -61,6 +62,13 @@ afterAll(() => {
   vi.restoreAllMocks();
 });
 
+/** The operator route a request aims at, for the per-route counts. */
+const operatorRoute = (request: FuzzRequest) =>
+  `${request.method} ${request.target
+    .split('?')[0]
+    ?.replace(/^\/v1\/notices\/[^/]+/, '/v1/notices/{id}')
+    .replace(/channels\/[^/]+/, 'channels/{c}')}`;
+
 const suppressionRecords = (h: ReturnType<typeof harness>) =>
   [...h.store.suppressions.values()].reduce((n, entry) => n + entry.records.length, 0);
 
@@ -71,11 +79,14 @@ describe('fuzz: the HTTP API in-process', () => {
     const started = performance.now();
     const statuses: Record<number, number> = {};
     const codes: Record<string, number> = {};
+    const operatorStatuses: Record<string, Record<number, number>> = {};
     await fc.assert(
       fc.asyncProperty(requestArb(T0), async (request) => {
         logs = [];
         const rowsBefore = h.store.intents.size;
         const recordsBefore = suppressionRecords(h);
+        // Intents are replaced, never mutated, on a transition: identity tells a changed row.
+        const intentsBefore = request.kind === 'operator' ? new Map(h.store.intents) : undefined;
         const raw = await h.call(toEvent(request));
         const answer = {
           status: raw.status,
@@ -83,6 +94,12 @@ describe('fuzz: the HTTP API in-process', () => {
           body: raw.raw.body ?? '',
         };
         statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+        if (request.kind === 'operator') {
+          const route = operatorRoute(request);
+          operatorStatuses[route] ??= {};
+          const counts = operatorStatuses[route];
+          counts[answer.status] = (counts[answer.status] ?? 0) + 1;
+        }
         if (answer.status >= 400 && answer.body) {
           for (const e of (JSON.parse(answer.body) as { errors?: { code: string }[] }).errors ?? []) {
             codes[e.code] = (codes[e.code] ?? 0) + 1;
@@ -108,6 +125,15 @@ describe('fuzz: the HTTP API in-process', () => {
         if (request.kind !== 'notice' && request.kind !== 'batch' && grown !== 0) {
           throw new Error(`${request.kind} request wrote ${grown} rows`);
         }
+        if (intentsBefore && answer.status >= 400) {
+          for (const [k, intent] of h.store.intents) {
+            if (intentsBefore.get(k) !== intent) {
+              throw new Error(
+                `operator request refused with ${answer.status} but changed ${k}\n${describeRequest(request)}`,
+              );
+            }
+          }
+        }
         const appended = suppressionRecords(h) - recordsBefore;
         const changed =
           (request.method === 'PUT' && [200, 201].includes(answer.status)) || answer.status === 204;
@@ -125,6 +151,7 @@ describe('fuzz: the HTTP API in-process', () => {
         `${h.store.intents.size} rows`,
     );
     console.log(`fuzz (in-process): error codes ${JSON.stringify(codes)}`);
+    console.log(`fuzz (in-process): operator routes ${JSON.stringify(operatorStatuses)}`);
 
     // What the ledger kept from all of that: only destinations providers would take, masked.
     for (const row of h.store.intents.values()) {
@@ -137,5 +164,8 @@ describe('fuzz: the HTTP API in-process', () => {
     expect(statuses[409] ?? 0).toBeGreaterThan(0);
     expect(statuses[422] ?? 0).toBeGreaterThan(0);
     expect(statuses[400] ?? 0).toBeGreaterThan(RUNS / 10);
+    // The operator routes were reached past their validation: pages listed, notices cancelled.
+    expect(operatorStatuses['GET /v1/notices']?.[200] ?? 0).toBeGreaterThan(0);
+    expect(operatorStatuses['POST /v1/notices/{id}/cancel']?.[200] ?? 0).toBeGreaterThan(0);
   }, 240_000);
 });

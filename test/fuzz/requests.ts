@@ -27,7 +27,7 @@ export interface FuzzRequest {
   /** What must never come back. */
   readonly canaries: readonly string[];
   /** Which route family this exercises (for the row and suppression properties). */
-  readonly kind: 'notice' | 'batch' | 'timeline' | 'suppression' | 'twilio' | 'other';
+  readonly kind: 'notice' | 'batch' | 'timeline' | 'suppression' | 'twilio' | 'operator' | 'other';
 }
 
 /** Identifiers drawn from small pools, so that replays (200) and conflicts (409) happen. */
@@ -598,6 +598,156 @@ function otherRequestArb(now: number): fc.Arbitrary<FuzzRequest> {
   }));
 }
 
+/**
+ * The operator routes: the list with good and hostile query values, cancels and resolutions of
+ * pooled notices (which exist once the notice requests have recorded them) with good and hostile
+ * bodies. A resolution's or cancel's `reason` is the person's own words, shown in the timeline by
+ * design, so a valid one carries no canary; a hostile body is never a valid one.
+ */
+function operatorRequestArb(now: number): fc.Arbitrary<FuzzRequest> {
+  const known = fc
+    .tuple(fc.constantFrom(...EVENT_IDS), fc.constantFrom(...RECIPIENT_IDS))
+    .map(([e, r]) => deriveNoticeId('lab-result-ready', e, r));
+  return withCanaries((canaries) => {
+    const hostile = fc.oneof(
+      canaried(canaries),
+      canaryArb.map((c) => {
+        canaries.push(c);
+        return c;
+      }),
+    );
+    const listTarget = (query: Record<string, unknown>) =>
+      `/v1/notices${
+        Object.keys(query).length
+          ? `?${Object.entries(query)
+              .map(([k, v]) => `${k === 'other' ? 'sort' : k}=${percentEncode(String(v))}`)
+              .join('&')}`
+          : ''
+      }`;
+    // Lists the API takes (each filter optional), so that pages of the open index come back.
+    const goodList = fc
+      .record(
+        {
+          state: fc.constantFrom('reserved', 'sending', 'retry_scheduled', 'unknown'),
+          channel: fc.constantFrom('email', 'sms'),
+          olderThan: fc.constantFrom('PT0S', 'PT10M', 'P1D'),
+          limit: fc.constantFrom('1', '50', '200'),
+        },
+        { requiredKeys: [] },
+      )
+      .map((query) => ({ method: 'GET', target: listTarget(query), body: undefined as Buffer | undefined }));
+    const queryValue = (good: readonly string[]) => fc.oneof(fc.constantFrom(...good), hostile);
+    const hostileList = fc
+      .record(
+        {
+          state: queryValue([
+            'reserved',
+            'sending',
+            'retry_scheduled',
+            'unknown',
+            'accepted',
+            'unknown,reserved',
+          ]),
+          channel: queryValue(['email', 'sms', 'fax']),
+          olderThan: queryValue(['PT10M', 'P1D', 'PT0S', 'P1M', '10m', 'PT']),
+          limit: queryValue(['1', '50', '200', '0', '201', '01', '-1']),
+          cursor: queryValue(['eyJ2IjoxfQ', 'bm90LWEtY3Vyc29y', '']),
+          other: hostile,
+        },
+        { requiredKeys: [] },
+      )
+      .map((query) => ({ method: 'GET', target: listTarget(query), body: undefined as Buffer | undefined }));
+    const post = (target: string, body: unknown) => ({
+      method: 'POST',
+      target,
+      body: Buffer.from(JSON.stringify(body)) as Buffer | undefined,
+    });
+    // Moves the API takes on pooled notices: cancels, and resolutions (409 unless the channel is unknown).
+    const goodCancel = fc
+      .tuple(
+        known,
+        fc.constantFrom<unknown>(
+          { reason: 'appointment cancelled' },
+          { reason: 'appointment cancelled', actor: 'ops-1' },
+        ),
+      )
+      .map(([id, body]) => post(`/v1/notices/${id}/cancel`, body));
+    const goodResolution = fc
+      .tuple(
+        known,
+        fc.constantFrom('email', 'sms'),
+        fc.constantFrom<unknown>(
+          { outcome: 'accepted', reason: 'seen in provider console' },
+          { outcome: 'not_sent', reason: 'not in the provider console', evidence: 'ticket OPS-1' },
+        ),
+      )
+      .map(([id, channel, body]) => post(`/v1/notices/${id}/channels/${channel}/resolution`, body));
+    const noticeId = fc.oneof(
+      known,
+      known,
+      hostile.map((v) => percentEncode(v)),
+    );
+    const body = fc.oneof(
+      fc.constantFrom<unknown>(
+        { outcome: 'accepted', reason: 'seen in provider console' },
+        { outcome: 'not_sent', reason: 'not in the provider console', evidence: 'ticket OPS-1' },
+        { reason: 'appointment cancelled' },
+        { reason: 'appointment cancelled', actor: 'ops-1' },
+        {},
+        [],
+        null,
+      ),
+      hostile.map((v) => ({ outcome: v, reason: '' })),
+      hostile.map((v) => ({ reason: 'x', actor: `${v}@` })),
+      hostile.map((v) => ({ reason: 'x'.repeat(501), evidence: v, extra: v })),
+      noticeArb(now).map((n) => {
+        canaries.push(...n.canaries);
+        return n.value;
+      }),
+    );
+    const hostileAct = fc
+      .record({
+        id: noticeId,
+        route: fc.constantFrom(
+          'cancel',
+          'channels/sms/resolution',
+          'channels/email/resolution',
+          'channels/fax/resolution',
+        ),
+        method: fc.constantFrom('POST', 'POST', 'POST', 'GET', 'PUT'),
+        body,
+      })
+      .map(({ id, route, method, body }) => ({
+        method,
+        target: `/v1/notices/${id}/${route}`,
+        body: Buffer.from(JSON.stringify(body)) as Buffer | undefined,
+      }));
+    return fc.oneof(
+      { weight: 3, arbitrary: goodList },
+      { weight: 4, arbitrary: hostileList },
+      { weight: 3, arbitrary: goodCancel },
+      { weight: 3, arbitrary: goodResolution },
+      { weight: 6, arbitrary: hostileAct },
+      {
+        weight: 1,
+        arbitrary: fc.constant({
+          method: 'GET',
+          target: '/v1/openapi.json',
+          body: undefined as Buffer | undefined,
+        }),
+      },
+    );
+  }).map(({ value, canaries }) => ({
+    method: value.method,
+    target: value.target,
+    headers: value.body ? { 'content-type': 'application/json' } : ({} as Record<string, string>),
+    body: value.body,
+    forceBase64: false,
+    canaries,
+    kind: 'operator' as const,
+  }));
+}
+
 export function requestArb(now: number): fc.Arbitrary<FuzzRequest> {
   return fc.oneof(
     { weight: 55, arbitrary: noticeRequestArb(now) },
@@ -605,6 +755,7 @@ export function requestArb(now: number): fc.Arbitrary<FuzzRequest> {
     { weight: 8, arbitrary: timelineRequestArb() },
     { weight: 12, arbitrary: suppressionRequestArb() },
     { weight: 5, arbitrary: twilioRequestArb() },
+    { weight: 8, arbitrary: operatorRequestArb(now) },
     { weight: 10, arbitrary: otherRequestArb(now) },
   );
 }

@@ -704,6 +704,7 @@ describe('GET /v1/notices/{noticeId}', () => {
       'attempts',
       'channel',
       'destination',
+      'escalatedAt',
       'nextAttemptAt',
       'provider',
       'providerReceiptId',
@@ -720,6 +721,7 @@ describe('GET /v1/notices/{noticeId}', () => {
       providerReceiptId: null,
       attempts: 0,
       nextAttemptAt: null,
+      escalatedAt: null,
       transitions: [{ seq: 1, at: '2026-11-30T10:00:00.000Z', from: null, to: 'reserved', reason: 'intake' }],
     });
     expect(email.masked).toBe('z**********z@example.com');
@@ -1233,7 +1235,7 @@ describe('routing', () => {
     // Act
     const unknown = await h.call({ method: 'GET', path: '/v2/notices' });
     const trailingSlash = await h.call({ method: 'GET', path: '/v1/health/' });
-    const getCollection = await h.call({ method: 'GET', path: '/v1/notices' });
+    const putCollection = await h.call({ method: 'PUT', path: '/v1/notices' });
     const deleteNotice = await h.call({
       method: 'DELETE',
       path: `/v1/notices/${deriveNoticeId('a', 'b', 'c')}`,
@@ -1243,15 +1245,16 @@ describe('routing', () => {
     // Assess
     expectProblem(unknown, 404, `${PROBLEM}/not-found`);
     expectProblem(trailingSlash, 404, `${PROBLEM}/not-found`);
-    expectProblem(getCollection, 405, `${PROBLEM}/method-not-allowed`);
-    expect(getCollection.raw.headers?.allow).toBe('POST');
+    // One resource, two contract entries (POST for submitters, GET for operators): both allowed.
+    expectProblem(putCollection, 405, `${PROBLEM}/method-not-allowed`);
+    expect(putCollection.raw.headers?.allow).toBe('POST, GET');
     expect(deleteNotice.raw.headers?.allow).toBe('GET');
     expectProblem(postSuppression, 405, `${PROBLEM}/method-not-allowed`);
     expect(postSuppression.raw.headers?.allow).toBe('GET, PUT, DELETE');
     expect(requestLines.map((line) => line.route)).toEqual([
       'unmatched',
       'unmatched',
-      'GET /v1/notices',
+      'PUT /v1/notices',
       'DELETE /v1/notices/{noticeId}',
       'POST /v1/suppressions/{channel}/{destination}',
     ]);

@@ -4,9 +4,11 @@ import { IllegalTransitionError, IncompleteTransitionError } from '../../lambdas
 import {
   decideClaim,
   type Intent,
+  isUnknownEscalation,
   planFact,
   planOutcome,
   planTransition,
+  planUnknownEscalation,
   type TransitionPlan,
 } from '../../lambdas/domain/intent.ts';
 import { planCancel, planResolution, type ResolutionOutcome } from '../../lambdas/domain/operator-actions.ts';
@@ -52,7 +54,9 @@ export type LedgerOp =
   | { op: 'force'; to: (typeof INTENT_STATES)[number] }
   /** Fail the row with an escalating reason: the marker comes with it. */
   | { op: 'escalate' }
-  /** The escalation was published: the marker goes, and the row leaves the open index. */
+  /** An `unknown` handed to a person (UNKNOWN_POLICY=escalate): it stays unknown, marked. */
+  | { op: 'escalateUnknown'; dueInMs: number }
+  /** The escalation was published: the marker goes (and a failed row leaves the open index). */
   | { op: 'settle' }
   /** A provider's word after the row finished: a record that changes no state. */
   | { op: 'fact'; reason: 'complaint' | 'delivery_reported' }
@@ -70,6 +74,7 @@ export const ledgerOpArb: fc.Arbitrary<LedgerOp> = fc.oneof(
   }),
   fc.record({ op: fc.constant('force' as const), to: fc.constantFrom(...INTENT_STATES) }),
   fc.record({ op: fc.constant('escalate' as const) }),
+  fc.record({ op: fc.constant('escalateUnknown' as const), dueInMs: fc.integer({ min: 0, max: 600_000 }) }),
   fc.record({ op: fc.constant('settle' as const) }),
   fc.record({
     op: fc.constant('fact' as const),
@@ -93,8 +98,10 @@ export function assertRowInvariants(row: Intent): void {
     if (index > 0) {
       const previous = records[index - 1];
       expect(record.from).toBe(previous?.to);
-      // A fact (from = to) is only ever recorded on a finished row; anything else is a legal move.
-      if (record.from === record.to) expect(isTerminal(record.to)).toBe(true);
+      // A record from = to is a fact on a finished row or an `unknown`'s escalation; anything else
+      // is a legal move.
+      if (isUnknownEscalation(record)) expect(record.reason).toBe(Reason.unknownEscalated);
+      else if (record.from === record.to) expect(isTerminal(record.to)).toBe(true);
       else expect(canTransition(record.from as Intent['state'], record.to)).toBe(true);
       expect(record.at).toBeGreaterThanOrEqual(previous?.at ?? 0);
     }
@@ -104,8 +111,17 @@ export function assertRowInvariants(row: Intent): void {
   expect(row.leaseOwner !== undefined).toBe(row.state === 'sending');
   expect(row.nextAttemptAt !== undefined).toBe(row.state === 'retry_scheduled');
   expect(row.envelope !== undefined).toBe(isUnresolved(row.state));
+  // Escalated: only an `unknown` whose current stretch has exactly one escalation record.
+  if (row.escalatedAt !== undefined) {
+    expect(row.state).toBe('unknown');
+    const stretch = records.slice(records.findLastIndex((r) => r.from !== 'unknown' && r.to === 'unknown'));
+    expect(stretch.filter(isUnknownEscalation)).toHaveLength(1);
+    expect(row.escalatedAt).toBe(stretch.find(isUnknownEscalation)?.at);
+  } else if (row.state === 'unknown') {
+    expect(records.at(-1)?.reason).not.toBe(Reason.unknownEscalated);
+  }
   // Open index: unresolved rows, and failed rows whose escalation is not published yet.
-  if (row.escalationPending) expect(row.state).toBe('failed');
+  if (row.escalationPending) expect(row.state === 'failed' || row.escalatedAt !== undefined).toBe(true);
   expect(row.dueAt !== undefined).toBe(isUnresolved(row.state) || row.escalationPending === true);
   if (row.dueAt !== undefined && row.state !== 'unknown') expect(row.dueAt).toBeLessThanOrEqual(row.deadline);
   if (row.state === 'accepted' || row.state === 'delivered') {
@@ -195,12 +211,34 @@ export async function runLedgerSequence(store: LedgerStore, ops: LedgerOp[]): Pr
           });
         }
         break;
+      case 'escalateUnknown':
+        if (before.state === 'unknown' && before.escalatedAt === undefined) {
+          plan = planUnknownEscalation(before, { at: now, detail: 'no answer', dueAt: now + step.dueInMs });
+          expect(plan.next).toMatchObject({
+            state: 'unknown',
+            escalationPending: true,
+            escalatedAt: plan.record.at,
+          });
+        } else {
+          expect(() => planUnknownEscalation(before, { at: now, dueAt: now })).toThrow(
+            IllegalTransitionError,
+          );
+        }
+        break;
       case 'settle': {
-        const settled = await store.settleEscalation(before.noticeId, before.channel, before.version);
+        const keepOpen = before.state !== 'failed';
+        const settled = await store.settleEscalation(before.noticeId, before.channel, before.version, {
+          keepOpen,
+        });
         expect(settled).toBe(before.escalationPending === true);
         const after = await store.get(seed.noticeId, seed.channel);
-        if (settled) expect(after).toEqual({ ...before, escalationPending: undefined, dueAt: undefined });
-        else expect(after).toEqual(before);
+        if (settled) {
+          expect(after).toEqual({
+            ...before,
+            escalationPending: undefined,
+            dueAt: keepOpen ? before.dueAt : undefined,
+          });
+        } else expect(after).toEqual(before);
         break;
       }
       case 'fact':

@@ -1,4 +1,10 @@
-import { decideClaim, type Intent, planOutcome, planTransition } from '../../lambdas/domain/intent.ts';
+import {
+  decideClaim,
+  type Intent,
+  planOutcome,
+  planTransition,
+  planUnknownEscalation,
+} from '../../lambdas/domain/intent.ts';
 import { planResolution } from '../../lambdas/domain/operator-actions.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import { Reason } from '../../lambdas/domain/state-machine.ts';
@@ -24,7 +30,9 @@ function outcome(row: Intent, result: ProviderOutcome, now: number, provider: st
  * delivered; SMS timed out into `unknown` and settled by an operator twelve minutes later.
  * `detail` lets a test plant hostile text in the operator's words.
  */
-export function throttledAndResolvedTimeline(options: { operatorWords?: string } = {}): Timeline {
+export function throttledAndResolvedTimeline(
+  options: { operatorWords?: string; escalatedAfterMs?: number; unresolved?: boolean } = {},
+): Timeline {
   const eventId = `evt_timeline_${T0}`;
   let email = newIntent({ eventId, channel: 'email' });
   email = claim(email, T0 + 200);
@@ -45,6 +53,12 @@ export function throttledAndResolvedTimeline(options: { operatorWords?: string }
   let sms = newIntent({ eventId, channel: 'sms' });
   sms = claim(sms, T0 + 250);
   sms = outcome(sms, { kind: 'ambiguous', code: 'timeout' }, T0 + 10_250, 'twilio');
+  if (options.escalatedAfterMs !== undefined) {
+    // UNKNOWN_POLICY=escalate: handed to a person after the grace, still unknown.
+    const at = T0 + 10_250 + options.escalatedAfterMs;
+    sms = planUnknownEscalation(sms, { at, detail: 'outcome still unknown', dueAt: at + 60_000 }).next;
+  }
+  if (options.unresolved) return toTimeline([email, sms]);
   const resolved = planResolution(
     sms,
     {

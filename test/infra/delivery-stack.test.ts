@@ -373,39 +373,57 @@ describe('delivery stack: HTTP API', () => {
     ]);
     expect(Object.fromEntries(routes)).toEqual({
       'POST /v1/notices': 'AWS_IAM',
+      'GET /v1/notices': 'AWS_IAM',
       'POST /v1/notices/batch': 'AWS_IAM',
       'GET /v1/notices/{noticeId}': 'AWS_IAM',
+      'POST /v1/notices/{noticeId}/cancel': 'AWS_IAM',
+      'POST /v1/notices/{noticeId}/channels/{channel}/resolution': 'AWS_IAM',
       'GET /v1/suppressions/{channel}/{destination}': 'AWS_IAM',
       'PUT /v1/suppressions/{channel}/{destination}': 'AWS_IAM',
       'DELETE /v1/suppressions/{channel}/{destination}': 'AWS_IAM',
       'GET /v1/health': 'AWS_IAM',
+      'GET /v1/openapi.json': 'AWS_IAM',
       'POST /v1/provider-events/twilio': 'NONE',
     });
+    // Each IAM route has the IAM authorizer's type and nothing else (no JWT, no custom authorizer).
+    for (const [key, auth] of routes) if (auth === 'AWS_IAM') expect(key).not.toMatch(/provider-events/);
   });
 
-  it('offers a submitter and an operator policy, each scoped to its routes on the $default stage', () => {
+  it('offers a submitter and an operator policy, each scoped to exactly its routes on the $default stage', () => {
     const policies = template.findResources('AWS::IAM::ManagedPolicy');
-    const resourcesOf = (policy: IConstruct) =>
-      JSON.stringify(policies[logicalId(policy)]?.Properties.PolicyDocument.Statement);
-    const submitter = resourcesOf(synth.delivery.api.submitterPolicy);
-    expect(submitter).toContain('execute-api:Invoke');
-    for (const route of [
-      '/$default/POST/v1/notices"',
-      '/$default/POST/v1/notices/batch"',
-      '/$default/GET/v1/notices/*"',
-    ]) {
-      expect(submitter, route).toContain(route);
-    }
-    expect(submitter).not.toContain('suppressions');
-    const operator = resourcesOf(synth.delivery.api.operatorPolicy);
-    for (const route of [
-      '/$default/PUT/v1/suppressions/*/*"',
-      '/$default/DELETE/v1/suppressions/*/*"',
-      '/$default/GET/v1/health"',
-    ]) {
-      expect(operator, route).toContain(route);
-    }
-    expect(operator).not.toContain('provider-events');
+    /** `METHOD /path` of every execute-api:Invoke resource of the policy (path parameters as `*`). */
+    const routesOf = (policy: IConstruct) => {
+      const statements = JSON.stringify(policies[logicalId(policy)]?.Properties.PolicyDocument.Statement);
+      expect(statements).toContain('execute-api:Invoke');
+      return [...statements.matchAll(/\/\$default\/([A-Z]+)(\/[^"]*)"/g)]
+        .map((m) => `${m[1]} ${m[2]}`)
+        .sort();
+    };
+    expect(routesOf(synth.delivery.api.submitterPolicy)).toEqual(
+      [
+        'GET /v1/openapi.json',
+        'POST /v1/notices',
+        'POST /v1/notices/batch',
+        'GET /v1/notices/*',
+        // A business system calls off what it no longer needs sent (appointment cancelled).
+        'POST /v1/notices/*/cancel',
+      ].sort(),
+    );
+    expect(routesOf(synth.delivery.api.operatorPolicy)).toEqual(
+      [
+        'GET /v1/health',
+        'GET /v1/openapi.json',
+        'POST /v1/notices',
+        'GET /v1/notices',
+        'POST /v1/notices/batch',
+        'GET /v1/notices/*',
+        'POST /v1/notices/*/cancel',
+        'POST /v1/notices/*/channels/*/resolution',
+        'GET /v1/suppressions/*/*',
+        'PUT /v1/suppressions/*/*',
+        'DELETE /v1/suppressions/*/*',
+      ].sort(),
+    );
   });
 
   it('throttles the stage, and the open callback route harder', () => {

@@ -220,6 +220,23 @@ describe('SMS simulator: fault controls over HTTP', () => {
     expect(faults.body.counters).toMatchObject({ createCalls: 3, accepted: 1, faultsInjected: 2 });
   });
 
+  it('listingStatus makes list requests fail (create and fetch still work), until it is cleared', async () => {
+    const created = await api.create(form);
+    expect((await api.control('/__faults', { listingStatus: 503 })).status).toBe(200);
+    const failing = await api.get(`${new URL(api.messagesUrl).pathname}?To=${encodeURIComponent(TO)}`);
+    const fetched = await api.get(
+      `${new URL(api.messagesUrl).pathname.replace('.json', '')}/${created.body.sid as string}.json`,
+    );
+    expect(failing).toMatchObject({ status: 503, body: { code: 20503 } });
+    expect(fetched.status).toBe(200);
+    expect((await api.create(form)).status).toBe(201);
+    expect((await api.control('/__faults', { listingStatus: 200 })).status).toBe(400);
+    await api.control('/__faults', { listingStatus: null });
+    const listed = await api.get(`${new URL(api.messagesUrl).pathname}?To=${encodeURIComponent(TO)}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.messages).toHaveLength(2);
+  });
+
   it('rejects a malformed patch with 400 and changes nothing', async () => {
     const bad = await api.control('/__faults', { rateLimitPerSecond: 2, failNext: [{ kind: 'explode' }] });
     expect(bad.status).toBe(400);

@@ -262,8 +262,8 @@ describe('facts after a terminal state stay in the story', () => {
   });
 
   it('a delivery reported after the row failed as unknown_unresolved is told as facts, not as a new state', async () => {
-    // Prepare: the send timed out and the grace period ran out without an answer.
-    const world = fakeWorld();
+    // Prepare: the send timed out and the grace period ran out without an answer (policy fail).
+    const world = fakeWorld({ unknownPolicy: 'fail' });
     const noticeId = await submitted(world, { ...EXAMPLE_REQUEST, channels: ['email'] });
     world.email.script.push({ kind: 'ambiguous', code: 'timeout' });
     await deliverIntent({ noticeId, channel: 'email' }, world.deps);

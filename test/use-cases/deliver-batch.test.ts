@@ -92,7 +92,7 @@ describe('deliverBatch', () => {
     const world = batchWorld();
     const ids = await notices(world, 4);
     world.batch.batchScript.push((call) =>
-      call.messages.map((m, i) =>
+      call.messages.map((_m, i) =>
         i === 1
           ? { kind: 'rejected', code: 'item_invalid', permanent: true }
           : { kind: 'accepted', receiptId: `id-${i}` },

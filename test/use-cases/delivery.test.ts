@@ -4,6 +4,7 @@ import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
 import { SharedSendGate, type SharedSendGateOptions } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
+import { T0 } from '../helpers/factories.ts';
 import { EXAMPLE_REQUEST, fakeWorld } from '../helpers/fakes.ts';
 
 async function submitted(world = fakeWorld(), request = EXAMPLE_REQUEST) {
@@ -214,15 +215,132 @@ describe('reconcile', () => {
     expect(row?.transitions.at(-1)).toMatchObject({ reason: 'reconciled_not_sent', from: 'unknown' });
   });
 
-  it('undecidable after the grace period escalates by default (no blind resend)', async () => {
+  it('undecidable after the grace period escalates by default: still unknown, unresolved, waiting for a person', async () => {
+    // Prepare: the send timed out; the provider cannot tell.
     const { world, noticeId } = await submitted();
+    world.email.script.push({ kind: 'ambiguous', code: 'timeout' });
+    await deliverIntent({ noticeId, channel: 'email' }, world.deps);
+    const timedOutAt = world.clock.now();
+
+    // Act: the grace period passes, then several more runs.
+    world.clock.advance(600_001);
+    const first = await reconcile(world.deps);
+    const escalatedAt = world.clock.now();
+    for (let i = 0; i < 3; i++) {
+      world.clock.advance(60_000);
+      await reconcile(world.deps);
+    }
+
+    // Assess: one escalation record and one event; the row stays unknown, in the gauges, unsent.
+    const row = await world.store.get(noticeId, 'email');
+    expect(row).toMatchObject({ state: 'unknown', escalatedAt, escalationPending: undefined });
+    expect(row?.transitions.slice(-2)).toEqual([
+      expect.objectContaining({ from: 'sending', to: 'unknown', reason: 'provider_timeout' }),
+      expect.objectContaining({
+        seq: 4,
+        from: 'unknown',
+        to: 'unknown',
+        reason: 'unknown_escalated',
+        attempt: 1,
+        at: escalatedAt,
+        detail: "outcome still unknown; waiting for an operator's resolution",
+      }),
+    ]);
+    expect(world.escalations).toEqual([
+      expect.objectContaining({
+        noticeId,
+        channel: 'email',
+        seq: 4,
+        reason: 'unknown_escalated',
+        state: 'unknown',
+      }),
+    ]);
+    expect(first).toMatchObject({ escalations: 1, escalationsPending: 0 });
+    expect(first.openByState.unknown).toBe(1);
+    expect(first.oldestUnresolvedAgeSeconds).toBeGreaterThanOrEqual(600);
+    expect((await world.store.countOpen()).byState.unknown).toBe(1);
+    expect(world.email.sent).toHaveLength(1);
+    // Asked at the escalation and once more at the next run; then once per grace period, not every run.
+    expect(world.lookupQueries).toHaveLength(2);
+    expect(world.lookupQueries.at(-1)?.attemptEndedAt).toBe(timedOutAt);
+  });
+
+  it('an escalated unknown nobody resolves fails at its deadline (unknown_unresolved, escalated again)', async () => {
+    const { world, noticeId } = await submitted(fakeWorld(), {
+      ...EXAMPLE_REQUEST,
+      channels: ['email'],
+      deadline: T0 + 30 * 60_000,
+    } as never);
+    world.email.script.push({ kind: 'ambiguous', code: 'timeout' });
+    await deliverIntent({ noticeId, channel: 'email' }, world.deps);
+    for (let minute = 0; minute < 35; minute++) {
+      world.clock.advance(60_000);
+      await reconcile(world.deps);
+    }
+    const row = await world.store.get(noticeId, 'email');
+    expect(row?.state).toBe('failed');
+    expect(row?.transitions.slice(-2).map((t) => [t.from, t.to, t.reason])).toEqual([
+      ['unknown', 'unknown', 'unknown_escalated'],
+      ['unknown', 'failed', 'unknown_unresolved'],
+    ]);
+    expect(row?.transitions.at(-1)?.detail).toBe('outcome still unknown; unresolved by the deadline');
+    // The deadline is when the failure is recorded: no later than one run after it.
+    expect(row?.transitions.at(-1)?.at).toBeLessThanOrEqual(T0 + 31 * 60_000);
+    expect(world.escalations.map((e) => e.reason)).toEqual(['unknown_escalated', 'unknown_unresolved']);
+    expect(world.email.sent).toHaveLength(1);
+  });
+
+  it('UNKNOWN_POLICY=fail keeps the old behaviour: failed and escalated once the grace is over', async () => {
+    const { world, noticeId } = await submitted(fakeWorld({ unknownPolicy: 'fail' }));
     world.email.script.push({ kind: 'ambiguous', code: 'timeout' });
     await deliverIntent({ noticeId, channel: 'email' }, world.deps);
     world.clock.advance(600_001);
     await reconcile(world.deps);
-    expect(await world.store.get(noticeId, 'email')).toMatchObject({ state: 'failed' });
-    expect(world.escalations).toMatchObject([{ reason: 'unknown_unresolved' }]);
+    expect(await world.store.get(noticeId, 'email')).toMatchObject({
+      state: 'failed',
+      escalatedAt: undefined,
+    });
+    expect(await reasons(world, noticeId, 'email')).toEqual([
+      'intake',
+      'claimed',
+      'provider_timeout',
+      'unknown_unresolved',
+    ]);
+    expect(world.escalations).toMatchObject([{ reason: 'unknown_unresolved', state: 'failed' }]);
     expect(world.email.sent).toHaveLength(1);
+  });
+
+  it("an unknown's escalation is durable: a failed publish is retried next run, and the row stays open", async () => {
+    let failing = true;
+    const published: string[] = [];
+    const world = fakeWorld({
+      escalations: {
+        publish: async (e) => {
+          if (failing) throw new Error('bus down');
+          published.push(`${e.reason}#${e.seq}`);
+        },
+      },
+    });
+    const { noticeId } = await submitted(world, { ...EXAMPLE_REQUEST, channels: ['email'] } as never);
+    world.email.script.push({ kind: 'ambiguous', code: 'timeout' });
+    await deliverIntent({ noticeId, channel: 'email' }, world.deps);
+    world.clock.advance(600_001);
+    const failed = await reconcile(world.deps);
+    expect(failed).toMatchObject({ escalations: 0, escalationFailures: 1, escalationsPending: 1 });
+    expect(await world.store.get(noticeId, 'email')).toMatchObject({
+      state: 'unknown',
+      escalationPending: true,
+    });
+
+    failing = false;
+    world.clock.advance(60_000);
+    const retried = await reconcile(world.deps);
+    expect(retried).toMatchObject({ escalations: 1, escalationsPending: 0 });
+    expect(published).toEqual(['unknown_escalated#4']);
+    const row = await world.store.get(noticeId, 'email');
+    expect(row).toMatchObject({ state: 'unknown', escalationPending: undefined });
+    expect(row?.dueAt).toBeDefined();
+    expect(row?.transitions).toHaveLength(4);
   });
 
   it('fails rows past their deadline with an escalation', async () => {

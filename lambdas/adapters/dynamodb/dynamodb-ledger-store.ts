@@ -8,7 +8,6 @@ import {
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import {
-  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -19,8 +18,8 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LedgerTable } from '../../contract/ledger-table.ts';
 import type { Channel } from '../../domain/channel.ts';
 import type { Intent, TransitionPlan, TransitionRecord } from '../../domain/intent.ts';
-import { isSameContent, MUTABLE_INTENT_FIELDS } from '../../domain/intent.ts';
-import { type IntentState, isTerminal, isUnresolved } from '../../domain/state-machine.ts';
+import { isSameContent, MUTABLE_INTENT_FIELDS, type MutableIntentField } from '../../domain/intent.ts';
+import { type IntentState, isTerminal } from '../../domain/state-machine.ts';
 import {
   SuppressionAction,
   type SuppressionRecord,
@@ -30,17 +29,18 @@ import {
   supersedes,
   suppressionFactId,
 } from '../../domain/suppression.ts';
-import type {
-  KeyChecks,
-  LedgerStore,
-  OpenIntentCounts,
-  OpenIntentPage,
-  OpenIntentRef,
-  ReserveResult,
-  SendBatch,
-  SuppressionAppend,
-  SuppressionHistory,
-  TransitionResult,
+import {
+  countRefs,
+  type KeyChecks,
+  type LedgerStore,
+  type OpenIntentCounts,
+  type OpenIntentPage,
+  type OpenIntentRef,
+  type ReserveResult,
+  type SendBatch,
+  type SuppressionAppend,
+  type SuppressionHistory,
+  type TransitionResult,
 } from '../../ports/ledger-store.port.ts';
 
 export interface DynamoDbLedgerStoreOptions {
@@ -70,6 +70,10 @@ interface StoredRecord {
   /** actor: only on records written by a person or a business caller. */
   by?: string;
 }
+
+/** Intent fields stored under a shorter attribute name (every write pays per started KB). */
+const STORED_NAMES: Partial<Record<MutableIntentField, string>> = { escalatedAt: 'escAt' };
+const storedName = (field: MutableIntentField): string => STORED_NAMES[field] ?? field;
 
 const intentPk = (noticeId: string) => `N#${noticeId}`;
 const channelSk = (channel: Channel) => `C#${channel}`;
@@ -198,7 +202,23 @@ function intentFromItem(item: Item): Intent {
     dueAt: item.dueAt as number | undefined,
     envelope: item.envelope as string | undefined,
     escalationPending: item.escalationPending === true ? true : undefined,
+    escalatedAt: item.escAt as number | undefined,
     transitions: ((item.transitions as StoredRecord[] | undefined) ?? []).map(fromStoredRecord),
+  };
+}
+
+/** An open-index item (keys and the projection of LedgerTable.openIndexProjection) as a ref. */
+function refFromIndexItem(item: Item): OpenIntentRef {
+  return {
+    noticeId: (item.pk as string).slice(2),
+    channel: (item.sk as string).slice(2) as Channel,
+    dueAt: item.dueAt as number,
+    createdAt: item.createdAt as number,
+    deadline: item.deadline as number,
+    state: item.state as IntentState,
+    attempts: (item.attempts as number | undefined) ?? 0,
+    ...(item.escAt !== undefined ? { escalatedAt: item.escAt as number } : {}),
+    ...(item.escalationPending === true ? { escalationPending: true } : {}),
   };
 }
 
@@ -268,6 +288,8 @@ export class DynamoDbLedgerStore implements LedgerStore {
       openShard: intent.dueAt !== undefined ? this.shardOf(intent.noticeId) : undefined,
       envelope: intent.envelope,
       escalationPending: intent.escalationPending ? true : undefined,
+      // Short name: projected into the open index.
+      escAt: intent.escalatedAt,
       transitions: intent.transitions.map(toStoredRecord),
     };
   }
@@ -393,7 +415,7 @@ export class DynamoDbLedgerStore implements LedgerStore {
   async apply(plan: TransitionPlan): Promise<TransitionResult> {
     const next = this.itemFromIntent(plan.next);
     // The index keys follow `dueAt`: set with it, removed with it.
-    const mutable = [...MUTABLE_INTENT_FIELDS, 'openShard'] as const;
+    const mutable = [...MUTABLE_INTENT_FIELDS.map(storedName), 'openShard'];
     const names: Record<string, string> = {
       '#transitions': 'transitions',
       '#state': 'state',
@@ -465,14 +487,22 @@ export class DynamoDbLedgerStore implements LedgerStore {
     }
   }
 
-  async settleEscalation(noticeId: string, channel: Channel, expectedVersion: number): Promise<boolean> {
+  async settleEscalation(
+    noticeId: string,
+    channel: Channel,
+    expectedVersion: number,
+    options: { readonly keepOpen?: boolean } = {},
+  ): Promise<boolean> {
     try {
       const out = await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: intentPk(noticeId), sk: channelSk(channel) },
-          // Out of the open index with the marker: the row has nothing left to owe.
-          UpdateExpression: 'REMOVE escalationPending, dueAt, openShard',
+          // A failed row leaves the open index with the marker: it has nothing left to owe. An
+          // escalated `unknown` is still owed an operator's action and stays.
+          UpdateExpression: options.keepOpen
+            ? 'REMOVE escalationPending'
+            : 'REMOVE escalationPending, dueAt, openShard',
           ConditionExpression: 'version = :v AND escalationPending = :yes',
           ExpressionAttributeValues: { ':v': expectedVersion, ':yes': true },
           ...this.capacityOption,
@@ -577,15 +607,7 @@ export class DynamoDbLedgerStore implements LedgerStore {
         }),
       );
       this.meter(operation, out.ConsumedCapacity);
-      for (const item of out.Items ?? []) {
-        items.push({
-          noticeId: (item.pk as string).slice(2),
-          channel: (item.sk as string).slice(2) as Channel,
-          dueAt: item.dueAt as number,
-          createdAt: item.createdAt as number,
-          deadline: item.deadline as number,
-        });
-      }
+      for (const item of out.Items ?? []) items.push(refFromIndexItem(item));
       if (out.LastEvaluatedKey) {
         startKey = out.LastEvaluatedKey;
         if (items.length >= limit) {
@@ -600,49 +622,22 @@ export class DynamoDbLedgerStore implements LedgerStore {
   }
 
   /**
-   * Walks the open index (keys and immutable attributes only) and reads the current state of
-   * those rows with BatchGetItem, eventually consistent: a gauge may lag a transition by a
-   * moment, and reads stay proportional to the open rows.
+   * Walks the open index alone: its items project the state, so no row is read (eventually
+   * consistent, like every index read: a gauge may lag a transition by a moment). Reads stay
+   * proportional to the open rows.
    */
   async countOpen(): Promise<OpenIntentCounts> {
-    const byState: Partial<Record<IntentState, number>> = {};
-    let oldestCreatedAt: number | undefined;
+    const refs: OpenIntentRef[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.listOpen({ limit: 100, ...(cursor ? { cursor } : {}) });
+      const page = await this.queryOpen('countOpen', undefined, {
+        limit: 1000,
+        ...(cursor ? { cursor } : {}),
+      });
+      refs.push(...page.items);
       cursor = page.cursor;
-      if (page.items.length === 0) continue;
-      let keys: Record<string, unknown>[] = page.items.map((ref) => ({
-        pk: intentPk(ref.noticeId),
-        sk: channelSk(ref.channel),
-      }));
-      for (let round = 0; keys.length > 0 && round < 10; round++) {
-        const out = await this.doc.send(
-          new BatchGetCommand({
-            RequestItems: {
-              [this.tableName]: {
-                Keys: keys,
-                ProjectionExpression: '#state, createdAt, dueAt',
-                ExpressionAttributeNames: { '#state': 'state' },
-              },
-            },
-            ...this.capacityOption,
-          }),
-        );
-        for (const capacity of out.ConsumedCapacity ?? []) this.meter('countOpen', capacity);
-        for (const item of out.Responses?.[this.tableName] ?? []) {
-          // A row may have left the index between the two reads.
-          if (item.dueAt === undefined) continue;
-          const state = item.state as IntentState;
-          byState[state] = (byState[state] ?? 0) + 1;
-          // A failed row waiting for its escalation is counted, but is no unresolved intent.
-          if (!isUnresolved(state)) continue;
-          oldestCreatedAt = Math.min(oldestCreatedAt ?? (item.createdAt as number), item.createdAt as number);
-        }
-        keys = (out.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-      }
     } while (cursor);
-    return { byState, oldestCreatedAt };
+    return countRefs(refs);
   }
 
   async readGate(channel: Channel): Promise<number | undefined> {

@@ -4,6 +4,8 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   ResourceInUseException,
+  type TableDescription,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { LedgerTable } from '../../contract/ledger-table.ts';
@@ -51,10 +53,74 @@ export async function ensureLedgerTable(client: DynamoDBClient, tableName: strin
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }
-  for (let i = 0; i < 100; i++) {
+  const table = await waitUntilActive(client, tableName);
+  if (openIndexOutdated(table)) await rebuildOpenIndex(client, tableName);
+}
+
+async function waitUntilActive(
+  client: DynamoDBClient,
+  tableName: string,
+  until: (table: TableDescription) => boolean = () => true,
+): Promise<TableDescription> {
+  for (let i = 0; i < 600; i++) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    if (Table?.TableStatus === 'ACTIVE') return;
+    const indexesActive = (Table?.GlobalSecondaryIndexes ?? []).every(
+      (index) => index.IndexStatus === 'ACTIVE',
+    );
+    if (Table?.TableStatus === 'ACTIVE' && indexesActive && until(Table)) return Table;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`table ${tableName} did not become ACTIVE`);
+}
+
+/** Whether the table's open index projects less than this code reads from it (an older table). */
+export function openIndexOutdated(table: TableDescription): boolean {
+  const index = table.GlobalSecondaryIndexes?.find((i) => i.IndexName === LedgerTable.openIndexName);
+  if (!index) return true;
+  const projected = new Set(index.Projection?.NonKeyAttributes ?? []);
+  return (
+    index.Projection?.ProjectionType !== 'ALL' &&
+    LedgerTable.openIndexProjection.some((attribute) => !projected.has(attribute))
+  );
+}
+
+/**
+ * A table made before the open index projected what the code now reads (state, attempts,
+ * escalation: docs/table-design.md) gets the index again: DynamoDB cannot change a projection
+ * in place, so the index is deleted and created anew (two UpdateTable calls; the new index is
+ * backfilled from the rows). For the local stack's data dir and shared local services; a
+ * deployed table follows docs/deploy.md "Upgrading the open index".
+ */
+async function rebuildOpenIndex(client: DynamoDBClient, tableName: string): Promise<void> {
+  const { GlobalSecondaryIndexes } = ledgerTableDefinition(tableName);
+  const index = GlobalSecondaryIndexes?.[0];
+  if (!index) throw new Error('the ledger table definition has no open index');
+  const hasIndex = (table: TableDescription) =>
+    (table.GlobalSecondaryIndexes ?? []).some((i) => i.IndexName === LedgerTable.openIndexName);
+  const current = await waitUntilActive(client, tableName);
+  if (hasIndex(current)) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: LedgerTable.openIndexName } }],
+      }),
+    );
+    await waitUntilActive(client, tableName, (table) => !hasIndex(table));
+  }
+  await client.send(
+    new UpdateTableCommand({
+      TableName: tableName,
+      AttributeDefinitions: ledgerTableDefinition(tableName).AttributeDefinitions,
+      GlobalSecondaryIndexUpdates: [
+        {
+          Create: {
+            IndexName: index.IndexName,
+            KeySchema: index.KeySchema,
+            Projection: index.Projection,
+          },
+        },
+      ],
+    }),
+  );
+  await waitUntilActive(client, tableName, hasIndex);
 }

@@ -1,7 +1,6 @@
 import type { Channel } from '../../domain/channel.ts';
 import type { Intent, TransitionPlan } from '../../domain/intent.ts';
 import { isSameContent } from '../../domain/intent.ts';
-import { type IntentState, isUnresolved } from '../../domain/state-machine.ts';
 import {
   type SuppressionRecord,
   type SuppressionState,
@@ -9,21 +8,23 @@ import {
   supersedes,
   suppressionFactId,
 } from '../../domain/suppression.ts';
-import type {
-  KeyChecks,
-  LedgerStore,
-  OpenIntentCounts,
-  OpenIntentPage,
-  OpenIntentRef,
-  ReserveResult,
-  SendBatch,
-  SuppressionAppend,
-  SuppressionHistory,
-  TransitionResult,
+import {
+  countRefs,
+  type KeyChecks,
+  type LedgerStore,
+  type OpenIntentCounts,
+  type OpenIntentPage,
+  type OpenIntentRef,
+  type ReserveResult,
+  type SendBatch,
+  type SuppressionAppend,
+  type SuppressionHistory,
+  type TransitionResult,
 } from '../../ports/ledger-store.port.ts';
 
 const key = (noticeId: string, channel: Channel) => `${noticeId}|${channel}`;
 
+/** What the DynamoDB store's open index projects (LedgerTable.openIndexProjection). */
 function toRef(intent: Intent): OpenIntentRef {
   return {
     noticeId: intent.noticeId,
@@ -31,6 +32,10 @@ function toRef(intent: Intent): OpenIntentRef {
     dueAt: intent.dueAt as number,
     createdAt: intent.createdAt,
     deadline: intent.deadline,
+    state: intent.state,
+    attempts: intent.attempts,
+    ...(intent.escalatedAt !== undefined ? { escalatedAt: intent.escalatedAt } : {}),
+    ...(intent.escalationPending ? { escalationPending: true } : {}),
   };
 }
 
@@ -111,10 +116,19 @@ export class MemoryLedgerStore implements LedgerStore {
     return true;
   }
 
-  async settleEscalation(noticeId: string, channel: Channel, expectedVersion: number): Promise<boolean> {
+  async settleEscalation(
+    noticeId: string,
+    channel: Channel,
+    expectedVersion: number,
+    options: { readonly keepOpen?: boolean } = {},
+  ): Promise<boolean> {
     const current = this.intents.get(key(noticeId, channel));
     if (!current || current.version !== expectedVersion || !current.escalationPending) return false;
-    this.intents.set(key(noticeId, channel), { ...current, escalationPending: undefined, dueAt: undefined });
+    this.intents.set(key(noticeId, channel), {
+      ...current,
+      escalationPending: undefined,
+      dueAt: options.keepOpen ? current.dueAt : undefined,
+    });
     return true;
   }
 
@@ -152,16 +166,7 @@ export class MemoryLedgerStore implements LedgerStore {
   }
 
   async countOpen(): Promise<OpenIntentCounts> {
-    const byState: Partial<Record<IntentState, number>> = {};
-    let oldestCreatedAt: number | undefined;
-    for (const intent of this.intents.values()) {
-      if (intent.dueAt === undefined) continue;
-      byState[intent.state] = (byState[intent.state] ?? 0) + 1;
-      if (isUnresolved(intent.state)) {
-        oldestCreatedAt = Math.min(oldestCreatedAt ?? intent.createdAt, intent.createdAt);
-      }
-    }
-    return { byState, oldestCreatedAt };
+    return countRefs([...this.intents.values()].filter((intent) => intent.dueAt !== undefined).map(toRef));
   }
 
   async getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionState | undefined> {

@@ -287,7 +287,8 @@ function buildDocument() {
       '/v1/openapi.json': {
         get: {
           operationId: 'openApi',
-          summary: 'this document',
+          summary:
+            'this document (IAM-authorised in AWS like every route but provider callbacks; open on the local stack)',
           responses: {
             200: {
               description: 'OpenAPI 3.1',
@@ -317,9 +318,15 @@ function buildDocument() {
         },
         get: {
           operationId: 'listNotices',
-          summary: 'unresolved channels, oldest first, from the open-intent index',
+          summary:
+            'unresolved channels (reserved, sending, retry_scheduled, unknown), oldest first, read from the open-intent index only',
           parameters: listParameters(),
-          responses: { 200: { description: 'one page', ...json(ref('NoticeList')) }, 400: PROBLEMS[400] },
+          responses: {
+            200: { description: 'one page', ...json(ref('NoticeList')) },
+            400: problem(
+              'invalid-request: a state that is not unresolved, an unknown channel, a malformed duration, a limit outside 1..200, or a cursor that is not ours or was given for other filters (invalid_cursor); `errors` names the parameter',
+            ),
+          },
         },
       },
       '/v1/notices/batch': {
@@ -355,8 +362,13 @@ function buildDocument() {
           requestBody: { required: true, ...json(ref('ResolutionRequest')) },
           responses: {
             200: { description: 'the channel as the timeline shows it', ...json(ref('TimelineChannel')) },
-            409: problem('the channel is not unknown; unchanged'),
-            ...PROBLEMS,
+            400: PROBLEMS[400],
+            404: problem('no such notice or channel'),
+            409: problem(
+              'state-conflict: the channel is not unknown (its `state` is in the problem); unchanged',
+            ),
+            413: PROBLEMS[413],
+            415: PROBLEMS[415],
           },
         },
       },
@@ -368,7 +380,10 @@ function buildDocument() {
           requestBody: { required: true, ...json(ref('CancelRequest')) },
           responses: {
             200: { description: 'per channel: cancelled or why not', ...json(ref('CancelResponse')) },
-            ...PROBLEMS,
+            400: PROBLEMS[400],
+            404: problem('no notice with this id'),
+            413: PROBLEMS[413],
+            415: PROBLEMS[415],
           },
         },
       },

@@ -11,6 +11,7 @@ import {
 import type { HttpRuntime as FunctionRuntime } from '../../wiring/http.ts';
 import { logger } from '../observability.ts';
 import { getNoticeRoute, submitBatchRoute, submitNoticeRoute } from './notices.ts';
+import { cancelNoticeRoute, listNoticesRoute, openApiRoute, resolveChannelRoute } from './operators.ts';
 import { deleteSuppressionRoute, getSuppressionRoute, putSuppressionRoute } from './suppressions.ts';
 
 export interface HttpRequest {
@@ -43,12 +44,19 @@ export const withRuntime =
 /** Liveness only: answers without the runtime, so it says nothing about DynamoDB or secrets. */
 const health: Endpoint<HttpRuntime> = async () => ({ response: jsonResponse(200, { status: 'ok' }) });
 
+/** The API's OpenAPI document needs no runtime either (no ledger, no secrets). */
+const openApi: Endpoint<HttpRuntime> = async () => openApiRoute();
+
 /** The http function's endpoints, by route key (lambdas/contract/routes.ts names the routes). */
 export const HTTP_ENDPOINTS: Readonly<Record<string, Endpoint<HttpRuntime>>> = {
   'GET /v1/health': health,
+  'GET /v1/openapi.json': openApi,
   'POST /v1/notices': withRuntime(submitNoticeRoute),
+  'GET /v1/notices': withRuntime(listNoticesRoute),
   'POST /v1/notices/batch': withRuntime(submitBatchRoute),
   'GET /v1/notices/{noticeId}': withRuntime(getNoticeRoute),
+  'POST /v1/notices/{noticeId}/cancel': withRuntime(cancelNoticeRoute),
+  'POST /v1/notices/{noticeId}/channels/{channel}/resolution': withRuntime(resolveChannelRoute),
   'GET /v1/suppressions/{channel}/{destination}': withRuntime(getSuppressionRoute),
   'PUT /v1/suppressions/{channel}/{destination}': withRuntime(putSuppressionRoute),
   'DELETE /v1/suppressions/{channel}/{destination}': withRuntime(deleteSuppressionRoute),
@@ -78,12 +86,16 @@ export function bindRoutes<R>(
       `routes of ${fn} do not match the contract: missing ${missing.join(', ')}; stray ${stray.join(', ')}`,
     );
   }
-  return routes.map((r) => ({
-    template: r.path,
-    methods: Object.fromEntries(
-      r.methods.map((m: HttpMethod) => [m, endpoints[routeKey(m, r.path)] as Endpoint<R>]),
-    ),
-  }));
+  // One route per path, in the contract's order: a path listed twice (methods for different
+  // roles) is one resource with all of its methods.
+  const byPath = new Map<string, Record<string, Endpoint<R>>>();
+  for (const r of routes) {
+    const methods = byPath.get(r.path) ?? {};
+    for (const m of r.methods as readonly HttpMethod[])
+      methods[m] = endpoints[routeKey(m, r.path)] as Endpoint<R>;
+    byPath.set(r.path, methods);
+  }
+  return [...byPath].map(([template, methods]) => ({ template, methods }));
 }
 
 /**
@@ -177,7 +189,7 @@ export function createRouter<R>(
   };
 }
 
-/** The http function's API (intake, timelines, suppressions, health). */
+/** The http function's API (intake, timelines, operator routes, suppressions, health, OpenAPI). */
 export function createHttpApi(runtime: () => Promise<HttpRuntime>) {
   return createRouter('http', HTTP_ENDPOINTS, runtime);
 }

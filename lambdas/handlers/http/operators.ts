@@ -1,0 +1,166 @@
+// The committed document, generated from the schemas by `npm run openapi` (./openapi.ts) and held
+// equal to them by test/edge/openapi.test.ts. Serving it rather than generating it keeps the
+// providers' descriptors and the JSON Schema generator out of this function's bundle.
+import document from '../../../docs/openapi.json' with { type: 'json' };
+import { readJsonBody } from '../../edge/http-body.ts';
+import { toListRequest, toNoticeList } from '../../edge/notice-list.ts';
+import {
+  iamPrincipal,
+  operatorActor,
+  type Parsed,
+  parseCancelRequest,
+  parseListNoticesQuery,
+  parseNoticePath,
+  parseResolutionRequest,
+} from '../../edge/operator-requests.ts';
+import {
+  type FieldError,
+  invalidRequest,
+  jsonResponse,
+  notFound,
+  ProblemType,
+  problem,
+  problemResponse,
+} from '../../edge/problem.ts';
+import { toTimelineChannel } from '../../edge/timeline.ts';
+import { listUnresolved } from '../../use-cases/list-unresolved.ts';
+import { cancelNotice, resolveChannel } from '../../use-cases/operator-actions.ts';
+import type { HttpRequest, HttpRuntime, RouteReply } from './router.ts';
+
+/**
+ * The operator routes (docs/operators.md): list what is stuck, settle an `unknown` on a person's
+ * word, call a notice off, and the API's own description. Every act is recorded with the actor
+ * of `operatorActor`: the caller's IAM principal ARN behind API Gateway, `local` (or the body's
+ * `actor`) on the local stack.
+ */
+
+const badRequest = (errors: readonly FieldError[]): RouteReply => ({
+  response: problemResponse(invalidRequest(errors)),
+});
+
+function unwrap<T>(parsed: Parsed<T>): { value: T } | RouteReply {
+  return parsed.ok ? { value: parsed.value } : badRequest(parsed.errors);
+}
+
+/** `GET /v1/notices?state&channel&olderThan&limit&cursor` → one page, oldest first. */
+export async function listNoticesRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
+  const filter = unwrap(parseListNoticesQuery(request.event.queryStringParameters));
+  if (!('value' in filter)) return filter;
+  const now = runtime.deps.clock.now();
+  const listRequest = unwrap(toListRequest(filter.value, now));
+  if (!('value' in listRequest)) return listRequest;
+  const page = await listUnresolved(listRequest.value, runtime.deps);
+  return {
+    response: jsonResponse(200, toNoticeList(page, filter.value, listRequest.value, now)),
+    log: { items: page.items.length, more: page.next !== undefined },
+  };
+}
+
+/** The body of an operator's POST, and who sends it. */
+function operatorBody<T extends { readonly actor?: string | undefined }>(
+  request: HttpRequest,
+  parse: (input: unknown) => Parsed<T>,
+): { value: T; actor: string } | RouteReply {
+  const body = readJsonBody(request.event);
+  if (!body.ok) return { response: problemResponse(body.problem) };
+  const parsed = unwrap(parse(body.value));
+  if (!('value' in parsed)) return parsed;
+  const actor = unwrap(operatorActor(iamPrincipal(request.event), parsed.value.actor));
+  if (!('value' in actor)) return actor;
+  return { value: parsed.value, actor: actor.value };
+}
+
+/**
+ * `POST /v1/notices/{noticeId}/channels/{channel}/resolution` → 200 the channel as the timeline
+ * shows it / 409 when the channel is not `unknown` (unchanged) / 404 / 400.
+ */
+export async function resolveChannelRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
+  const path = unwrap(parseNoticePath(request.params, true));
+  if (!('value' in path)) return path;
+  const { noticeId, channel } = path.value;
+  if (!channel) throw new Error('channel parameter missing');
+  const input = operatorBody(request, parseResolutionRequest);
+  if (!('value' in input)) return { ...input, noticeId };
+  const { outcome, reason, evidence } = input.value;
+  const result = await resolveChannel(
+    noticeId,
+    channel,
+    { outcome, reason, evidence, actor: input.actor },
+    runtime.deps,
+  );
+  switch (result.kind) {
+    case 'resolved':
+      return {
+        response: jsonResponse(200, toTimelineChannel(result.row)),
+        noticeId,
+        log: { channel, outcome, state: result.row.state, enqueued: result.enqueued },
+      };
+    case 'not_found':
+      return { response: problemResponse(notFound('no such channel of this notice')), noticeId };
+    case 'not_unknown':
+      return {
+        response: problemResponse(
+          problem(409, ProblemType.stateConflict, {
+            detail: `only an unknown channel is resolved by an operator; this one is ${result.state} (unchanged)`,
+            errors: [{ path: 'channel', code: 'not_unknown', message: `is ${result.state}, not unknown` }],
+            extensions: { noticeId, channel, state: result.state },
+          }),
+        ),
+        noticeId,
+      };
+    case 'contended':
+      return {
+        response: problemResponse(
+          problem(409, ProblemType.stateConflict, {
+            detail: 'the channel kept changing while this request was applied; read it again and retry',
+            errors: [
+              { path: 'channel', code: 'contended', message: 'kept changing; read it again and retry' },
+            ],
+            extensions: { noticeId, channel },
+          }),
+        ),
+        noticeId,
+      };
+  }
+}
+
+/** `POST /v1/notices/{noticeId}/cancel` → 200 per channel: cancelled or why not / 404 / 400. */
+export async function cancelNoticeRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
+  const path = unwrap(parseNoticePath(request.params, false));
+  if (!('value' in path)) return path;
+  const { noticeId } = path.value;
+  const input = operatorBody(request, parseCancelRequest);
+  if (!('value' in input)) return { ...input, noticeId };
+  const result = await cancelNotice(
+    noticeId,
+    { reason: input.value.reason, actor: input.actor },
+    runtime.deps,
+  );
+  if (result.kind === 'not_found') {
+    return { response: problemResponse(notFound('no notice with this id')), noticeId };
+  }
+  const decisions: Record<string, string> = {};
+  for (const c of result.channels) decisions[c.channel] = c.decision;
+  return {
+    response: jsonResponse(200, {
+      noticeId,
+      channels: result.channels.map(({ channel, state, cancelled }) => ({ channel, state, cancelled })),
+    }),
+    noticeId,
+    log: { decisions },
+  };
+}
+
+let served: string | undefined;
+
+/** `GET /v1/openapi.json`: docs/openapi.json, as committed (two-space indent, trailing newline). */
+export async function openApiRoute(): Promise<RouteReply> {
+  served ??= `${JSON.stringify(document, null, 2)}\n`;
+  return {
+    response: {
+      statusCode: 200,
+      headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' },
+      body: served,
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import type { Channel } from '../domain/channel.ts';
+import { type IntentState, isUnresolved } from '../domain/state-machine.ts';
+import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
+import type { Dependencies } from './dependencies.ts';
+
+/**
+ * `GET /v1/notices`: the unresolved channels, oldest first, read from the open-intent index
+ * alone (docs/operators.md "Listing"). The index is sorted by due time, not by age, so every page
+ * walks the whole index (it holds open rows only: cost follows open rows, never the table) and
+ * keeps the `limit` oldest past the position the caller reached; memory stays bounded by `limit`.
+ * Rows in the index that are not unresolved (a failed row waiting for its escalation, and any
+ * other state later code keeps there) are not listed.
+ */
+
+/** Where a page ended: the order key of its last item (createdAt, then noticeId, then channel). */
+export interface ListPosition {
+  readonly createdAt: number;
+  readonly noticeId: string;
+  readonly channel: Channel;
+}
+
+export interface UnresolvedQuery {
+  readonly state?: IntentState | undefined;
+  readonly channel?: Channel | undefined;
+  /** Only rows created at or before this instant (epoch ms). */
+  readonly createdAtOrBefore?: number | undefined;
+  /** Only rows after this position (the previous page's last). */
+  readonly after?: ListPosition | undefined;
+  readonly limit: number;
+}
+
+export interface UnresolvedPage {
+  readonly items: readonly OpenIntentRef[];
+  /** The last item's position when more rows follow; absent on the last page. */
+  readonly next?: ListPosition | undefined;
+}
+
+/** Negative when `a` sorts first. */
+export function comparePositions(a: ListPosition, b: ListPosition): number {
+  return (
+    a.createdAt - b.createdAt ||
+    (a.noticeId < b.noticeId ? -1 : a.noticeId > b.noticeId ? 1 : 0) ||
+    (a.channel < b.channel ? -1 : a.channel > b.channel ? 1 : 0)
+  );
+}
+
+function matches(ref: OpenIntentRef, query: UnresolvedQuery): boolean {
+  if (!isUnresolved(ref.state)) return false;
+  if (query.state !== undefined && ref.state !== query.state) return false;
+  if (query.channel !== undefined && ref.channel !== query.channel) return false;
+  if (query.createdAtOrBefore !== undefined && ref.createdAt > query.createdAtOrBefore) return false;
+  return query.after === undefined || comparePositions(ref, query.after) > 0;
+}
+
+/** The index pages are read this large: fewer requests, each rounded up to 4 KB of reads. */
+const INDEX_PAGE = 1000;
+
+export async function listUnresolved(
+  query: UnresolvedQuery,
+  deps: Pick<Dependencies, 'store'>,
+): Promise<UnresolvedPage> {
+  // The `limit + 1` oldest so far, sorted: one more than a page tells whether more follow.
+  const keep = query.limit + 1;
+  const oldest: OpenIntentRef[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await deps.store.listOpen({ limit: INDEX_PAGE, ...(cursor ? { cursor } : {}) });
+    for (const ref of page.items) {
+      if (!matches(ref, query)) continue;
+      const last = oldest[oldest.length - 1];
+      if (oldest.length >= keep && last && comparePositions(ref, last) >= 0) continue;
+      let at = oldest.findIndex((kept) => comparePositions(ref, kept) < 0);
+      if (at === -1) at = oldest.length;
+      oldest.splice(at, 0, ref);
+      if (oldest.length > keep) oldest.pop();
+    }
+    cursor = page.cursor;
+  } while (cursor);
+  const items = oldest.slice(0, query.limit);
+  const last = items[items.length - 1];
+  return oldest.length > query.limit && last
+    ? { items, next: { createdAt: last.createdAt, noticeId: last.noticeId, channel: last.channel } }
+    : { items };
+}
