@@ -691,10 +691,24 @@ describe('provider batch calls', () => {
       if (decision.kind !== 'claim') throw new Error('not claimable');
       return decision.plan;
     });
+    // The same claim without a batch, for its cost (the row and its open-index projection).
+    const plain = newIntent();
+    await store.reserve(plain);
+    const plainClaim = decideClaim(plain, {
+      now: T0 + 1,
+      workerId: 'w',
+      timing: TEST_TIMING,
+      provider: 'resend',
+    });
+    if (plainClaim.kind !== 'claim') throw new Error('not claimable');
+    calls.length = 0;
+    expect((await store.apply(plainClaim.plan)).kind).toBe('applied');
+    const plainUnits = calls.map((c) => c.capacity?.CapacityUnits);
+    expect(plainUnits).toHaveLength(1);
     calls.length = 0;
     for (const plan of claims) expect((await store.apply(plan)).kind).toBe('applied');
-    // Membership on the claim costs no extra write and leaves the row under 1 KB.
-    expect(calls.map((c) => c.capacity?.CapacityUnits)).toEqual([1, 1]);
+    // Membership on the claim costs no extra write, nor an extra unit (the row stays under 1 KB).
+    expect(calls.map((c) => c.capacity?.CapacityUnits)).toEqual([plainUnits[0], plainUnits[0]]);
     expect((await store.get(a.noticeId, 'email'))?.batch).toBe(batchId);
 
     const record = {
