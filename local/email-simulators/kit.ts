@@ -303,6 +303,55 @@ export class SendFaults {
   }
 }
 
+/** The settings every email simulator takes (each adds its own). */
+export interface CommonSendSettings {
+  rateLimitPerSecond: number | null;
+  failNext: SendFault[];
+  probabilities: SendFaultProbabilities;
+  seed: number;
+  randomTimeoutMs: number;
+  webhooksEnabled: boolean;
+}
+
+const COMMON_SETTING_KEYS = [
+  'rateLimitPerSecond',
+  'failNext',
+  'probabilities',
+  'seed',
+  'randomTimeoutMs',
+  'webhooksEnabled',
+] as const;
+
+/**
+ * Checks a settings patch (no unknown key, a valid rate and faults) and applies its common part:
+ * faults, webhooks on/off, and the rate limit (`rateLimit` is told the new rate, null = none).
+ * A patch that is refused changes nothing of the faults it names; the caller applies its own keys.
+ */
+export function applyCommonSettings(
+  patch: Partial<CommonSendSettings> & Record<string, unknown>,
+  ownKeys: readonly string[],
+  target: { faults: SendFaults; outbox: WebhookOutbox; rateLimit(perSecond: number | null): void },
+): void {
+  for (const key of Object.keys(patch))
+    if (!(COMMON_SETTING_KEYS as readonly string[]).includes(key) && !ownKeys.includes(key))
+      throw new RangeError(`unknown setting: ${key}`);
+  const failNext = patch.failNext === undefined ? undefined : patch.failNext.map(validateFault);
+  if (patch.rateLimitPerSecond !== undefined && patch.rateLimitPerSecond !== null) {
+    if (!(Number.isFinite(patch.rateLimitPerSecond) && patch.rateLimitPerSecond > 0))
+      throw new RangeError('rateLimitPerSecond must be > 0 or null');
+  }
+  const { faults, outbox } = target;
+  if (patch.probabilities) faults.setProbabilities(patch.probabilities);
+  if (patch.seed !== undefined) faults.reseed(patch.seed);
+  if (patch.randomTimeoutMs !== undefined) faults.setRandomTimeoutMs(patch.randomTimeoutMs);
+  if (failNext) faults.failNext = failNext;
+  if (patch.webhooksEnabled !== undefined) {
+    outbox.enabled = patch.webhooksEnabled;
+    if (outbox.enabled) outbox.kick();
+  }
+  if (patch.rateLimitPerSecond !== undefined) target.rateLimit(patch.rateLimitPerSecond);
+}
+
 // --- webhooks --------------------------------------------------------------------------------
 
 export interface OutboxItem {

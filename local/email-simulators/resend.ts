@@ -39,6 +39,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { sign } from '../../lambdas/providers/resend/svix.ts';
 import {
+  applyCommonSettings,
   Holds,
   JsonlStore,
   type OutboxItem,
@@ -49,7 +50,6 @@ import {
   sendJson,
   TokenBucket,
   TooLarge,
-  validateFault,
   WebhookOutbox,
 } from './kit.ts';
 
@@ -214,36 +214,14 @@ export async function startResendSimulator(options: ResendSimulatorOptions = {})
   );
 
   function set(patch: Partial<ResendFaultSettings>): void {
-    const known = [
-      'rateLimitPerSecond',
-      'failNext',
-      'probabilities',
-      'seed',
-      'randomTimeoutMs',
-      'webhooksEnabled',
-      'eventDelayMs',
-      'duplicateWebhooks',
-    ];
-    for (const key of Object.keys(patch))
-      if (!known.includes(key)) throw new RangeError(`unknown setting: ${key}`);
-    const failNext = patch.failNext === undefined ? undefined : patch.failNext.map(validateFault);
-    if (patch.rateLimitPerSecond !== undefined && patch.rateLimitPerSecond !== null) {
-      if (!(Number.isFinite(patch.rateLimitPerSecond) && patch.rateLimitPerSecond > 0))
-        throw new RangeError('rateLimitPerSecond must be > 0 or null');
-    }
-    if (patch.probabilities) faults.setProbabilities(patch.probabilities);
-    if (patch.seed !== undefined) faults.reseed(patch.seed);
-    if (patch.randomTimeoutMs !== undefined) faults.setRandomTimeoutMs(patch.randomTimeoutMs);
-    if (failNext) faults.failNext = failNext;
-    if (patch.webhooksEnabled !== undefined) {
-      outbox.enabled = patch.webhooksEnabled;
-      if (outbox.enabled) outbox.kick();
-    }
-    if (patch.rateLimitPerSecond !== undefined) {
-      settings.rateLimitPerSecond = patch.rateLimitPerSecond;
-      bucket =
-        patch.rateLimitPerSecond === null ? undefined : new TokenBucket(patch.rateLimitPerSecond, clock());
-    }
+    applyCommonSettings(patch, ['eventDelayMs', 'duplicateWebhooks'], {
+      faults,
+      outbox,
+      rateLimit(perSecond) {
+        settings.rateLimitPerSecond = perSecond;
+        bucket = perSecond === null ? undefined : new TokenBucket(perSecond, clock());
+      },
+    });
     if (patch.eventDelayMs !== undefined) settings.eventDelayMs = patch.eventDelayMs;
     if (patch.duplicateWebhooks !== undefined) settings.duplicateWebhooks = patch.duplicateWebhooks;
   }

@@ -35,6 +35,7 @@ import {
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
+  applyCommonSettings,
   Holds,
   JsonlStore,
   type OutboxItem,
@@ -45,7 +46,6 @@ import {
   sendJson,
   TokenBucket,
   TooLarge,
-  validateFault,
   WebhookOutbox,
 } from './kit.ts';
 
@@ -197,37 +197,13 @@ export async function startSendGridSimulator(
   let flushTimer: NodeJS.Timeout | undefined;
 
   function set(patch: Partial<SendGridFaultSettings>): void {
-    const known = [
-      'rateLimitPerSecond',
-      'failNext',
-      'probabilities',
-      'seed',
-      'randomTimeoutMs',
-      'webhooksEnabled',
-      'eventDelayMs',
-      'duplicateEvents',
-      'activity',
-      'activityDelayMs',
-    ];
-    for (const key of Object.keys(patch))
-      if (!known.includes(key)) throw new RangeError(`unknown setting: ${key}`);
-    const failNext = patch.failNext === undefined ? undefined : patch.failNext.map(validateFault);
-    if (patch.rateLimitPerSecond !== undefined && patch.rateLimitPerSecond !== null) {
-      if (!(Number.isFinite(patch.rateLimitPerSecond) && patch.rateLimitPerSecond > 0))
-        throw new RangeError('rateLimitPerSecond must be > 0 or null');
-    }
-    if (patch.probabilities) faults.setProbabilities(patch.probabilities);
-    if (patch.seed !== undefined) faults.reseed(patch.seed);
-    if (patch.randomTimeoutMs !== undefined) faults.setRandomTimeoutMs(patch.randomTimeoutMs);
-    if (failNext) faults.failNext = failNext;
-    if (patch.webhooksEnabled !== undefined) {
-      outbox.enabled = patch.webhooksEnabled;
-      if (outbox.enabled) outbox.kick();
-    }
-    if (patch.rateLimitPerSecond !== undefined) {
-      bucket =
-        patch.rateLimitPerSecond === null ? undefined : new TokenBucket(patch.rateLimitPerSecond, clock());
-    }
+    applyCommonSettings(patch, ['eventDelayMs', 'duplicateEvents', 'activity', 'activityDelayMs'], {
+      faults,
+      outbox,
+      rateLimit(perSecond) {
+        bucket = perSecond === null ? undefined : new TokenBucket(perSecond, clock());
+      },
+    });
     settings = { ...settings, ...Object.fromEntries(Object.entries(patch).filter(([k]) => k in settings)) };
   }
 

@@ -24,7 +24,6 @@
  * (default random; printed, so a failing run can be replayed with the same provider draws).
  */
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
 import type { SendFault } from '../../local/email-simulators/kit.ts';
 import { seededRandom as prng } from '../../local/seeded-random.ts';
@@ -46,6 +45,8 @@ import {
   HOLD_PAST_TIMEOUT_MS,
   noticeRequest,
   path,
+  positiveInt,
+  postThroughKills,
   providerSide,
   RESOLVED,
   SENT,
@@ -53,7 +54,7 @@ import {
   startProviders,
   waitForTimelines,
 } from './runbook-support.ts';
-import { assertWellFormed, postNotice, type Timeline } from './support.ts';
+import { assertWellFormed, type Timeline } from './support.ts';
 
 const NOTICES = positiveInt(process.env.FAULT_RESEND_NOTICES, 150);
 const KILLS = positiveInt(process.env.FAULT_KILLS, 3);
@@ -71,11 +72,6 @@ afterAll(async () => {
   await stopAllStacks();
   for (const close of closers.reverse()) await close().catch(() => undefined);
 });
-
-function positiveInt(value: string | undefined, fallback: number): number {
-  const n = Number(value);
-  return value !== undefined && Number.isInteger(n) && n > 0 ? n : fallback;
-}
 
 /** The draw: about 25% of first arrivals faulted. */
 function drawFault(r: number): SendFault | undefined {
@@ -141,44 +137,19 @@ it(`${NOTICES} email notices on Resend (single and batch sends), random faults, 
 
   // Act: producers post on a schedule, retrying through the kills as any client would;
   // meanwhile the stack is SIGKILLed and restarted on the same data dir, port and table.
-  const posted: { status: number; tries: number }[] = new Array(NOTICES);
   const postStart = Date.now();
-  let nextIndex = 0;
-  const producers = Array.from({ length: PRODUCERS }, async () => {
-    while (nextIndex < NOTICES) {
-      const i = nextIndex++;
-      const notice = notices[i] as (typeof notices)[number];
-      const slot = postStart + Math.floor((i * POST_WINDOW_MS) / NOTICES);
-      if (slot > Date.now()) await sleep(slot - Date.now());
-      const giveUpAt = Date.now() + POST_PATIENCE_MS;
-      let tries = 0;
-      let status = 0;
-      while (Date.now() < giveUpAt && tries < 200) {
-        tries += 1;
-        try {
-          status = (await postNotice(apiUrl, notice.body)).status;
-          if (status < 500) break;
-        } catch {
-          status = 0;
-        }
-        await sleep(200);
-      }
-      posted[i] = { status, tries };
-    }
+  const run = await postThroughKills({
+    apiUrl,
+    bodies: notices.map((n) => n.body),
+    windowMs: POST_WINDOW_MS,
+    producers: PRODUCERS,
+    patienceMs: POST_PATIENCE_MS,
+    kills: KILLS,
+    stack,
+    restart: () => startStackProcess(options),
   });
-  const kills: { atMs: number; signal: string | null; downMs: number }[] = [];
-  const killer = (async () => {
-    for (let k = 0; k < KILLS; k++) {
-      const at = postStart + ((k + 1) * POST_WINDOW_MS) / (KILLS + 1) + (Math.random() - 0.5) * 2000;
-      if (at > Date.now()) await sleep(at - Date.now());
-      const killedAt = Date.now();
-      await stack.kill9();
-      const { signal } = await stack.exited;
-      stack = await startStackProcess(options);
-      kills.push({ atMs: killedAt - postStart, signal, downMs: Date.now() - killedAt });
-    }
-  })();
-  await Promise.all([...producers, killer]);
+  const { posted, kills } = run;
+  stack = run.stack;
   const timelines = await waitForTimelines(
     apiUrl,
     notices.map((n) => n.noticeId),

@@ -28,7 +28,7 @@ import { readSesStore, type SesLocal, startSesLocal } from '../../local/ses/serv
 import { type SmsSimulator, startSmsSimulator } from '../../local/sms-simulator/server.ts';
 import { ddbClient } from '../helpers/dynamodb.ts';
 import type { StackProcess } from '../helpers/local-stack.ts';
-import { type ChannelTimeline, getTimeline, type Timeline, type Transition } from './support.ts';
+import { type ChannelTimeline, getTimeline, postNotice, type Timeline, type Transition } from './support.ts';
 
 export const TWILIO_FROM = '+15005550006';
 export const EVENT_TYPE = 'lab-result-ready';
@@ -607,4 +607,81 @@ export async function startLossySqs(): Promise<LossySqs> {
       });
     },
   };
+}
+
+/** A positive integer from the environment (a test's size or seed), else `fallback`. */
+export function positiveInt(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return value !== undefined && Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+export interface KillRun {
+  /** Per body: the last status its POST got (0: no answer) and how many tries it took. */
+  readonly posted: readonly { readonly status: number; readonly tries: number }[];
+  readonly kills: readonly {
+    readonly atMs: number;
+    readonly signal: string | null;
+    readonly downMs: number;
+  }[];
+  /** The stack running after the last restart. */
+  readonly stack: StackProcess;
+}
+
+/**
+ * The randomized fault runs' act: `producers` post the bodies on a schedule spread over
+ * `windowMs`, each retrying through the kills as any client would (a 5xx or no answer is safe to
+ * repeat) for up to `patienceMs`; meanwhile `kills` SIGKILLs land at evenly spaced moments of the
+ * window (± 1 s), each followed by `restart()` on the same data.
+ */
+export async function postThroughKills(options: {
+  readonly apiUrl: string;
+  readonly bodies: readonly Record<string, unknown>[];
+  readonly windowMs: number;
+  readonly producers: number;
+  readonly patienceMs: number;
+  readonly kills: number;
+  readonly stack: StackProcess;
+  restart(): Promise<StackProcess>;
+}): Promise<KillRun> {
+  const { bodies, windowMs } = options;
+  const posted: { status: number; tries: number }[] = new Array(bodies.length);
+  const postStart = Date.now();
+  let stack = options.stack;
+  let nextIndex = 0;
+  const producers = Array.from({ length: options.producers }, async () => {
+    while (nextIndex < bodies.length) {
+      const i = nextIndex++;
+      const slot = postStart + Math.floor((i * windowMs) / bodies.length);
+      if (slot > Date.now()) await sleep(slot - Date.now());
+      const giveUpAt = Date.now() + options.patienceMs;
+      let tries = 0;
+      let status = 0;
+      while (Date.now() < giveUpAt && tries < 200) {
+        tries += 1;
+        try {
+          status = (await postNotice(options.apiUrl, bodies[i] as Record<string, unknown>)).status;
+          // 5xx: the stack is going down or coming up; the request is safe to repeat.
+          if (status < 500) break;
+        } catch {
+          status = 0;
+        }
+        await sleep(200);
+      }
+      posted[i] = { status, tries };
+    }
+  });
+  const kills: { atMs: number; signal: string | null; downMs: number }[] = [];
+  const killer = (async () => {
+    for (let k = 0; k < options.kills; k++) {
+      const at = postStart + ((k + 1) * windowMs) / (options.kills + 1) + (Math.random() - 0.5) * 2000;
+      if (at > Date.now()) await sleep(at - Date.now());
+      const killedAt = Date.now();
+      await stack.kill9();
+      const { signal } = await stack.exited;
+      stack = await options.restart();
+      kills.push({ atMs: killedAt - postStart, signal, downMs: Date.now() - killedAt });
+    }
+  })();
+  await Promise.all([...producers, killer]);
+  return { posted, kills, stack };
 }
