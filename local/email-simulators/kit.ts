@@ -352,6 +352,58 @@ export function applyCommonSettings(
   if (patch.rateLimitPerSecond !== undefined) target.rateLimit(patch.rateLimitPerSecond);
 }
 
+/**
+ * The test-only control endpoints both email simulators serve: `GET <listPath>` (what it holds),
+ * `GET /__webhooks`, `GET|POST /__faults` (POST: a settings patch, 400 naming what is wrong),
+ * `POST /__reset`. True when the request was one of them (and is answered).
+ */
+export async function handleControl(
+  req: IncomingMessage,
+  res: ServerResponse,
+  control: {
+    readonly listPath: string;
+    list(): Record<string, unknown>;
+    readonly outbox: WebhookOutbox;
+    set(patch: Record<string, unknown>): void;
+    settings(): Record<string, unknown>;
+    reset(): void;
+  },
+): Promise<boolean> {
+  const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+  const method = req.method ?? 'GET';
+  if (path === control.listPath && method === 'GET') {
+    sendJson(res, 200, control.list());
+    return true;
+  }
+  if (path === '/__webhooks' && method === 'GET') {
+    const { outbox } = control;
+    sendJson(res, 200, {
+      delivered: outbox.delivered(),
+      pending: outbox.pending(),
+      counters: outbox.counters,
+    });
+    return true;
+  }
+  if (path === '/__faults') {
+    if (method === 'POST') {
+      try {
+        control.set(JSON.parse(await readRaw(req)) as Record<string, unknown>);
+      } catch (error) {
+        sendJson(res, 400, { error: error instanceof Error ? error.message : 'invalid settings' });
+        return true;
+      }
+    }
+    sendJson(res, 200, control.settings());
+    return true;
+  }
+  if (path === '/__reset' && method === 'POST') {
+    control.reset();
+    sendJson(res, 204, undefined);
+    return true;
+  }
+  return false;
+}
+
 // --- webhooks --------------------------------------------------------------------------------
 
 export interface OutboxItem {

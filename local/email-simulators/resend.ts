@@ -41,6 +41,7 @@ import { sign } from '../../lambdas/providers/resend/svix.ts';
 import {
   applyCommonSettings,
   Holds,
+  handleControl,
   JsonlStore,
   type OutboxItem,
   readRaw,
@@ -595,32 +596,20 @@ export async function startResendSimulator(options: ResendSimulatorOptions = {})
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const path = url.pathname;
     const method = req.method ?? 'GET';
-    if (path === '/__emails' && method === 'GET') return sendJson(res, 200, { emails: emails(), counters });
-    if (path === '/__webhooks' && method === 'GET')
-      return sendJson(res, 200, {
-        delivered: outbox.delivered(),
-        pending: outbox.pending(),
-        counters: outbox.counters,
-      });
-    if (path === '/__faults') {
-      if (method === 'POST') {
-        try {
-          set(JSON.parse(await readRaw(req)) as Partial<ResendFaultSettings>);
-        } catch (error) {
-          return sendJson(res, 400, { error: error instanceof Error ? error.message : 'invalid settings' });
-        }
-      }
-      return sendJson(res, 200, {
+    const controlled = await handleControl(req, res, {
+      listPath: '/__emails',
+      list: () => ({ emails: emails(), counters }),
+      outbox,
+      set: (patch) => set(patch as Partial<ResendFaultSettings>),
+      settings: () => ({
         ...settings,
         failNext: faults.failNext,
         probabilities: faults.probabilities,
         counters,
-      });
-    }
-    if (path === '/__reset' && method === 'POST') {
-      reset();
-      return sendJson(res, 204, undefined);
-    }
+      }),
+      reset,
+    });
+    if (controlled) return;
     if ((path === '/emails' || path === '/emails/batch') && method === 'POST')
       return handleSend(req, res, path);
     if (!req.headers.authorization)

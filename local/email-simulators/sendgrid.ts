@@ -37,6 +37,7 @@ import type { AddressInfo } from 'node:net';
 import {
   applyCommonSettings,
   Holds,
+  handleControl,
   JsonlStore,
   type OutboxItem,
   readRaw,
@@ -455,33 +456,20 @@ export async function startSendGridSimulator(
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const path = url.pathname;
     const method = req.method ?? 'GET';
-    if (path === '/__messages' && method === 'GET')
-      return sendJson(res, 200, { messages: messages(), counters });
-    if (path === '/__webhooks' && method === 'GET')
-      return sendJson(res, 200, {
-        delivered: outbox.delivered(),
-        pending: outbox.pending(),
-        counters: outbox.counters,
-      });
-    if (path === '/__faults') {
-      if (method === 'POST') {
-        try {
-          set(JSON.parse(await readRaw(req)) as Partial<SendGridFaultSettings>);
-        } catch (error) {
-          return sendJson(res, 400, { error: error instanceof Error ? error.message : 'invalid settings' });
-        }
-      }
-      return sendJson(res, 200, {
+    const controlled = await handleControl(req, res, {
+      listPath: '/__messages',
+      list: () => ({ messages: messages(), counters }),
+      outbox,
+      set: (patch) => set(patch as Partial<SendGridFaultSettings>),
+      settings: () => ({
         ...settings,
         failNext: faults.failNext,
         probabilities: faults.probabilities,
         counters,
-      });
-    }
-    if (path === '/__reset' && method === 'POST') {
-      reset();
-      return sendJson(res, 204, undefined);
-    }
+      }),
+      reset,
+    });
+    if (controlled) return;
     if (path === '/v3/mail/send') {
       if (method !== 'POST') throw new ApiError(405, 'method not allowed');
       return handleSend(req, res);
