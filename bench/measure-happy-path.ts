@@ -1,7 +1,9 @@
 /**
  * Counts DynamoDB requests and capacity units per channel on the happy path, through the real
  * use cases and the DynamoDB adapter against DynamoDB Local (which reports ConsumedCapacity).
- * Usage: npx tsx bench/measure-happy-path.ts [notices] [email,sms | email | sms]
+ * Usage: npx tsx bench/measure-happy-path.ts [notices] [email,sms | email | sms] [report]
+ * `report`: each channel's final delivery report is applied too (the write that ends a row's
+ * delivery follow-up), so the whole lifecycle of a delivered row is counted.
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import {
@@ -12,6 +14,7 @@ import { DynamoDbLedgerStore } from '../lambdas/adapters/dynamodb/dynamodb-ledge
 import { ensureLedgerTable } from '../lambdas/adapters/dynamodb/ledger-table.ts';
 import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
 import { systemClock } from '../lambdas/ports/clock.port.ts';
+import { applyDeliveryReport } from '../lambdas/use-cases/apply-delivery-report.ts';
 import { deliverIntent } from '../lambdas/use-cases/deliver-intent.ts';
 import type { Dependencies } from '../lambdas/use-cases/dependencies.ts';
 import { SharedSendGate } from '../lambdas/use-cases/shared-send-gate.ts';
@@ -35,6 +38,7 @@ export async function measureHappyPath(
   endpoint: string,
   notices = 50,
   channels: readonly ('email' | 'sms')[] = ['email', 'sms'],
+  withReport = false,
 ): Promise<HappyPathCost> {
   const client = new DynamoDBClient({
     endpoint,
@@ -110,6 +114,21 @@ export async function measureHappyPath(
     if (i === 0)
       for (const channel of channels) rowBytes[channel].reserved = await sizeOf(result.noticeId, channel);
     for (const channel of channels) await deliverIntent({ noticeId: result.noticeId, channel }, deps);
+    if (withReport) {
+      for (const channel of channels) {
+        const row = await store.get(result.noticeId, channel);
+        await applyDeliveryReport(
+          {
+            ref: { noticeId: result.noticeId, channel },
+            provider: row?.provider ?? '',
+            receiptId: row?.providerReceiptId ?? '',
+            kind: 'delivered',
+            at: Date.now(),
+          },
+          deps,
+        );
+      }
+    }
     if (i === 0)
       for (const channel of channels) rowBytes[channel].accepted = await sizeOf(result.noticeId, channel);
   }
@@ -139,6 +158,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       process.env.AWS_ENDPOINT_URL_DYNAMODB ?? (ddb?.endpoint as string),
       Number(process.argv[2] ?? 50),
       (process.argv[3] ?? 'email,sms').split(',') as ('email' | 'sms')[],
+      process.argv[4] === 'report',
     );
     console.log(JSON.stringify(cost, null, 2));
   } finally {

@@ -23,7 +23,8 @@ export const FUNCTIONS = {
   http: { handler: 'http-api.ts', facets: [], providers: 'none' },
   sendEmail: { handler: 'send-email.ts', facets: ['transport'], providers: 'email' },
   sendSms: { handler: 'send-sms.ts', facets: ['transport'], providers: 'sms' },
-  reconciler: { handler: 'reconciler.ts', facets: ['lookup'], providers: 'answering' },
+  /** Leases, lookups of unknown outcomes, delivery follow-up (status), deadlines, gauges. */
+  reconciler: { handler: 'reconciler.ts', facets: ['lookup', 'status'], providers: 'answering' },
   /** Webhooks at POST /v1/provider-events/{provider} and EventBridge provider events. */
   providerEvents: { handler: 'provider-events.ts', facets: ['inbound'], providers: 'answering' },
 } as const satisfies Readonly<Record<string, FunctionSpec>>;

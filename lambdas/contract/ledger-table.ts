@@ -21,8 +21,9 @@ export const LedgerTable = {
    * gauge open rows from the index alone (GET /v1/notices, the reconciler's gauges), never
    * reading the rows. `state` and `attempts` change on the claim, so the claim writes the index
    * too: one more index write unit per attempt (docs/table-design.md "Open index projection").
-   * `escAt` and `escalationPending` exist only on escalated rows.
+   * `escAt` and `escalationPending` exist only on escalated rows, `accAt` (acceptance time) only
+   * on `accepted` rows, which stay in the index while they await a final delivery report.
    */
-  openIndexProjection: ['createdAt', 'deadline', 'state', 'attempts', 'escAt', 'escalationPending'],
+  openIndexProjection: ['createdAt', 'deadline', 'state', 'attempts', 'escAt', 'escalationPending', 'accAt'],
   ttlAttribute: 'expiresAt',
 } as const;

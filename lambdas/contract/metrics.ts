@@ -17,6 +17,20 @@ export const OUTCOME_STATES = ['accepted', 'retry_scheduled', 'unknown', 'failed
 export const Metric = {
   /** Reconciler gauge, every run: age of the oldest unresolved intent. Missing data = reconciler down. */
   oldestUnresolvedAgeSeconds: 'OldestUnresolvedAgeSeconds',
+  /**
+   * Reconciler gauge, every run: age of the oldest row accepted and still waiting for a final
+   * delivery report (0 when none). Events-only providers settle these by their events alone.
+   */
+  oldestAwaitingReportAgeSeconds: 'OldestAwaitingReportAgeSeconds',
+  /** Reconciler gauge: accepted rows waiting for a final delivery report. */
+  awaitingReport: 'AwaitingReport',
+  /**
+   * Reconciler gauge: how late the oldest provider question owed is (a status pull, or pulled
+   * events of a provider that pushes none) when the run starts; grows while pulls fail or stop.
+   */
+  reconciliationLagSeconds: 'ReconciliationLagSeconds',
+  /** Reconciler: provider status questions asked in the run (delivery follow-up, pulled events). */
+  statusPulls: 'StatusPulls',
   /** Reconciler gauge: due rows handled in the run. */
   reconcilerDueRows: 'ReconcilerDueRows',
   /** Reconciler: rows whose handling failed in the run (the run went on with the others). */

@@ -10,11 +10,12 @@ export type ProviderChannel = 'email' | 'sms';
 
 /**
  * The parts of a provider module a function can be built with. Each function carries only the
- * facets it uses (the sender: transport; the reconciler: lookup; provider events: inbound).
+ * facets it uses (the sender: transport; the reconciler: lookup and status; provider events:
+ * inbound).
  */
-export type ProviderFacet = 'transport' | 'lookup' | 'inbound';
+export type ProviderFacet = 'transport' | 'lookup' | 'status' | 'inbound';
 
-export const PROVIDER_FACETS: readonly ProviderFacet[] = ['transport', 'lookup', 'inbound'];
+export const PROVIDER_FACETS: readonly ProviderFacet[] = ['transport', 'lookup', 'status', 'inbound'];
 
 export interface ProviderSettingSpec {
   /** The environment variable. */
@@ -46,12 +47,20 @@ export interface ProviderCapabilities {
   readonly idempotencyKey: boolean;
   /** Can look an ambiguous attempt up (by receipt, correlation or listing). */
   readonly lookup: boolean;
-  /** Can report the status of an accepted message on request (delivery follow-up). */
+  /** Can report the status of an accepted message on request (delivery follow-up: its `status` facet). */
   readonly statusPull: boolean;
   /** Takes many messages in one call with one result per message. */
   readonly batchSend: boolean;
-  /** Keeps a suppression or opt-out list of its own that ours mirrors. */
+  /**
+   * Keeps a suppression or opt-out list of its own: the transport's `suppressions` check it before
+   * the claim and/or mirror our suppressions into it.
+   */
   readonly suppressionSync: boolean;
+  /**
+   * Some answers mean our account needs a person (a spend limit, credit, a revoked key): the
+   * transport returns `operator_action_required` for them.
+   */
+  readonly operatorActions?: boolean;
 }
 
 /** A webhook as the API document describes it (`POST /v1/provider-events/<id>`). */

@@ -220,13 +220,61 @@ export const SETTINGS = {
     deployKey: 'openIndexShards',
     description: 'partitions of the open-intent index',
   },
+  // Delivery follow-up and operator holds (issue 13).
+  DELIVERY_REPORT_GRACE_MS: {
+    kind: 'integer',
+    default: 15 * MINUTE,
+    min: 1,
+    max: DAY,
+    deployMin: MINUTE,
+    deployMax: DAY,
+    deployKey: 'deliveryReportGraceMs',
+    description:
+      'how long an accepted row may wait for its final delivery report before the reconciler asks the ' +
+      "provider's status API (where it has one), then again on a doubling back-off",
+  },
+  DELIVERY_REPORT_DEADLINE_MS: {
+    kind: 'integer',
+    default: 72 * HOUR,
+    min: 1,
+    max: 30 * DAY,
+    deployMin: HOUR,
+    deployMax: 30 * DAY,
+    deployKey: 'deliveryReportDeadlineMs',
+    description:
+      'how long after acceptance a final delivery report is waited for; then a delivery_unconfirmed fact ' +
+      'is recorded (not a failure) and the row is no longer followed up',
+  },
+  STATUS_PULLS_PER_RUN: {
+    kind: 'integer',
+    default: 200,
+    min: 0,
+    max: 10_000,
+    deployMin: 1,
+    deployKey: 'statusPullsPerRun',
+    description:
+      'provider status questions per reconciler run (delivery follow-up and pulled events); a larger ' +
+      'backlog is spread over the next runs, oldest first',
+  },
+  OPERATOR_HOLD_MS: {
+    kind: 'integer',
+    default: 15 * MINUTE,
+    min: 1,
+    max: DAY,
+    deployMin: MINUTE,
+    deployMax: DAY,
+    deployKey: 'operatorHoldMs',
+    description:
+      'how long a channel is held after the provider answers that our account needs a person (spend ' +
+      'limit, credit, key); the attempt is not counted and the row is escalated',
+  },
   RETENTION_DAYS: {
     kind: 'integer',
     min: 1,
     max: 36_500,
     description: 'TTL (days) of terminal rows; unset keeps them',
   },
-  // --- provider batch sends and operational holds (issue 12) ---------------------------------
+  // --- provider batch sends (issue 12) ----------------------------------------------------------
   EMAIL_BATCH_MAX: {
     kind: 'integer',
     default: 100,
@@ -236,17 +284,6 @@ export const SETTINGS = {
     description:
       'most emails in one provider batch call where the email provider has one (capped by its own limit); ' +
       '1 turns batching off',
-  },
-  OPERATIONAL_HOLD_MS: {
-    kind: 'integer',
-    default: 5 * MINUTE,
-    min: 1,
-    max: DAY,
-    deployMin: 10 * SECOND,
-    deployKey: 'operationalHoldMs',
-    description:
-      'how long a provider refusal an operator must fix (credentials, suspended account, spent quota) holds ' +
-      'the channel when the provider advises no time; the row keeps its attempt',
   },
 } as const satisfies Readonly<Record<string, Setting>>;
 

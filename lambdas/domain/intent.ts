@@ -103,6 +103,13 @@ export interface Intent {
    * `unknown_escalated` record stays in the history).
    */
   readonly escalatedAt?: number | undefined;
+  /**
+   * When the row entered `accepted` (set by that transition, dropped when it leaves): the start of
+   * its delivery follow-up (domain/follow-up.ts), projected into the open index so the
+   * awaiting-report gauge is read from the index alone. Older rows have none; their acceptance
+   * record says it.
+   */
+  readonly acceptedAt?: number | undefined;
   readonly transitions: readonly TransitionRecord[];
 }
 
@@ -121,6 +128,7 @@ export const MUTABLE_INTENT_FIELDS = [
   'envelope',
   'escalationPending',
   'escalatedAt',
+  'acceptedAt',
 ] as const satisfies readonly (keyof Intent)[];
 
 export type MutableIntentField = (typeof MUTABLE_INTENT_FIELDS)[number];
@@ -128,14 +136,7 @@ export type MutableIntentField = (typeof MUTABLE_INTENT_FIELDS)[number];
 export interface LedgerTiming {
   /** `SEND_LEASE_MS`: lease length, and how long a reserved/overdue row may wait before re-enqueue. */
   readonly leaseMs: number;
-  /**
-   * `OPERATIONAL_HOLD_MS`: how long an operational failure (credentials refused, quota spent)
-   * holds the channel when the provider advises no time. @default 300000
-   */
-  readonly operationalHoldMs?: number | undefined;
 }
-
-export const DEFAULT_OPERATIONAL_HOLD_MS = 300_000;
 
 /**
  * The next time the reconciler owes this row a look, or undefined once nothing is owed.
@@ -144,8 +145,10 @@ export const DEFAULT_OPERATIONAL_HOLD_MS = 300_000;
  *   sending          lease expiry, or its earlier due time (worker died? → unknown)
  *   retry_scheduled  next attempt + lease (schedule lost? re-enqueue)
  *   unknown          now                (ask the provider)
+ *   accepted         the due time it already had (owed a final delivery report: follow-up)
  *
- * Capped by the deadline (but for `unknown`), so an expiring row is found even if nothing else is due.
+ * Capped by the deadline (but for `unknown` and `accepted`), so an expiring row is found even if
+ * nothing else is due.
  */
 export function nextDueAt(
   state: IntentState,
@@ -181,6 +184,12 @@ export function nextDueAt(
       // Not capped by the deadline: an unknown outcome is settled (or escalated) within the
       // grace period; the deadline only stops resends.
       return fields.enteredAt;
+    case 'accepted':
+      // Still owed something: a final delivery report (docs/architecture.md §3 "Delivery
+      // follow-up"). The due time it had is kept, so the outcome write moves no index key (the
+      // report that usually follows within seconds takes the row out); the reconciler, finding
+      // the row due, computes its follow-up time from the acceptance record (domain/follow-up.ts).
+      return fields.previousDueAt ?? fields.enteredAt + timing.leaseMs;
     default:
       return undefined;
   }
@@ -274,6 +283,7 @@ export function planTransition(
     escalationPending,
     // Every transition leaves the current `unknown` (or enters a new one): an escalation is over.
     escalatedAt: undefined,
+    acceptedAt: change.to === 'accepted' ? at : undefined,
     // A pending escalation keeps the row due (now; never later than the deadline, like every
     // time in the open index) until it is published.
     dueAt: escalationPending
@@ -350,6 +360,21 @@ export function planFact(intent: Intent, fact: Fact): TransitionPlan {
 }
 
 /**
+ * Ends the follow-up of an accepted row that never got a final report: a `delivery_unconfirmed`
+ * record (`accepted → accepted`), and the row leaves the open index. It stays `accepted` (the
+ * provider took the message; nothing says it failed), so a late report can still move it on.
+ */
+export function planFollowUpEnd(intent: Intent, at: number, detail: string): TransitionPlan {
+  if (intent.state !== 'accepted') throw new IllegalTransitionError(intent.state, intent.state);
+  const record = nextRecord(intent, intent.state, { reason: Reason.deliveryUnconfirmed, at, detail });
+  return {
+    expected: { state: intent.state, version: intent.version },
+    record,
+    next: { ...intent, version: record.seq, dueAt: undefined, transitions: [...intent.transitions, record] },
+  };
+}
+
+/**
  * Escalates an `unknown` row to a person without ending it (UNKNOWN_POLICY=escalate): one record
  * `unknown → unknown`, reason `unknown_escalated`, in the same conditional write that sets
  * `escalatedAt` and the durable `escalationPending` marker (the reconciler publishes the event
@@ -412,6 +437,8 @@ export function decideClaim(
     provider?: string | undefined;
     /** The batch call this attempt will ride in, recorded by the claim itself (before the call). */
     batch?: string | undefined;
+    /** On the claim record (e.g. what the provider's suppression check answered). */
+    detail?: string | undefined;
   },
 ): ClaimDecision {
   if (!CLAIMABLE_STATES.includes(intent.state)) return { kind: 'leave', why: 'not_claimable' };
@@ -432,6 +459,7 @@ export function decideClaim(
       reason: Reason.claimed,
       at: ctx.now,
       attempt,
+      detail: ctx.detail,
       set: {
         attempts: attempt,
         leaseOwner: ctx.workerId,
@@ -453,7 +481,15 @@ export interface OutcomeContext {
   readonly policy: RetryPolicy;
   readonly random: RandomSource;
   readonly timing: LedgerTiming;
+  /**
+   * `OPERATOR_HOLD_MS`: how long a channel is held after an `operator_action_required` answer
+   * that names no time of its own.
+   */
+  readonly operatorHoldMs?: number | undefined;
 }
+
+/** Default of `OPERATOR_HOLD_MS` for callers that give none. */
+export const DEFAULT_OPERATOR_HOLD_MS = 15 * 60_000;
 
 export interface RetryChange {
   readonly reason: Reason;
@@ -568,8 +604,29 @@ export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: Outco
         },
         ctx.timing,
       );
-    case 'operational':
-      return planHold(intent, outcome, ctx);
+    case 'operator_action_required': {
+      // Nothing was sent and the cause is our account: the attempt is given back (a person will
+      // fix the account; the notice must not run out of attempts meanwhile), the row waits for
+      // the hold, never past its deadline (the reconciler fails it there, escalated), and the
+      // record escalates (planTransition sets the durable marker).
+      const holdMs = outcome.retryAfterMs ?? ctx.operatorHoldMs ?? DEFAULT_OPERATOR_HOLD_MS;
+      return planTransition(
+        intent,
+        {
+          to: 'retry_scheduled',
+          reason: Reason.operatorActionRequired,
+          at: ctx.now,
+          attempt,
+          detail: `${outcome.code}; channel held ${holdMs} ms, attempt not counted`,
+          set: {
+            provider: ctx.provider,
+            attempts: Math.max(0, attempt - 1),
+            nextAttemptAt: Math.min(ctx.now + holdMs, intent.deadline),
+          },
+        },
+        ctx.timing,
+      );
+    }
     case 'ambiguous':
       return planTransition(
         intent,
@@ -584,63 +641,6 @@ export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: Outco
         ctx.timing,
       );
   }
-}
-
-/** How long an operational failure holds the channel: the provider's advice, else the setting. */
-export function operationalHoldMs(
-  outcome: Extract<ProviderOutcome, { kind: 'operational' }>,
-  timing: LedgerTiming,
-): number {
-  return outcome.holdMs ?? timing.operationalHoldMs ?? DEFAULT_OPERATIONAL_HOLD_MS;
-}
-
-/**
- * An operational failure (the provider refused for a reason a person must fix): the row waits,
- * `retry_scheduled` until the channel's hold ends, and the attempt is given back (`attempts` as
- * before the claim), so a day of refused credentials does not exhaust MAX_ATTEMPTS. The deadline
- * still holds: a hold that ends at or past it fails the row as `deadline_exceeded` (escalated).
- */
-function planHold(
-  intent: Intent,
-  outcome: Extract<ProviderOutcome, { kind: 'operational' }>,
-  ctx: OutcomeContext,
-): TransitionPlan {
-  const holdMs = operationalHoldMs(outcome, ctx.timing);
-  const decision = decideRetry({
-    attempt: intent.attempts - 1,
-    now: ctx.now,
-    deadline: intent.deadline,
-    retryAfterMs: holdMs,
-    policy: ctx.policy,
-    random: ctx.random,
-  });
-  const attempt = intent.attempts;
-  if (decision.kind === 'give_up') {
-    return planTransition(
-      intent,
-      {
-        to: 'failed',
-        reason: decision.reason,
-        at: ctx.now,
-        attempt,
-        detail: `${Reason.providerBlocked}: ${outcome.code}`,
-        set: { provider: ctx.provider },
-      },
-      ctx.timing,
-    );
-  }
-  return planTransition(
-    intent,
-    {
-      to: 'retry_scheduled',
-      reason: Reason.providerBlocked,
-      at: ctx.now,
-      attempt,
-      detail: `${outcome.code}; channel held ${decision.delayMs} ms for an operator; attempt not counted`,
-      set: { provider: ctx.provider, attempts: intent.attempts - 1, nextAttemptAt: decision.at },
-    },
-    ctx.timing,
-  );
 }
 
 /** What intake knows about a new intent: every fixed field, plus the sealed envelope. */

@@ -1,3 +1,5 @@
+import type { Reason } from './state-machine.ts';
+
 /**
  * What one provider call told us. Adapters return these and never throw for a provider's
  * answer; whether and when to try again is decided by the retry policy, not the adapter.
@@ -15,21 +17,36 @@ export type ProviderOutcome =
       readonly throttled: boolean;
       readonly retryAfterMs?: number;
     }
-  /** The provider refused the message. `permanent: false` means the same request may pass later. */
-  | { readonly kind: 'rejected'; readonly code: string; readonly permanent: boolean }
+  /**
+   * The provider refused the message. `permanent: false` means the same request may pass later.
+   * `suppress`: the refusal says the destination must not be messaged on this channel again (an
+   * opt-out list the provider keeps): the ledger adds it to its suppression list, the provider as
+   * the source.
+   */
+  | {
+      readonly kind: 'rejected';
+      readonly code: string;
+      readonly permanent: boolean;
+      readonly suppress?: { readonly reason: string } | undefined;
+    }
+  /**
+   * The provider refused because of our account, not this message: a spend limit reached, credit
+   * exhausted, a daily or monthly quota spent, a key refused or revoked, the account suspended. Nothing was sent, every message of the
+   * channel would meet the same answer, and only a person can clear it. The dispatcher holds the
+   * channel (`retryAfterMs` when the provider says when it clears), escalates, and does not count
+   * the attempt. The kind is the reason the row records (`Reason.operatorActionRequired`): one
+   * name for "an operator must act", whichever provider or path says it.
+   */
+  | {
+      readonly kind: typeof Reason.operatorActionRequired;
+      readonly code: string;
+      readonly retryAfterMs?: number;
+    }
   /**
    * We cannot tell whether the provider accepted: timeout or connection reset after the
    * request was written. Never resent blindly; the reconciler asks the provider first.
    */
-  | { readonly kind: 'ambiguous'; readonly code: string }
-  /**
-   * Provably not accepted, and no message will be until a person acts: the credentials are
-   * refused, the account is suspended, a quota is spent. Every message on the channel would meet
-   * the same answer, so the dispatcher holds the whole channel (the shared gate) for
-   * `holdMs` (the provider's advice, e.g. a quota reset; else `OPERATIONAL_HOLD_MS`), escalates,
-   * and gives the attempt back: the row waits for the fix instead of burning its attempts.
-   */
-  | { readonly kind: 'operational'; readonly code: string; readonly holdMs?: number };
+  | { readonly kind: 'ambiguous'; readonly code: string };
 
 export type OutcomeKind = ProviderOutcome['kind'];
 

@@ -52,7 +52,9 @@ export type ReconcileAction =
   | { readonly kind: 'transition'; readonly plan: TransitionPlan; readonly escalate: boolean }
   /** The queue message or schedule was lost (or never sent): send a new one and push dueAt. */
   | { readonly kind: 'reenqueue'; readonly nextDueAt: number }
-  | { readonly kind: 'lookup' };
+  | { readonly kind: 'lookup' }
+  /** Accepted, still owed a final delivery report (domain/follow-up.ts decides what to do). */
+  | { readonly kind: 'follow_up' };
 
 /** The moment the row entered its current state (its last record). */
 function enteredAt(row: Intent): number {
@@ -95,6 +97,8 @@ export function decideReconcile(row: Intent, ctx: ReconcileContext): ReconcileAc
       };
     case 'unknown':
       return { kind: 'lookup' };
+    case 'accepted':
+      return { kind: 'follow_up' };
     case 'reserved':
     case 'retry_scheduled': {
       if (now >= row.deadline) {

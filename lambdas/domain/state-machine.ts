@@ -91,17 +91,24 @@ export const Reason = {
   envelopeUnreadable: 'envelope_unreadable',
   /** This deployment cannot send the row: its template or the channel's transport is missing. */
   configurationError: 'configuration_error',
-  /**
-   * The provider refused for a reason a person must fix (credentials, suspended account, spent
-   * quota): the row waits, its attempt not counted, while the channel is held and escalated.
-   */
-  providerBlocked: 'provider_blocked',
   /** A person confirmed, from outside the ledger, that the provider holds the message. */
   operatorConfirmedAccepted: 'operator_confirmed_accepted',
   /** A person confirmed that the provider never got the message: a deliberate resend. */
   operatorConfirmedNotSent: 'operator_confirmed_not_sent',
   /** The business caller or an operator called the notice off before it was sent. */
   cancelled: 'cancelled',
+  /**
+   * The provider refused because of our account (spend limit, credit, key, suspension): the channel
+   * is held and a person is told; the attempt is not counted.
+   */
+  operatorActionRequired: 'operator_action_required',
+  /** The provider's own suppression or opt-out list holds the destination (checked before the claim). */
+  providerSuppressed: 'provider_suppressed',
+  /**
+   * An accepted row that had no final delivery report by DELIVERY_REPORT_DEADLINE_MS: recorded as a
+   * fact (the row stays `accepted`; it is no failure) and no longer followed up.
+   */
+  deliveryUnconfirmed: 'delivery_unconfirmed',
 } as const;
 
 export type Reason = (typeof Reason)[keyof typeof Reason];
@@ -120,6 +127,13 @@ export const ESCALATING_FAILURES: ReadonlySet<Reason> = new Set([
   Reason.onSuppressionList,
 ]);
 
+/**
+ * Moves that keep the row open but still need a person: the provider refused because of our
+ * account, so the channel is held until someone acts (docs/architecture.md §4).
+ */
+export const ESCALATING_HOLDS: ReadonlySet<Reason> = new Set([Reason.operatorActionRequired]);
+
 export function escalates(to: IntentState, reason: Reason): boolean {
+  if (to === 'retry_scheduled') return ESCALATING_HOLDS.has(reason);
   return to === 'failed' && ESCALATING_FAILURES.has(reason);
 }

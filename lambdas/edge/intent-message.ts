@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Channel } from '../domain/channel.ts';
-import type { IntentRef } from '../ports/intent-queue.port.ts';
+import type { IntentRef, SuppressionSync } from '../ports/intent-queue.port.ts';
 
 const IntentMessageSchema = z.object({
   noticeId: z.string().regex(/^ntc_[a-z2-7]{26}$/),
@@ -34,4 +34,39 @@ export function parseIntentMessage(body: string, expectedChannel: Channel): Inte
     );
   }
   return { noticeId: parsed.data.noticeId, channel: parsed.data.channel };
+}
+
+const SuppressionSyncSchema = z.object({
+  kind: z.literal('suppression_sync'),
+  channel: z.enum(['email', 'sms']),
+  fingerprint: z.string().regex(/^fp_[A-Za-z0-9_-]{10,100}$/),
+  reason: z.string().regex(/^[a-z0-9_]{1,64}$/),
+  sealed: z.string().min(1).max(8_000),
+});
+
+/** What a channel-queue message asks for: an intent's next step, or an operator suppression to mirror. */
+export type ChannelMessage =
+  | { readonly kind: 'intent'; readonly ref: IntentRef }
+  | { readonly kind: 'suppression_sync'; readonly sync: SuppressionSync };
+
+/** Parses any channel-queue message; a body that can never be processed is a PoisonMessageError. */
+export function parseChannelMessage(body: string, expectedChannel: Channel): ChannelMessage {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new PoisonMessageError('message body is not JSON');
+  }
+  if (typeof json === 'object' && json !== null && (json as { kind?: unknown }).kind === 'suppression_sync') {
+    const parsed = SuppressionSyncSchema.safeParse(json);
+    if (!parsed.success) throw new PoisonMessageError('message body is not a suppression sync');
+    if (parsed.data.channel !== expectedChannel) {
+      throw new PoisonMessageError(
+        `message for ${parsed.data.channel} arrived on the ${expectedChannel} queue`,
+      );
+    }
+    const { kind: _kind, ...sync } = parsed.data;
+    return { kind: 'suppression_sync', sync };
+  }
+  return { kind: 'intent', ref: parseIntentMessage(body, expectedChannel) };
 }

@@ -3,10 +3,11 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { Metric, outcomeMetric } from '../contract/metrics.ts';
 import type { Channel } from '../domain/channel.ts';
-import { PoisonMessageError, parseIntentMessage } from '../edge/intent-message.ts';
+import { type ChannelMessage, PoisonMessageError, parseChannelMessage } from '../edge/intent-message.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
 import { deliverBatch } from '../use-cases/deliver-batch.ts';
 import { type DeliveryResult, deliverIntent } from '../use-cases/deliver-intent.ts';
+import { mirrorSuppression } from '../use-cases/mirror-suppression.ts';
 import { getSenderRuntime } from '../wiring/sender.ts';
 import { logger, metrics } from './observability.ts';
 
@@ -20,10 +21,10 @@ import { logger, metrics } from './observability.ts';
 export function channelSenderHandler(channel: Channel) {
   const processor = new BatchProcessor(EventType.SQS);
 
-  /** The record's body as an intent, or undefined for a poison message (dropped, counted). */
-  function refOf(record: SQSRecord): IntentRef | undefined {
+  /** The record's body, or undefined for a poison message (dropped, counted). */
+  function messageOf(record: SQSRecord): ChannelMessage | undefined {
     try {
-      return parseIntentMessage(record.body, channel);
+      return parseChannelMessage(record.body, channel);
     } catch (error) {
       if (!(error instanceof PoisonMessageError)) throw error;
       // Redelivery cannot fix a malformed body; acknowledge it and make it visible.
@@ -31,6 +32,12 @@ export function channelSenderHandler(channel: Channel) {
       metrics.addMetric(Metric.poisonMessages, MetricUnit.Count, 1);
       return undefined;
     }
+  }
+
+  async function mirror(message: Extract<ChannelMessage, { kind: 'suppression_sync' }>): Promise<void> {
+    const { deps } = await getSenderRuntime(channel);
+    const mirrored = await mirrorSuppression(message.sync, deps);
+    logger.info('suppression sync', { channel, fingerprint: message.sync.fingerprint, result: mirrored });
   }
 
   function report(ref: IntentRef, record: SQSRecord, result: DeliveryResult): void {
@@ -48,24 +55,30 @@ export function channelSenderHandler(channel: Channel) {
   }
 
   async function recordHandler(record: SQSRecord): Promise<void> {
-    const ref = refOf(record);
-    if (!ref) return;
+    const message = messageOf(record);
+    if (!message) return;
+    if (message.kind === 'suppression_sync') return mirror(message);
     const { deps } = await getSenderRuntime(channel);
-    report(ref, record, await deliverIntent(ref, deps));
+    report(message.ref, record, await deliverIntent(message.ref, deps));
   }
 
   async function batchHandler(event: SQSEvent, maxBatch: number): Promise<SQSBatchResponse> {
     const { deps } = await getSenderRuntime(channel);
-    const taken = event.Records.flatMap((record) => {
-      const ref = refOf(record);
-      return ref ? [{ record, ref }] : [];
-    });
+    const failures: { itemIdentifier: string }[] = [];
+    const taken: { record: SQSRecord; ref: IntentRef }[] = [];
+    for (const record of event.Records) {
+      const message = messageOf(record);
+      if (message?.kind === 'intent') taken.push({ record, ref: message.ref });
+      else if (message?.kind === 'suppression_sync') {
+        // Not a send: mirrored on its own, its failure retried alone.
+        await mirror(message).catch(() => failures.push({ itemIdentifier: record.messageId }));
+      }
+    }
     const steps = await deliverBatch(
       taken.map((t) => t.ref),
       deps,
       { maxBatch },
     );
-    const failures: { itemIdentifier: string }[] = [];
     steps.forEach((step, i) => {
       const { record, ref } = taken[i] as (typeof taken)[number];
       if (step.kind === 'error') {

@@ -13,6 +13,14 @@ export async function handler(): Promise<unknown> {
   const { deps } = await getReconcilerRuntime();
   const report = await reconcile(deps);
   metrics.addMetric(Metric.oldestUnresolvedAgeSeconds, MetricUnit.Seconds, report.oldestUnresolvedAgeSeconds);
+  metrics.addMetric(
+    Metric.oldestAwaitingReportAgeSeconds,
+    MetricUnit.Seconds,
+    report.oldestAwaitingReportAgeSeconds,
+  );
+  metrics.addMetric(Metric.awaitingReport, MetricUnit.Count, report.awaitingReport);
+  metrics.addMetric(Metric.reconciliationLagSeconds, MetricUnit.Seconds, report.reconciliationLagSeconds);
+  metrics.addMetric(Metric.statusPulls, MetricUnit.Count, report.statusPulls);
   for (const state of OPEN_STATES) {
     metrics.addMetric(openMetric(state), MetricUnit.Count, report.openByState[state] ?? 0);
   }

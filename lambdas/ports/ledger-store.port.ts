@@ -28,6 +28,8 @@ export interface OpenIntentRef {
   readonly escalatedAt?: number | undefined;
   /** An escalation owed and not yet published. */
   readonly escalationPending?: boolean | undefined;
+  /** When an `accepted` row (awaiting its final delivery report) was accepted. */
+  readonly acceptedAt?: number | undefined;
 }
 
 export interface OpenIntentPage {
@@ -37,10 +39,15 @@ export interface OpenIntentPage {
 }
 
 export interface OpenIntentCounts {
-  /** Unresolved rows per state; `failed` counts failed rows whose escalation is still pending. */
+  /**
+   * Rows in the open index per state: the unresolved ones, `accepted` rows still owed a final
+   * delivery report, and `failed` rows whose escalation is still pending.
+   */
   readonly byState: Readonly<Partial<Record<IntentState, number>>>;
-  /** Creation time of the oldest unresolved row (pending escalations excluded). */
+  /** Creation time of the oldest unresolved row (awaiting reports and pending escalations excluded). */
   readonly oldestCreatedAt: number | undefined;
+  /** Acceptance time of the oldest `accepted` row still owed a final delivery report. */
+  readonly oldestAwaitingSince: number | undefined;
   /** Rows whose escalation is not published yet (failed ones and escalated `unknown` ones). */
   readonly escalationsPending: number;
 }
@@ -49,14 +56,20 @@ export interface OpenIntentCounts {
 export function countRefs(refs: Iterable<OpenIntentRef>): OpenIntentCounts {
   const byState: Partial<Record<IntentState, number>> = {};
   let oldestCreatedAt: number | undefined;
+  let oldestAwaitingSince: number | undefined;
   let escalationsPending = 0;
   for (const ref of refs) {
     byState[ref.state] = (byState[ref.state] ?? 0) + 1;
     if (ref.escalationPending) escalationsPending += 1;
-    // A failed row waiting for its escalation is counted, but is no unresolved intent.
+    // A failed row waiting for its escalation is counted, but is no unresolved intent; an
+    // accepted one is owed a final delivery report, gauged apart (since its acceptance).
     if (isUnresolved(ref.state)) oldestCreatedAt = Math.min(oldestCreatedAt ?? ref.createdAt, ref.createdAt);
+    else if (ref.state === 'accepted') {
+      const since = ref.acceptedAt ?? ref.createdAt;
+      oldestAwaitingSince = Math.min(oldestAwaitingSince ?? since, since);
+    }
   }
-  return { byState, oldestCreatedAt, escalationsPending };
+  return { byState, oldestCreatedAt, oldestAwaitingSince, escalationsPending };
 }
 
 /**
@@ -75,6 +88,8 @@ export interface SendBatchMember {
   readonly channel: Channel;
   readonly templateId: string;
   readonly templateVersion: string;
+  /** The member's deadline, a fixed field of its row, which its message carries. */
+  readonly deadline?: number | undefined;
   /**
    * A copy of the member row's sealed envelope (bound to that row: `noticeId|channel`), so that
    * the exact batch can be rebuilt for a replay even after other members' rows dropped theirs.
@@ -143,19 +158,22 @@ export interface LedgerStore {
   /**
    * Clears a row's pending-escalation marker once the escalation is published. A failed row then
    * leaves the open index; with `keepOpen` (an escalated `unknown`, still owed an action) only the
-   * marker goes. Conditional on the version; false when the row moved meanwhile.
+   * marker goes; with `dueAt` (a channel held for an operator) the row stays, due then.
+   * Conditional on the version; false when the row moved meanwhile.
    */
   settleEscalation(
     noticeId: string,
     channel: Channel,
     expectedVersion: number,
-    options?: { readonly keepOpen?: boolean },
+    options?: { readonly keepOpen?: boolean; readonly dueAt?: number | undefined },
   ): Promise<boolean>;
   /** Open rows whose next action is due at or before `now`, oldest due first within a shard. */
   listDue(now: number, options?: { limit?: number; cursor?: string }): Promise<OpenIntentPage>;
   /**
-   * Every open row, read from the open index alone (keys and projected attributes, no base-table
-   * read), in no particular order. Cost follows open rows only.
+   * Every row in the open index, read from the index alone (keys and projected attributes, no
+   * base-table read), in no particular order: unresolved ones, accepted rows awaiting a final
+   * report, failed rows with a pending escalation (callers that list unresolved rows filter by
+   * the projected state). Cost follows the index only.
    */
   listOpen(options?: { limit?: number; cursor?: string }): Promise<OpenIntentPage>;
   /** Gauges over every open row (the open index alone): how many per state, the oldest, pending escalations. */

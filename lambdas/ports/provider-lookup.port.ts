@@ -14,10 +14,11 @@ export interface LookupQuery {
   readonly attemptEndedAt: number;
   readonly receiptId?: string | undefined;
   /**
-   * The message exactly as the transport was given it (rendered again from the row's envelope:
-   * rendering is deterministic), for a lookup that replays it under its idempotency key.
+   * The message exactly as the attempt sent it, idempotency key included (rendered again from
+   * the row's envelope: rendering is deterministic): a provider that honours the key looks an
+   * ambiguous send up by replaying it (answered with the original, never sent twice).
    */
-  readonly message?: EmailMessage | SmsMessage | undefined;
+  readonly replay?: EmailMessage | SmsMessage | undefined;
   /** The row's deadline: a replay that could be a first send must not happen past it. */
   readonly deadline?: number | undefined;
   /** When this intent's idempotency key was first sent (its first claim), epoch ms. */

@@ -56,6 +56,39 @@ export type TransportFacet = {
 /** The lookup facet: how the reconciler asks about an ambiguous attempt. */
 export type LookupFacet = (context: ProviderContext) => ProviderLookup;
 
+/** What the reconciler knows about an accepted row when it asks the provider for its status. */
+export interface StatusQuery {
+  readonly ref: IntentRef;
+  /** The provider's id for the message (the receipt its send answered with). */
+  readonly receiptId: string;
+  /** When the row was accepted (epoch ms). */
+  readonly acceptedAt: number;
+}
+
+export type StatusAnswer =
+  /** What the provider says now, as delivery reports (none: nothing new, not final yet). */
+  | { readonly kind: 'reports'; readonly reports: readonly DeliveryReport[] }
+  /** It could not answer (timeout, 5xx, 429): asked again later; `code` names why. */
+  | { readonly kind: 'unavailable'; readonly code: string };
+
+/**
+ * Asks a provider what became of an accepted message (delivery follow-up, docs/architecture.md
+ * §3). The answer is applied like an inbound event, so a pulled report and a pushed one are the
+ * same fact.
+ */
+export interface ProviderStatus {
+  readonly provider: string;
+  /**
+   * Set by a provider whose events are only pulled: its rows are asked every this many ms from
+   * acceptance on (instead of after DELIVERY_REPORT_GRACE_MS on a back-off).
+   */
+  readonly pollIntervalMs?: number | undefined;
+  pull(query: StatusQuery): Promise<StatusAnswer>;
+}
+
+/** The status facet: the reconciler's follow-up question about an accepted message. */
+export type StatusFacet = (context: ProviderContext) => ProviderStatus;
+
 /** A field of an inbound request that made it unusable (400); names, never values. */
 export interface InboundViolation {
   readonly path: string;
@@ -123,5 +156,6 @@ export interface ProviderModule {
   readonly descriptor: ProviderDescriptor;
   readonly transport?: (() => Promise<TransportFacet>) | undefined;
   readonly lookup?: (() => Promise<LookupFacet>) | undefined;
+  readonly status?: (() => Promise<StatusFacet>) | undefined;
   readonly inbound?: (() => Promise<InboundFacet>) | undefined;
 }

@@ -10,11 +10,7 @@ export interface SendGate {
   admit(channel: Channel): Promise<Admission>;
   /** The provider throttled us; hold the channel until `untilMs`. */
   throttled(channel: Channel, untilMs: number): Promise<void>;
-  /**
-   * The provider refused for a reason a person must fix (operational): hold the channel until
-   * `untilMs` without touching the pace (this is no rate signal). True when this call opened the
-   * hold (or moved it later): the caller escalates once per hold, not once per message.
-   */
-  hold(channel: Channel, untilMs: number, reason: string): Promise<boolean>;
+  /** The provider needs a person (our account): hold the channel until `untilMs`, pace untouched. */
+  hold(channel: Channel, untilMs: number, reason: string): Promise<void>;
   accepted(channel: Channel): void;
 }

@@ -9,6 +9,8 @@ export interface EmailMessage {
   readonly correlationId: string;
   /** Same for every attempt of one (noticeId, channel); used by providers that support one. */
   readonly idempotencyKey: string;
+  /** The notice's deadline (epoch ms). */
+  readonly deadline?: number | undefined;
 }
 
 export interface SmsMessage {
@@ -16,6 +18,28 @@ export interface SmsMessage {
   readonly body: string;
   readonly correlationId: string;
   readonly idempotencyKey: string;
+  /** The notice's deadline (epoch ms): a provider that expires undelivered messages is told. */
+  readonly deadline?: number | undefined;
+}
+
+/** What a provider's own suppression list says about a destination. */
+export type ProviderSuppressionCheck =
+  | { readonly kind: 'clear' }
+  /** Listed: the destination must not be sent to; `code` is the provider's reason (no address). */
+  | { readonly kind: 'suppressed'; readonly code: string }
+  /** The check could not be made (timeout, 5xx): the send waits rather than risk it. */
+  | { readonly kind: 'unavailable'; readonly code: string };
+
+/**
+ * The suppression-sync part of a transport (descriptor capability `suppressionSync`): a provider
+ * that keeps its own suppression or opt-out list. Destinations are raw (the sender has opened the
+ * envelope); nothing here may log them.
+ */
+export interface ProviderSuppressions {
+  /** Asked before the claim; a listed destination ends `suppressed` and never reaches `send`. */
+  check?(destination: string): Promise<ProviderSuppressionCheck>;
+  /** Mirrors one of our suppressions into the provider's list; throws when it could not. */
+  add?(destination: string, reason: string): Promise<void>;
 }
 
 /**
@@ -25,6 +49,7 @@ export interface SmsMessage {
 export interface Transport<M> {
   readonly provider: string;
   send(message: M): Promise<ProviderOutcome>;
+  readonly suppressions?: ProviderSuppressions | undefined;
 }
 
 /** One provider call carrying many messages, under one idempotency key for the whole call. */

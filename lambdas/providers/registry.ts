@@ -1,4 +1,8 @@
 import type { ProviderModule } from '../ports/provider.port.ts';
+import { descriptor as eumDescriptor } from './eum/descriptor.ts';
+import { eum } from './eum/index.ts';
+import { descriptor as infraiDescriptor } from './infrai/descriptor.ts';
+import { infrai } from './infrai/index.ts';
 import { descriptor as resendDescriptor } from './resend/descriptor.ts';
 import { resend } from './resend/index.ts';
 import { descriptor as sendgridDescriptor } from './sendgrid/descriptor.ts';
@@ -40,5 +44,10 @@ export const PROVIDERS: readonly RegisteredProvider[] = [
   {
     descriptor: sendgridDescriptor,
     load: process.env.NOTICE_LEDGER_OMIT_SENDGRID ? undefined : async () => sendgrid,
+  },
+  { descriptor: eumDescriptor, load: process.env.NOTICE_LEDGER_OMIT_EUM ? undefined : async () => eum },
+  {
+    descriptor: infraiDescriptor,
+    load: process.env.NOTICE_LEDGER_OMIT_INFRAI ? undefined : async () => infrai,
   },
 ];

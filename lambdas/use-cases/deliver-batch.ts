@@ -126,6 +126,7 @@ async function sendOneCall(
       timing: deps.timing,
       provider: transport.provider,
       batch: batchId,
+      detail: r.claimDetail,
     });
     if (decision.kind === 'leave') {
       results[position] = { kind: 'left', why: decision.why, state: r.row.state };
@@ -149,7 +150,7 @@ async function sendOneCall(
   const members: { position: number; sending: Intent; message: EmailMessage }[] = [];
   const openErrors = await forEachLimited(claimed, async (c) => {
     try {
-      const message = await openMessage(c.sending, c.ready.template, deps);
+      const message = await openMessage(c.sending, c.ready.template, deps, c.ready.envelope);
       if ('body' in message) throw new TypeError('a batch call carries email only');
       members.push({ position: c.position, sending: c.sending, message });
     } catch (error) {
@@ -177,6 +178,7 @@ async function sendOneCall(
           channel: sending.channel,
           templateId: sending.templateId,
           templateVersion: sending.templateVersion,
+          deadline: sending.deadline,
           envelope: sending.envelope as string,
         }),
       ),
@@ -200,16 +202,13 @@ async function sendOneCall(
     answered.length === members.length
       ? answered
       : members.map(() => ({ kind: 'ambiguous', code: 'batch_answer_unmapped' }));
-  const opened = await reactToOutcomes(channel, outcomes, deps);
-  const firstOperational = outcomes.findIndex((o) => o.kind === 'operational');
+  await reactToOutcomes(channel, outcomes, deps);
   const recordErrors = await forEachLimited(members, async (m, i) => {
     results[m.position] = await recordOutcome(
       m.sending,
       outcomes[i] as ProviderOutcome,
       transport.provider,
       deps,
-      // One page per hold: the first member the hold concerns carries it.
-      opened && i === firstOperational,
     );
   });
   for (const [i, error] of recordErrors)

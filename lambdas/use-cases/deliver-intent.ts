@@ -1,22 +1,22 @@
 import type { Channel } from '../domain/channel.ts';
 import { MissingConfigurationError } from '../domain/errors.ts';
 import {
+  DEFAULT_OPERATOR_HOLD_MS,
   decideClaim,
   type Intent,
-  operationalHoldMs,
   planOutcome,
   planTransition,
   type TransitionPlan,
 } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
 import { Reason } from '../domain/state-machine.ts';
-import { isSuppressed } from '../domain/suppression.ts';
+import { isSuppressed, SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
 import type { TemplateDefinition } from '../domain/template.ts';
-import { EnvelopeUnreadableError } from '../ports/envelope-sealer.port.ts';
+import { EnvelopeUnreadableError, type SendEnvelope } from '../ports/envelope-sealer.port.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
 import type { EmailMessage, EmailTransport, SmsMessage, SmsTransport } from '../ports/transport.port.ts';
 import type { SenderDependencies } from './dependencies.ts';
-import { type EscalationOutcome, publishEscalation, publishHoldEscalation } from './escalate.ts';
+import { type EscalationOutcome, publishEscalation } from './escalate.ts';
 import { renderMessage } from './messages.ts';
 
 /** What one queue message led to; safe to log (no destination, no content). */
@@ -60,23 +60,14 @@ export async function applyAndFollowUp(
   return { row, escalation: await publishEscalation(row, deps) };
 }
 
-function recorded(
-  plan: TransitionPlan,
-  followed: FollowedUp,
-  outcome?: ProviderOutcome,
-  held?: Exclude<EscalationOutcome, 'none'>,
-): DeliveryResult {
+function recorded(plan: TransitionPlan, followed: FollowedUp, outcome?: ProviderOutcome): DeliveryResult {
   return {
     kind: 'recorded',
     state: plan.next.state,
     reason: plan.record.reason,
     attempt: plan.next.attempts,
     ...(outcome ? { outcome: outcome.kind } : {}),
-    ...(followed.escalation !== 'none'
-      ? { escalation: followed.escalation }
-      : held !== undefined
-        ? { escalation: held }
-        : {}),
+    ...(followed.escalation !== 'none' ? { escalation: followed.escalation } : {}),
   };
 }
 
@@ -110,6 +101,7 @@ function planLateOutcome(
     policy: deps.retryPolicy,
     random: deps.random,
     timing: deps.timing,
+    operatorHoldMs: deps.operatorHoldMs,
   });
 }
 
@@ -142,12 +134,17 @@ export interface ReadyToSend {
   readonly row: Intent;
   readonly template: TemplateDefinition;
   readonly transport: ChannelTransport;
+  /** On the claim record: what the provider's own suppression list answered, when it was asked. */
+  readonly claimDetail?: string | undefined;
+  /** The envelope, when the provider-list check already opened it (reused for the send). */
+  readonly envelope?: SendEnvelope | undefined;
 }
 
 /**
  * Steps 1 and 2 of the sender (and of a batch): read the row; anything but reserved / due
- * retry_scheduled is left alone, a past deadline fails it, a suppressed destination ends it,
- * a missing template or transport fails it (configuration_error). What remains is ready.
+ * retry_scheduled is left alone, a past deadline fails it, a suppressed destination ends it
+ * (our list, then the provider's own where it keeps one), a missing template or transport fails
+ * it (configuration_error). What remains is ready.
  */
 export async function prepareDelivery(
   ref: IntentRef,
@@ -196,6 +193,29 @@ export async function prepareDelivery(
     );
     return done(await applyOrLeave(plan, row, deps));
   }
+
+  // The provider's own list, where it keeps one, before any work: a listed destination never
+  // reaches the transport, and the answer is recorded on the row (on the claim, or as the reason).
+  const { transport } = setup;
+  if (transport.suppressions?.check) {
+    const checked = await checkProviderList(row, transport, deps);
+    if (checked.kind === 'suppressed')
+      return done(await recordProviderSuppression(row, transport, checked, deps));
+    if (checked.kind === 'unavailable') {
+      const untilMs = deps.clock.now() + PROVIDER_CHECK_RETRY_MS;
+      await deps.queue.enqueue([ref], { delayMs: PROVIDER_CHECK_RETRY_MS });
+      return done({ kind: 'deferred', untilMs });
+    }
+    if (checked.kind === 'clear') {
+      return {
+        kind: 'ready',
+        row,
+        ...setup,
+        claimDetail: `${transport.provider} suppression list: not listed`,
+        envelope: checked.envelope,
+      };
+    }
+  }
   return { kind: 'ready', row, ...setup };
 }
 
@@ -216,16 +236,18 @@ export async function admitCall(
 }
 
 /**
- * Opens the envelope and renders the message; throws (→ `failPreparation`) when either cannot
- * be done.
+ * Opens the envelope (unless the provider-list check already did) and renders the message;
+ * throws (→ `failPreparation`) when either cannot be done.
  */
 export async function openMessage(
   row: Intent,
   template: TemplateDefinition,
   deps: Pick<SenderDependencies, 'sealer'>,
+  opened?: SendEnvelope,
 ): Promise<EmailMessage | SmsMessage> {
   if (!row.envelope) throw new EnvelopeUnreadableError('envelope already removed');
-  const envelope = await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel });
+  const envelope =
+    opened ?? (await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel }));
   return renderMessage(row, template, envelope);
 }
 
@@ -254,14 +276,14 @@ export async function failPreparation(
 /**
  * What one provider call's answer means for the whole channel, once per call (a batch's 429 is
  * one "slow down", not a hundred): a throttle closes the shared gate and slows the pace, an
- * acceptance brings the pace back up, an operational failure holds the channel for a person.
- * Returns whether this call opened the hold (then its caller escalates, once).
+ * acceptance brings the pace back up, `operator_action_required` holds the channel for a person
+ * (every message of the channel would meet the same answer; the rows escalate durably).
  */
 export async function reactToOutcomes(
   channel: Channel,
   outcomes: readonly ProviderOutcome[],
   deps: SenderDependencies,
-): Promise<boolean> {
+): Promise<void> {
   const now = deps.clock.now();
   const throttled = outcomes.filter(
     (o): o is Extract<ProviderOutcome, { kind: 'retryable' }> => o.kind === 'retryable' && o.throttled,
@@ -271,41 +293,60 @@ export async function reactToOutcomes(
     await deps.gate?.throttled(channel, now + advice).catch(() => undefined);
   }
   if (outcomes.some((o) => o.kind === 'accepted')) deps.gate?.accepted(channel);
-  const operational = outcomes.find(
-    (o): o is Extract<ProviderOutcome, { kind: 'operational' }> => o.kind === 'operational',
+  const held = outcomes.find(
+    (o): o is Extract<ProviderOutcome, { kind: 'operator_action_required' }> =>
+      o.kind === 'operator_action_required',
   );
-  if (!operational) return false;
-  const until = now + operationalHoldMs(operational, deps.timing);
-  if (!deps.gate) return true;
-  return deps.gate.hold(channel, until, `${Reason.providerBlocked}:${operational.code}`).catch(() => true);
+  if (held) {
+    const holdMs = held.retryAfterMs ?? deps.operatorHoldMs ?? DEFAULT_OPERATOR_HOLD_MS;
+    await deps.gate?.hold(channel, now + holdMs, held.code).catch(() => undefined);
+  }
 }
 
 /**
  * Step 5: the attempt's typed outcome as one conditional write; the next attempt scheduled or
  * the escalation published. If our lease expired meanwhile and the reconciler turned the row
  * into `unknown` for this very attempt, what we learned still counts (`planLateOutcome`).
- * `escalateHold`: this call opened an operational hold, so this row carries its escalation.
  */
 export async function recordOutcome(
   sending: Intent,
   outcome: ProviderOutcome,
   provider: string,
   deps: SenderDependencies,
-  escalateHold = false,
 ): Promise<DeliveryResult> {
   const attempt = sending.attempts;
+  if (outcome.kind === 'rejected' && outcome.suppress) {
+    // The provider's own opt-out list holds the destination: ours records it too, with the
+    // provider as the source, so no later notice is even tried. Best effort: the next send to
+    // the destination meets the same refusal and records it then.
+    await deps.store
+      .appendSuppression(
+        {
+          channel: sending.channel,
+          fingerprint: sending.destination.fingerprint,
+          masked: sending.destination.masked,
+        },
+        {
+          action: SuppressionAction.suppress,
+          reason: outcome.suppress.reason,
+          source: SuppressionSource.provider,
+          actor: provider,
+          at: deps.clock.now(),
+          code: outcome.code,
+        },
+      )
+      .catch(() => undefined);
+  }
   const plan = planOutcome(sending, outcome, {
     now: deps.clock.now(),
     provider,
     policy: deps.retryPolicy,
     random: deps.random,
     timing: deps.timing,
+    operatorHoldMs: deps.operatorHoldMs,
   });
   const followed = await applyAndFollowUp(plan, deps);
-  if (followed) {
-    const held = escalateHold ? await publishHoldEscalation(followed.row, deps) : undefined;
-    return recorded(plan, followed, outcome, held === 'none' ? undefined : held);
-  }
+  if (followed) return recorded(plan, followed, outcome);
 
   const current = await deps.store.get(sending.noticeId, sending.channel);
   const late = current && planLateOutcome(current, attempt, outcome, deps, provider);
@@ -317,7 +358,8 @@ export async function recordOutcome(
 /**
  * The sender. Primary course:
  *  1. read the row (consistent); anything but reserved / due retry_scheduled → leave it;
- *  2. suppression check → `suppressed` (never reaches a transport);
+ *  2. suppression check, ours then the provider's own list → `suppressed` (never reaches a
+ *     transport);
  *  3. claim with a lease and the provider about to be called (one conditional write; losers leave);
  *  4. open the envelope, render, make one provider call with a timeout;
  *  5. record the typed outcome with one conditional write; schedule the next attempt or escalate.
@@ -342,6 +384,7 @@ export async function deliverReady(ready: ReadyToSend, deps: SenderDependencies)
     workerId: deps.workerId,
     timing: deps.timing,
     provider: transport.provider,
+    detail: ready.claimDetail,
   });
   if (fresh.kind === 'leave') return { kind: 'left', why: fresh.why, state: row.state };
   const claimed = await deps.store.apply(fresh.plan);
@@ -351,7 +394,7 @@ export async function deliverReady(ready: ReadyToSend, deps: SenderDependencies)
 
   let message: EmailMessage | SmsMessage;
   try {
-    message = await openMessage(sending, template, deps);
+    message = await openMessage(sending, template, deps, ready.envelope);
   } catch (error) {
     return failPreparation(sending, error, deps);
   }
@@ -359,6 +402,78 @@ export async function deliverReady(ready: ReadyToSend, deps: SenderDependencies)
     'body' in message
       ? await (transport as SmsTransport).send(message)
       : await (transport as EmailTransport).send(message);
-  const opened = await reactToOutcomes(row.channel, [outcome], deps);
-  return recordOutcome(sending, outcome, transport.provider, deps, opened);
+  await reactToOutcomes(row.channel, [outcome], deps);
+  return recordOutcome(sending, outcome, transport.provider, deps);
+}
+
+/** How soon a send whose provider-list check could not be made is tried again. */
+const PROVIDER_CHECK_RETRY_MS = 30_000;
+
+type ProviderListCheck =
+  | { readonly kind: 'not_asked' }
+  /** Not listed; the envelope opened for the check is reused for the send. */
+  | { readonly kind: 'clear'; readonly envelope: SendEnvelope }
+  | { readonly kind: 'suppressed'; readonly code: string }
+  | { readonly kind: 'unavailable' };
+
+/**
+ * Asks the provider's own suppression list about the row's destination (the envelope is opened
+ * for it; an unreadable one is left to the claim path, which fails the row as it always has).
+ */
+async function checkProviderList(
+  row: Intent,
+  transport: ChannelTransport,
+  deps: SenderDependencies,
+): Promise<ProviderListCheck> {
+  const check = transport.suppressions?.check;
+  if (!check || !row.envelope) return { kind: 'not_asked' };
+  let envelope: SendEnvelope;
+  try {
+    envelope = await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel });
+  } catch {
+    return { kind: 'not_asked' };
+  }
+  const answer = await check.call(transport.suppressions, envelope.destination).catch(() => ({
+    kind: 'unavailable' as const,
+    code: 'check_failed',
+  }));
+  if (answer.kind === 'suppressed') return { kind: 'suppressed', code: answer.code };
+  if (answer.kind === 'unavailable') return { kind: 'unavailable' };
+  return { kind: 'clear', envelope };
+}
+
+/**
+ * The provider lists the destination: ours records it (the provider as the source, so later
+ * notices stop at our own check) and the row ends `suppressed` without an attempt.
+ */
+async function recordProviderSuppression(
+  row: Intent,
+  transport: ChannelTransport,
+  checked: { readonly code: string },
+  deps: SenderDependencies,
+): Promise<DeliveryResult> {
+  const now = deps.clock.now();
+  await deps.store.appendSuppression(
+    { channel: row.channel, fingerprint: row.destination.fingerprint, masked: row.destination.masked },
+    {
+      action: SuppressionAction.suppress,
+      reason: 'provider_suppression_list',
+      source: SuppressionSource.provider,
+      actor: transport.provider,
+      at: now,
+      code: checked.code,
+    },
+  );
+  const plan = planTransition(
+    row,
+    {
+      to: row.state === 'reserved' ? 'suppressed' : 'failed',
+      reason: Reason.onSuppressionList,
+      at: now,
+      detail: `${transport.provider} suppression list: ${checked.code}`,
+      set: { provider: transport.provider },
+    },
+    deps.timing,
+  );
+  return applyOrLeave(plan, row, deps);
 }

@@ -33,6 +33,8 @@ export interface Dependencies {
   readonly gate?: SendGate | undefined;
   /** Identifies this process in lease records. */
   readonly workerId: string;
+  /** `OPERATOR_HOLD_MS`: how long a channel is held when the provider needs a person. */
+  readonly operatorHoldMs?: number | undefined;
 }
 
 /** Intake and operator suppressions (the http function). */
@@ -48,7 +50,7 @@ export type OperatorDependencies = Pick<
 >;
 
 /** Escalating a row: a durable marker on it, and the publish the reconciler retries. */
-export type EscalationDependencies = Pick<Dependencies, 'store' | 'escalations' | 'clock'>;
+export type EscalationDependencies = Pick<Dependencies, 'store' | 'escalations' | 'clock' | 'timing'>;
 
 /** What the workers (senders and the reconciler) share: ledger, queues, retries, escalations, envelopes. */
 export type WorkerDependencies = Pick<
@@ -66,7 +68,8 @@ export type WorkerDependencies = Pick<
 >;
 
 /** A channel sender: claim, render, one provider call, record, schedule or escalate. */
-export type SenderDependencies = WorkerDependencies & Pick<Dependencies, 'transports' | 'gate' | 'workerId'>;
+export type SenderDependencies = WorkerDependencies &
+  Pick<Dependencies, 'transports' | 'gate' | 'workerId' | 'operatorHoldMs'>;
 
 /** Inbound provider events: the ledger and its clock only. */
 export type ReportDependencies = Pick<Dependencies, 'store' | 'clock' | 'timing'>;

@@ -1,5 +1,5 @@
 import type { Channel } from '../domain/channel.ts';
-import { resolveDestination } from '../domain/destination.ts';
+import { normalizeDestination, resolveDestination } from '../domain/destination.ts';
 import {
   isSuppressed,
   SuppressionAction,
@@ -8,10 +8,12 @@ import {
   type SuppressionState,
   type SuppressionTarget,
 } from '../domain/suppression.ts';
+import { suppressionSyncContext } from '../ports/intent-queue.port.ts';
 import type { SuppressionHistory } from '../ports/ledger-store.port.ts';
 import type { IntakeDependencies } from './dependencies.ts';
 
-type Deps = Pick<IntakeDependencies, 'store' | 'fingerprintKey' | 'clock'>;
+type Deps = Pick<IntakeDependencies, 'store' | 'fingerprintKey' | 'clock'> &
+  Partial<Pick<IntakeDependencies, 'queue' | 'sealer'>>;
 
 /** The reason a lift is recorded with when the operator gives none. */
 export const LIFT_REASON = 'lifted_by_operator';
@@ -69,7 +71,33 @@ export async function suppress(
     target,
     operatorRecord(SuppressionAction.suppress, act, before, deps),
   );
+  await mirrorToProvider(target, rawDestination, act.reason, deps);
   return { state, turnedOn: !isSuppressed(before) };
+}
+
+/**
+ * The channel provider's own list (an opt-out list, a gateway's suppression list) is told too,
+ * so the two lists agree: a suppression sync on the channel queue, whose sender holds the
+ * provider's credentials and mirrors it if its provider keeps such a list (nothing otherwise).
+ * Lifts are not mirrored: a provider's list also holds what recipients said themselves (STOP),
+ * which an operator's lift must not undo.
+ */
+async function mirrorToProvider(
+  target: SuppressionTarget,
+  rawDestination: string,
+  reason: string,
+  deps: Deps,
+): Promise<void> {
+  const { queue, sealer } = deps;
+  if (!queue?.enqueueSuppressionSync || !sealer) return;
+  const destination = normalizeDestination(target.channel, rawDestination);
+  const sealed = await sealer.seal({ destination, variables: {} }, suppressionSyncContext(target));
+  await queue.enqueueSuppressionSync({
+    channel: target.channel,
+    fingerprint: target.fingerprint,
+    reason,
+    sealed,
+  });
 }
 
 /**

@@ -14,7 +14,7 @@ import type { EmailMessage, SmsMessage } from '../ports/transport.port.ts';
  * request (test/use-cases/messages.test.ts proves it on every released template).
  */
 export function renderMessage(
-  row: Pick<Intent, 'noticeId' | 'channel'>,
+  row: Pick<Intent, 'noticeId' | 'channel'> & { readonly deadline?: number | undefined },
   template: TemplateDefinition,
   envelope: SendEnvelope,
 ): EmailMessage | SmsMessage {
@@ -22,6 +22,8 @@ export function renderMessage(
     to: envelope.destination,
     correlationId: correlationId(row),
     idempotencyKey: idempotencyKey(row.noticeId, row.channel),
+    // For a provider that expires undelivered messages (a fixed field: replays carry the same).
+    ...(row.deadline !== undefined ? { deadline: row.deadline } : {}),
   };
   if (row.channel === 'email') return { ...base, ...renderEmail(template, envelope.variables) };
   return { ...base, body: renderSms(template, envelope.variables).text };

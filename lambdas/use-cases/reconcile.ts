@@ -14,22 +14,26 @@ import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import { batchContextOf } from './batch-lookup.ts';
 import type { WorkerDependencies } from './dependencies.ts';
 import { publishEscalation } from './escalate.ts';
+import { type FollowUpDependencies, followUpAccepted, PullBudget } from './follow-up.ts';
 import { matchableContent, renderMessage } from './messages.ts';
 
-export type ReconcilerDependencies = WorkerDependencies & {
-  /** Lookups by provider id: a row is asked about at the provider it records. */
-  readonly lookups: Readonly<Record<string, ProviderLookup>>;
-  /** Each channel's selected provider: the one to ask about older rows that record none. */
-  readonly channelProviders: Readonly<Record<Channel, string>>;
-  readonly unknownGraceMs: number;
-  readonly unknownPolicy: UnknownPolicy;
-  /** How soon an undecided `unknown` row is asked about again (`RECONCILE_INTERVAL_MS`). */
-  readonly recheckMs: number;
-  /** Upper bound of due rows handled per run, so one run stays within a Lambda timeout. */
-  readonly maxRowsPerRun?: number;
-  /** Told about a row whose handling failed (the run goes on with the others). */
-  readonly onRowError?: (ref: OpenIntentRef, error: unknown) => void;
-};
+export type ReconcilerDependencies = WorkerDependencies &
+  FollowUpDependencies & {
+    /** Lookups by provider id: a row is asked about at the provider it records. */
+    readonly lookups: Readonly<Record<string, ProviderLookup>>;
+    /** Each channel's selected provider: the one to ask about older rows that record none. */
+    readonly channelProviders: Readonly<Record<Channel, string>>;
+    readonly unknownGraceMs: number;
+    readonly unknownPolicy: UnknownPolicy;
+    /** How soon an undecided `unknown` row is asked about again (`RECONCILE_INTERVAL_MS`). */
+    readonly recheckMs: number;
+    /** Upper bound of due rows handled per run, so one run stays within a Lambda timeout. */
+    readonly maxRowsPerRun?: number;
+    /** `STATUS_PULLS_PER_RUN`: provider status questions per run; the rest wait for the next. */
+    readonly statusPullsPerRun?: number;
+    /** Told about a row whose handling failed (the run goes on with the others). */
+    readonly onRowError?: (ref: OpenIntentRef, error: unknown) => void;
+  };
 
 export interface ReconcileReport {
   readonly due: number;
@@ -37,6 +41,13 @@ export interface ReconcileReport {
   /** Gauges over every open row, read from the sparse index only. */
   readonly openByState: Record<string, number>;
   readonly oldestUnresolvedAgeSeconds: number;
+  /** Accepted rows still owed a final delivery report, and the age of the oldest (since acceptance). */
+  readonly awaitingReport: number;
+  readonly oldestAwaitingReportAgeSeconds: number;
+  /** How late the oldest provider question owed was (status pulls, lookups of unknown rows). */
+  readonly reconciliationLagSeconds: number;
+  /** Provider status questions asked in this run. */
+  readonly statusPulls: number;
   /** Escalations published in this run. */
   readonly escalations: number;
   /** Escalation publishes that failed in this run (retried next run). */
@@ -98,7 +109,7 @@ async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise
       attemptStartedAt: claims.at(-1)?.at ?? row.createdAt,
       attemptEndedAt: unknownSince(row),
       receiptId: row.providerReceiptId,
-      message,
+      replay: message,
       deadline: row.deadline,
       keyFirstUsedAt: claims[0]?.at ?? row.createdAt,
       ...(batch?.kind === 'batch' ? { batch: batch.batch } : {}),
@@ -114,8 +125,9 @@ async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise
  *  1. list due rows; per row read it (consistent) and decide:
  *     sending past lease → unknown; unknown → ask the provider the row records (found →
  *     accepted, provably absent after grace → retry, undecidable → recheck or policy);
- *     reserved / retry overdue → re-enqueue; past deadline → failed + escalation; failed with a
- *     pending escalation → publish it;
+ *     reserved / retry overdue → re-enqueue; past deadline → failed + escalation; a pending
+ *     escalation → publish it; accepted → delivery follow-up (wait, ask the provider's status
+ *     API within the run's budget, or record delivery_unconfirmed: use-cases/follow-up.ts);
  *  2. list every open row for the gauges: counts per state and the oldest unresolved age.
  * Each change is the same conditional write the workers use, so a race with a worker or a
  * second reconciler costs one refused write, never a wrong state. A row whose handling fails
@@ -158,6 +170,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
     cursor = page.cursor;
   } while (cursor && due.length < maxRows);
 
+  const budget = new PullBudget(deps.statusPullsPerRun ?? 200);
   const handle = async (ref: OpenIntentRef): Promise<void> => {
     const row = await deps.store.get(ref.noticeId, ref.channel);
     if (!row) return;
@@ -167,7 +180,12 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
       return;
     }
     let action = decideReconcile(row, ctx);
+    if (action.kind === 'follow_up') {
+      count(await followUpAccepted(row, providerOf(row, deps), deps, budget));
+      return;
+    }
     if (action.kind === 'lookup') {
+      if (deps.lookups[providerOf(row, deps)]) budget.owed(ref.dueAt);
       const verdict = await lookupUnknown(row, deps);
       count(`lookup_${verdict.kind}`);
       const after = decideAfterLookup(row, verdict, ctx);
@@ -219,12 +237,17 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
 
   const counts = await deps.store.countOpen();
   const oldest = counts.oldestCreatedAt ?? now;
-  const { failed: _failedPending, ...unresolved } = counts.byState;
+  const { failed: _failedPending, accepted: awaitingReport = 0, ...unresolved } = counts.byState;
+  const ageSeconds = (since: number | undefined) => Math.max(0, Math.floor((now - (since ?? now)) / 1000));
   return {
     due: due.length,
     actions,
     openByState: { ...unresolved },
     oldestUnresolvedAgeSeconds: Math.max(0, Math.floor((now - oldest) / 1000)),
+    awaitingReport,
+    oldestAwaitingReportAgeSeconds: ageSeconds(counts.oldestAwaitingSince),
+    reconciliationLagSeconds: ageSeconds(budget.oldestOwedSince),
+    statusPulls: budget.pulls,
     escalations,
     escalationFailures,
     escalationsPending: counts.escalationsPending,

@@ -100,11 +100,11 @@ export class SharedSendGate implements SendGate {
     await this.options.store.closeGate(channel, untilMs, 'provider_throttled');
   }
 
-  async hold(channel: Channel, untilMs: number, reason: string): Promise<boolean> {
+  async hold(channel: Channel, untilMs: number, reason: string): Promise<void> {
     const now = this.options.clock.now();
     const cached = this.gateCache.get(channel);
     this.gateCache.set(channel, { until: Math.max(untilMs, cached?.until ?? 0), readAt: now });
-    return this.options.store.closeGate(channel, untilMs, reason);
+    await this.options.store.closeGate(channel, untilMs, reason);
   }
 
   accepted(channel: Channel): void {

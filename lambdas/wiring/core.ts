@@ -13,7 +13,7 @@ export function key32(base64: string, name: string): Uint8Array {
 }
 
 export function timingOf(config: Config): LedgerTiming {
-  return { leaseMs: config.SEND_LEASE_MS, operationalHoldMs: config.OPERATIONAL_HOLD_MS };
+  return { leaseMs: config.SEND_LEASE_MS };
 }
 
 export function retryPolicyOf(config: Config): RetryPolicy {

@@ -10,6 +10,7 @@ import type {
   LookupFacet,
   ProviderContext,
   ProviderModule,
+  StatusFacet,
   TransportFacet,
 } from '../ports/provider.port.ts';
 import { PROVIDERS, type RegisteredProvider } from '../providers/registry.ts';
@@ -95,7 +96,9 @@ type FacetOf<F extends ProviderFacet> = F extends 'transport'
   ? TransportFacet
   : F extends 'lookup'
     ? LookupFacet
-    : InboundFacet;
+    : F extends 'status'
+      ? StatusFacet
+      : InboundFacet;
 
 export interface LoadedFacet<F extends ProviderFacet> {
   readonly id: string;

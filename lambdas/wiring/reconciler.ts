@@ -2,6 +2,7 @@ import { CHANNELS } from '../domain/channel.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { logger } from '../handlers/observability.ts';
 import { systemClock } from '../ports/clock.port.ts';
+import type { ProviderStatus } from '../ports/provider.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import type { ReconcilerDependencies } from '../use-cases/reconcile.ts';
 import { once } from './once.ts';
@@ -10,7 +11,8 @@ import { buildWorkerDependencies } from './worker.ts';
 
 /**
  * The reconciler: the ledger, both queues, retry schedules, escalations, envelope opening (to
- * render what a lookup matches on) and the lookups of every provider rows may still answer to.
+ * render what a lookup matches on) and the lookups and status facets (delivery follow-up) of
+ * every provider rows may still answer to.
  */
 export interface ReconcilerRuntime {
   readonly config: Config;
@@ -23,9 +25,13 @@ export async function buildReconcilerRuntime(
 ): Promise<ReconcilerRuntime> {
   const config = readConfig(env);
   const lookups: Record<string, ProviderLookup> = {};
+  const statuses: Record<string, ProviderStatus> = {};
   for (const provider of answeringProviders(config, env)) {
-    const loaded = await loadFacet(provider, 'lookup', { config, env, clock: systemClock });
+    const base = { config, env, clock: systemClock };
+    const loaded = await loadFacet(provider, 'lookup', base);
     if (loaded) lookups[loaded.id] = loaded.facet(loaded.context);
+    const status = await loadFacet(provider, 'status', base);
+    if (status) statuses[status.id] = status.facet(status.context);
   }
   const channelProviders = Object.fromEntries(
     CHANNELS.map((channel) => [channel, selectedProvider(channel, env).descriptor.id]),
@@ -35,6 +41,12 @@ export async function buildReconcilerRuntime(
     deps: {
       ...(await buildWorkerDependencies(config)),
       lookups,
+      statuses,
+      followUp: {
+        graceMs: config.DELIVERY_REPORT_GRACE_MS,
+        deadlineMs: config.DELIVERY_REPORT_DEADLINE_MS,
+      },
+      statusPullsPerRun: config.STATUS_PULLS_PER_RUN,
       channelProviders,
       unknownGraceMs: config.UNKNOWN_GRACE_MS,
       unknownPolicy: config.UNKNOWN_POLICY,

@@ -53,6 +53,7 @@ export async function buildSenderRuntime(
       ...worker,
       transports: { [channel]: transport },
       workerId: workerIdOf(),
+      operatorHoldMs: config.OPERATOR_HOLD_MS,
       gate: new SharedSendGate({
         store: worker.store,
         clock: systemClock,

@@ -85,10 +85,23 @@ export function appMetric(
  * - escalations > 0 and poison messages > 0;
  * - errors of each function.
  */
+/** What an alarm on one of the gauges is told (the rest is the same for every alarm). */
+interface AlarmOptions {
+  threshold: number;
+  evaluationPeriods: number;
+  treatMissingData: TreatMissingData;
+  description: string;
+}
+
 export class Monitoring extends Construct {
   readonly topic: Topic;
   readonly alarms: Alarm[] = [];
   readonly dashboard: Dashboard;
+  /** Gauges a provider binding may alarm on (lib/providers/binding.ts `monitor`). */
+  readonly metrics = {
+    reconciliationLagSeconds: appMetric(AppMetric.reconciliationLagSeconds, 'Maximum'),
+  };
+  readonly #alarm: (alarmId: string, metric: IMetric, options: AlarmOptions) => Alarm;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
@@ -121,16 +134,7 @@ export class Monitoring extends Construct {
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
     const action = new SnsAction(this.topic);
 
-    const alarm = (
-      alarmId: string,
-      metric: IMetric,
-      options: {
-        threshold: number;
-        evaluationPeriods: number;
-        treatMissingData: TreatMissingData;
-        description: string;
-      },
-    ): Alarm => {
+    const alarm = (alarmId: string, metric: IMetric, options: AlarmOptions): Alarm => {
       const created = new Alarm(this, alarmId, {
         metric,
         threshold: options.threshold,
@@ -145,6 +149,7 @@ export class Monitoring extends Construct {
       this.alarms.push(created);
       return created;
     };
+    this.#alarm = alarm;
 
     const oldestUnresolved = appMetric(AppMetric.oldestUnresolvedAgeSeconds, 'Maximum');
     alarm('OldestUnresolvedAge', oldestUnresolved, {
@@ -225,9 +230,19 @@ export class Monitoring extends Construct {
         width: 12,
       }),
       new GraphWidget({
-        title: 'Oldest unresolved intent age (s)',
+        title: 'Oldest unresolved intent, oldest awaiting a delivery report (s)',
         left: [oldestUnresolved.with({ period: minute, label: 'oldest unresolved' })],
         leftAnnotations: [{ value: props.oldestUnresolvedAlarmSeconds, label: 'alarm' }],
+        // Accepted rows still owed a final report: events-only providers settle them by events
+        // alone; others are asked after the grace (docs/architecture.md §3 "Delivery follow-up").
+        right: [
+          appMetric(AppMetric.oldestAwaitingReportAgeSeconds, 'Maximum', minute).with({
+            label: 'oldest awaiting report',
+          }),
+          appMetric(AppMetric.reconciliationLagSeconds, 'Maximum', minute).with({
+            label: 'reconciliation lag',
+          }),
+        ],
         width: 12,
       }),
     );
@@ -300,5 +315,14 @@ export class Monitoring extends Construct {
         width: 9,
       }),
     );
+  }
+
+  /** An alarm on one of the application's gauges (missing data = the reconciler is not running). */
+  alarmOnGauge(
+    id: string,
+    metric: IMetric,
+    options: { readonly threshold: number; readonly evaluationPeriods: number; readonly description: string },
+  ): Alarm {
+    return this.#alarm(id, metric, { ...options, treatMissingData: TreatMissingData.BREACHING });
   }
 }

@@ -1,3 +1,4 @@
+import type { IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -57,7 +58,7 @@ export interface DeliveryContext {
 export interface DeployedProvider {
   /** The sender of `channel`: grants and settings of the transport. */
   bindTransport?(fn: NoticeFunction, channel: ProviderChannel): void;
-  /** The reconciler: what the lookup needs. */
+  /** The reconciler: what the lookup and status facets need (ambiguous sends, delivery follow-up). */
   bindLookup?(fn: NoticeFunction): void;
   /**
    * The provider-events function: what the inbound facet needs; webhook providers get their
@@ -65,6 +66,18 @@ export interface DeployedProvider {
    * providers route their events to the function here.
    */
   bindInbound?(fn: NoticeFunction): void;
+  /** Alarms the provider needs on the application's gauges (after the monitoring is built). */
+  monitor?(monitoring: ProviderMonitoring): void;
+}
+
+/** What a binding may add to the monitoring: an alarm on one of the application's gauges. */
+export interface ProviderMonitoring {
+  readonly metrics: { readonly reconciliationLagSeconds: IMetric };
+  alarmOnGauge(
+    id: string,
+    metric: IMetric,
+    options: { readonly threshold: number; readonly evaluationPeriods: number; readonly description: string },
+  ): void;
 }
 
 /** Reads this binding's settings out of the parsed deployment settings. */

@@ -1,4 +1,6 @@
 import type { ProviderBinding } from './binding.ts';
+import { eumBinding } from './eum/binding.ts';
+import { infraiBinding } from './infrai/binding.ts';
 import { resendBinding } from './resend/binding.ts';
 import { sendgridBinding } from './sendgrid/binding.ts';
 import { sesBinding } from './ses/binding.ts';
@@ -13,6 +15,8 @@ export const PROVIDER_BINDINGS: readonly ProviderBinding[] = [
   twilioBinding,
   resendBinding,
   sendgridBinding,
+  eumBinding,
+  infraiBinding,
 ];
 
 export function bindingOf(id: string): ProviderBinding | undefined {

@@ -33,9 +33,9 @@ export interface DeliveryStackProps extends StackProps {
  * | function        | ledger table                               | queues            | envelope key    | secrets            | other |
  * |-----------------|--------------------------------------------|-------------------|-----------------|--------------------|-------|
  * | http            | Put/Get/Query/Update/Delete item           | send both         | GenerateDataKey | fingerprint        | — |
- * | send-email      | Get/Update item                            | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
- * | send-sms        | Get/Update item                            | own: consume+send | Decrypt         | its provider's     | scheduler, escalations |
- * | reconciler      | Get/BatchGet/Update item, Query open index | send both         | Decrypt         | lookups' providers | scheduler, escalations |
+ * | send-email      | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
+ * | send-sms        | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
+ * | reconciler      | Get/BatchGet/Update/Put item, Query open index | send both     | Decrypt         | lookups' providers | scheduler, escalations |
  * | provider-events | Get/Update/Put item (suppressions)         | its DLQ           | —               | inbound providers' | — |
  */
 export class DeliveryStack extends Stack {
@@ -144,7 +144,8 @@ export class DeliveryStack extends Stack {
         timeout: senderTimeout,
         invocation: 'sync',
       });
-      fn.bindTable(ledger, { items: ['GetItem', 'UpdateItem'] });
+      // PutItem: suppression records a provider's refusal or list implies (an opt-out).
+      fn.bindTable(ledger, { items: ['GetItem', 'UpdateItem', 'PutItem'] });
       fn.bindEnvelopeKey(keys.envelope, 'open');
       fn.bindRetryScheduler(retryScheduler);
       fn.bindEscalations(this.escalations.bus);
@@ -174,7 +175,11 @@ export class DeliveryStack extends Stack {
       timeout: Duration.seconds(Math.min(reconcileInterval.toSeconds() - 5, 900)),
       invocation: 'async',
     });
-    reconciler.bindTable(ledger, { items: ['GetItem', 'BatchGetItem', 'UpdateItem'], openIndexQuery: true });
+    // PutItem: suppression records of bounces and complaints a status pull brings.
+    reconciler.bindTable(ledger, {
+      items: ['GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem'],
+      openIndexQuery: true,
+    });
     reconciler.bindChannelQueue(queues.email);
     reconciler.bindChannelQueue(queues.sms);
     reconciler.bindEnvelopeKey(keys.envelope, 'open');
@@ -231,6 +236,7 @@ export class DeliveryStack extends Stack {
       queueAgeAlarmSeconds: config.alarms.queueAgeSeconds,
     });
     this.escalations.notify(this.monitoring.topic);
+    for (const provider of this.providers.values()) provider.monitor?.(this.monitoring);
 
     new CfnOutput(this, 'ApiEndpoint', { value: this.api.endpoint, description: 'HTTP API base URL' });
     new CfnOutput(this, 'SubmitterPolicyArn', {

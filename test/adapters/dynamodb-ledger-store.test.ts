@@ -667,9 +667,91 @@ describe('throttle gate item', () => {
     // Not later: nothing written, and the caller learns this hold was no news.
     expect(await own.closeGate('sms', T0 + 2000, 'provider_throttled')).toBe(false);
     expect(await own.readGate('sms')).toBe(T0 + 5000);
-    expect(await own.closeGate('sms', T0 + 9000, 'provider_blocked:key_refused')).toBe(true);
+    expect(await own.closeGate('sms', T0 + 9000, 'operator_action_required:key_refused')).toBe(true);
     expect(await own.readGate('sms')).toBe(T0 + 9000);
     expect(await own.readGate('email')).toBeUndefined();
+  });
+
+  it('keeps an accepted row in the index at its due time (no key moved), counted apart as awaiting a report', async () => {
+    const own = new DynamoDbLedgerStore({ client, tableName: uniqueTableName('awaiting') });
+    await ensureLedgerTable(client, (own as unknown as { tableName: string }).tableName);
+    const intent = newIntent({ createdAt: T0 });
+    await own.reserve(intent);
+    const claim = claimPlan(intent, 'w1', T0 + 10);
+    await own.apply(claim);
+    const accepted = planOutcome(
+      claim.next,
+      { kind: 'accepted', receiptId: 'm-1' },
+      {
+        now: T0 + 20,
+        provider: 'ses',
+        policy: { baseMs: 1000, capMs: 60_000, maxAttempts: 4 },
+        random: () => 0.5,
+        timing: TEST_TIMING,
+      },
+    );
+    await own.apply(accepted);
+
+    const row = await own.get(intent.noticeId, intent.channel);
+    expect(row).toMatchObject({ state: 'accepted', dueAt: intent.dueAt, envelope: undefined });
+    expect((await own.listDue(intent.dueAt as number)).items.map((i) => i.noticeId)).toEqual([
+      intent.noticeId,
+    ]);
+    // Read from the index alone: it projects the state and the acceptance time.
+    expect((await own.listOpen()).items).toEqual([
+      expect.objectContaining({ noticeId: intent.noticeId, state: 'accepted', acceptedAt: T0 + 20 }),
+    ]);
+    expect(await own.countOpen()).toEqual({
+      byState: { accepted: 1 },
+      oldestCreatedAt: undefined,
+      oldestAwaitingSince: T0 + 20,
+      escalationsPending: 0,
+    });
+    // A final report takes it out.
+    await own.apply(
+      planTransition(
+        row as Intent,
+        { to: 'delivered', reason: Reason.deliveryReported, at: T0 + 30 },
+        TEST_TIMING,
+      ),
+    );
+    expect((await own.listOpen()).items).toHaveLength(0);
+  });
+
+  it('settling the escalation of a held (open) row keeps it in the index, due at its own next step', async () => {
+    const own = new DynamoDbLedgerStore({ client, tableName: uniqueTableName('held') });
+    await ensureLedgerTable(client, (own as unknown as { tableName: string }).tableName);
+    const intent = newIntent({ createdAt: T0 });
+    await own.reserve(intent);
+    const claim = claimPlan(intent, 'w1', T0 + 10);
+    await own.apply(claim);
+    const held = planOutcome(
+      claim.next,
+      { kind: 'operator_action_required', code: 'spend_limit', retryAfterMs: 60_000 },
+      {
+        now: T0 + 20,
+        provider: 'eum',
+        policy: { baseMs: 1000, capMs: 60_000, maxAttempts: 4 },
+        random: () => 0.5,
+        timing: TEST_TIMING,
+      },
+    );
+    await own.apply(held);
+    expect(await own.get(intent.noticeId, intent.channel)).toMatchObject({
+      state: 'retry_scheduled',
+      attempts: 0,
+      escalationPending: true,
+      dueAt: T0 + 20,
+    });
+    const due = T0 + 20 + 60_000 + TEST_TIMING.leaseMs;
+    expect(
+      await own.settleEscalation(intent.noticeId, intent.channel, held.next.version, { dueAt: due }),
+    ).toBe(true);
+    expect(await own.get(intent.noticeId, intent.channel)).toMatchObject({
+      escalationPending: undefined,
+      dueAt: due,
+    });
+    expect((await own.listOpen()).items.map((i) => i.noticeId)).toEqual([intent.noticeId]);
   });
 });
 

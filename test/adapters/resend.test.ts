@@ -34,21 +34,26 @@ describe('outcomeForResendError: (status, name) → outcome', () => {
       { kind: 'retryable', throttled: true, retryAfterMs: 3000 },
     ],
     [429, undefined, {}, { kind: 'retryable', throttled: true }],
-    [429, 'daily_quota_exceeded', { 'retry-after': '3600' }, { kind: 'operational', holdMs: 3_600_000 }],
-    [429, 'monthly_quota_exceeded', {}, { kind: 'operational' }],
+    [
+      429,
+      'daily_quota_exceeded',
+      { 'retry-after': '3600' },
+      { kind: 'operator_action_required', retryAfterMs: 3_600_000 },
+    ],
+    [429, 'monthly_quota_exceeded', {}, { kind: 'operator_action_required' }],
     [409, 'concurrent_idempotent_requests', {}, { kind: 'retryable', throttled: false, retryAfterMs: 1000 }],
     [409, 'resource_locked', {}, { kind: 'retryable', throttled: false }],
     [409, 'invalid_idempotent_request', {}, { kind: 'ambiguous' }],
     [409, undefined, {}, { kind: 'ambiguous' }],
-    [401, 'missing_api_key', {}, { kind: 'operational' }],
-    [401, 'restricted_api_key', {}, { kind: 'operational' }],
-    [401, 'validation_error', {}, { kind: 'operational' }],
-    [403, 'invalid_api_key', {}, { kind: 'operational' }],
-    [403, 'validation_error', {}, { kind: 'operational' }],
-    [404, 'not_found', {}, { kind: 'operational' }],
-    [405, 'method_not_allowed', {}, { kind: 'operational' }],
-    [400, 'invalid_idempotency_key', {}, { kind: 'operational' }],
-    [422, 'invalid_from_address', {}, { kind: 'operational' }],
+    [401, 'missing_api_key', {}, { kind: 'operator_action_required' }],
+    [401, 'restricted_api_key', {}, { kind: 'operator_action_required' }],
+    [401, 'validation_error', {}, { kind: 'operator_action_required' }],
+    [403, 'invalid_api_key', {}, { kind: 'operator_action_required' }],
+    [403, 'validation_error', {}, { kind: 'operator_action_required' }],
+    [404, 'not_found', {}, { kind: 'operator_action_required' }],
+    [405, 'method_not_allowed', {}, { kind: 'operator_action_required' }],
+    [400, 'invalid_idempotency_key', {}, { kind: 'operator_action_required' }],
+    [422, 'invalid_from_address', {}, { kind: 'operator_action_required' }],
     [400, 'validation_error', {}, { kind: 'rejected', permanent: true }],
     [422, 'missing_required_field', {}, { kind: 'rejected', permanent: true }],
     [422, 'invalid_attachment', {}, { kind: 'rejected', permanent: true }],
@@ -221,16 +226,16 @@ describe('against the Resend simulator', () => {
       timeoutMs: 600,
     });
     expect(await wrongKey.send(message())).toEqual({
-      kind: 'operational',
+      kind: 'operator_action_required',
       code: 'resend_403_invalid_api_key',
     });
     resend.set({
       failNext: [{ kind: 'status', status: 429, name: 'daily_quota_exceeded', retryAfterSeconds: 60 }],
     });
     expect(await transport.send(message())).toEqual({
-      kind: 'operational',
+      kind: 'operator_action_required',
       code: 'resend_429_daily_quota_exceeded',
-      holdMs: 60_000,
+      retryAfterMs: 60_000,
     });
     expect(resend.emails()).toHaveLength(2);
   });
@@ -271,7 +276,7 @@ describe('against the Resend simulator', () => {
       content: m.subject,
       attemptStartedAt: Date.now() - 1_000,
       attemptEndedAt: Date.now(),
-      message: m,
+      replay: m,
       deadline: Date.now() + 3_600_000,
       keyFirstUsedAt: Date.now() - 1_000,
     };
@@ -295,7 +300,7 @@ describe('against the Resend simulator', () => {
       ...base,
       destination: never.to,
       content: never.subject,
-      message: never,
+      replay: never,
       deadline: Date.now() - 1,
     };
     expect(await lookup.lookup(pastDeadline)).toMatchObject({ kind: 'absent' });

@@ -26,9 +26,9 @@ describe('outcomeForSendGridResponse', () => {
       { 'x-ratelimit-reset': String(now / 1000 + 5) },
       { kind: 'retryable', throttled: true, retryAfterMs: 5000 },
     ],
-    [401, {}, { kind: 'operational' }],
-    [403, {}, { kind: 'operational' }],
-    [404, {}, { kind: 'operational' }],
+    [401, {}, { kind: 'operator_action_required' }],
+    [403, {}, { kind: 'operator_action_required' }],
+    [404, {}, { kind: 'operator_action_required' }],
     [400, {}, { kind: 'rejected', permanent: true }],
     [413, {}, { kind: 'rejected', permanent: true }],
     [500, {}, { kind: 'ambiguous' }],
@@ -90,7 +90,7 @@ describe('against the SendGrid simulator', () => {
       from: 'n@example.com',
       timeoutMs: 600,
     });
-    expect(await wrong.send(message())).toEqual({ kind: 'operational', code: 'sendgrid_401' });
+    expect(await wrong.send(message())).toEqual({ kind: 'operator_action_required', code: 'sendgrid_401' });
     expect(await transport.send(message('not-an-address'))).toEqual({
       kind: 'rejected',
       code: 'sendgrid_400',

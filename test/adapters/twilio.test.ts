@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TIMEOUT_CODE } from '../../lambdas/domain/outcome.ts';
 import type { SmsMessage } from '../../lambdas/ports/transport.port.ts';
-import { outcomeForNetworkError, parseRetryAfter } from '../../lambdas/providers/http-outcomes.ts';
+import { outcomeForNetworkError, parseRetryAfter } from '../../lambdas/providers/fetch-send.ts';
 import {
   fetchMessage,
   findMessages,

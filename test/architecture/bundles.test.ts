@@ -91,6 +91,7 @@ describe('each function bundles only its own clients and provider code', () => {
     const b = bundles.get('sendEmail') as Bundle;
     expect(b.clients).toEqual([...WORKER, 'client-sesv2'].sort());
     expect(b.providerFiles.filter((f) => !f.endsWith('descriptor.ts'))).toEqual([
+      'aws-sdk-send.ts',
       'registry.ts',
       'ses/index.ts',
       'ses/tags.ts',
@@ -119,6 +120,8 @@ describe('each function bundles only its own clients and provider code', () => {
     expect(b.clients).toEqual([...WORKER, 'client-secrets-manager'].sort());
     expect(b.providerFiles.filter((f) => /(transport|inbound)\.ts$/.test(f))).toEqual([]);
     expect(b.providerFiles).toContain('twilio/lookup.ts');
+    // Delivery follow-up: Twilio's status facet (fetch by SID), without its webhook code.
+    expect(b.providerFiles).toContain('twilio/status.ts');
   });
 
   it('provider-events: the ledger and the inbound facets only', () => {
@@ -145,6 +148,42 @@ describe('each function bundles only its own clients and provider code', () => {
     expect(bundleSelection('reconciler', { ...providers, retained: ['ses'] }).providers).toEqual([
       'ses',
       'twilio',
+    ]);
+  });
+
+  it('send-sms (EUM): the SMS v2 client with only the commands its transport sends, no secret', async () => {
+    const b = await bundle('sendSms', { email: 'ses', sms: 'eum', retained: [] });
+    expect(b.clients).toEqual([...WORKER, 'client-pinpoint-sms-voice-v2'].sort());
+    expect(b.commands.filter((c) => c.startsWith('client-pinpoint-sms-voice-v2/')).sort()).toEqual([
+      'client-pinpoint-sms-voice-v2/PutOptedOutNumber',
+      'client-pinpoint-sms-voice-v2/SendTextMessage',
+    ]);
+    expect(b.providerFiles.filter((f) => f.startsWith('eum/')).sort()).toEqual([
+      'eum/descriptor.ts',
+      'eum/index.ts',
+      'eum/transport.ts',
+    ]);
+  });
+
+  it('infrai on both channels: senders carry its transport, the reconciler its lookup and pulled events', async () => {
+    const providers = { email: 'infrai', sms: 'infrai', retained: [] };
+    const sender = await bundle('sendEmail', providers);
+    expect(sender.clients).toEqual([...WORKER, 'client-secrets-manager'].sort());
+    expect(sender.providerFiles.filter((f) => f.startsWith('infrai/')).sort()).toEqual([
+      'infrai/api.ts',
+      'infrai/descriptor.ts',
+      'infrai/index.ts',
+      'infrai/transport.ts',
+    ]);
+    const reconciler = await bundle('reconciler', providers);
+    expect(reconciler.providerFiles).toEqual(
+      expect.arrayContaining(['infrai/lookup.ts', 'infrai/status.ts']),
+    );
+    // No inbound facet: provider-events carries its module's index only (no facet code).
+    const events = await bundle('providerEvents', providers);
+    expect(events.providerFiles.filter((f) => f.startsWith('infrai/')).sort()).toEqual([
+      'infrai/descriptor.ts',
+      'infrai/index.ts',
     ]);
   });
 });

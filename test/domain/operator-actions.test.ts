@@ -110,8 +110,8 @@ describe('planResolution', () => {
       actor: TEST_ACTOR,
     });
     expect(decision.plan.next.providerReceiptId).toBeUndefined();
-    // Settled: out of the open index, the sealed envelope dropped.
-    expect(decision.plan.next.dueAt).toBeUndefined();
+    // Settled: the sealed envelope dropped; still owed a final report (events may still tell).
+    expect(decision.plan.next.dueAt).toBeDefined();
     expect(decision.plan.next.envelope).toBeUndefined();
     assertRowInvariants(decision.plan.next);
     // …and a later delivery report may still move it on without a receipt of its own.

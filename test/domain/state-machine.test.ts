@@ -117,12 +117,14 @@ describe('planOutcome', () => {
     return claim.plan.next;
   };
 
-  it('accepted stores the receipt and drops the envelope and lease', () => {
-    const plan = planOutcome(sending(), { kind: 'accepted', receiptId: 'm-1' }, { ...ctx, now: T0 + 1 });
+  it('accepted stores the receipt, drops the envelope and lease, and keeps its due time (follow-up)', () => {
+    const row = sending();
+    const plan = planOutcome(row, { kind: 'accepted', receiptId: 'm-1' }, { ...ctx, now: T0 + 1 });
     expect(plan.next).toMatchObject({ state: 'accepted', providerReceiptId: 'm-1', provider: 'ses' });
     expect(plan.next.envelope).toBeUndefined();
     expect(plan.next.leaseOwner).toBeUndefined();
-    expect(plan.next.dueAt).toBeUndefined();
+    // Still owed a final delivery report, at the index key it had: the outcome write moves no key.
+    expect(plan.next.dueAt).toBe(row.dueAt);
   });
 
   it('ambiguous records unknown with the timeout reason, due for reconciliation at once', () => {

@@ -208,7 +208,7 @@ describe('Resend: provider answers', () => {
   it('429 with retry-after: honoured; a hard bounce fails and suppresses; the next notice never reaches Resend; a refused key holds the channel', {
     timeout: 90_000,
   }, async () => {
-    const l = await lab('answers', { EMAIL_BATCH_MAX: '1', OPERATIONAL_HOLD_MS: '2000' });
+    const l = await lab('answers', { EMAIL_BATCH_MAX: '1', OPERATOR_HOLD_MS: '2000' });
     const { resend } = l.providers;
     const stack = await l.start();
     // 429.
@@ -235,7 +235,7 @@ describe('Resend: provider answers', () => {
     const [suppressed] = await waitForTimelines(stack.apiUrl, [second.noticeId], allResolved, {
       what: 'the suppressed notice',
     });
-    // A key Resend refuses (401): operational; held, escalated, the attempt given back; then sent.
+    // A key Resend refuses (401): operator_action_required; held, escalated, the attempt given back; then sent.
     resend.set({ failNext: [{ kind: 'status', status: 401, name: 'restricted_api_key' }] });
     const blocked = emailNotice('blocked');
     expect((await postNotice(stack.apiUrl, blocked.body)).status).toBe(202);
@@ -270,19 +270,19 @@ describe('Resend: provider answers', () => {
     expect(reasonsOf(h).slice(0, 5)).toEqual([
       'intake',
       'claimed',
-      'provider_blocked',
+      'operator_action_required',
       'claimed',
       'provider_accepted',
     ]);
-    expect(detailOf(h, 'provider_blocked')).toBe(
-      'resend_401_restricted_api_key; channel held 2000 ms for an operator; attempt not counted',
+    expect(detailOf(h, 'operator_action_required')).toBe(
+      'resend_401_restricted_api_key; channel held 2000 ms, attempt not counted',
     );
     expect(h.attempts).toBe(1);
     expect(claimsOf(h).map((t) => t.attempt)).toEqual([1, 1]);
     expect(emailsFor(side, blocked.noticeId)).toHaveLength(1);
     expect(
       logRecords(stack.output(), 'escalation').find((r) => r.noticeId === blocked.noticeId)?.reason,
-    ).toBe('provider_blocked');
+    ).toBe('operator_action_required');
     console.info(
       `runbook resend answers:\n  429 ${path(c429)}\n  bounce ${path(b)}\n  after bounce ${path(s)}\n  held ${path(h)}`,
     );

@@ -94,8 +94,10 @@ export function fakeWorld(overrides: Partial<Dependencies & ReconcilerDependenci
     unknownGraceMs: 600_000,
     unknownPolicy: 'escalate',
     recheckMs: 60_000,
+    statuses: {},
+    followUp: { graceMs: 15 * 60_000, deadlineMs: 72 * 3_600_000 },
     ...overrides,
-  };
+  } as Dependencies & ReconcilerDependencies;
   return { deps, store, clock, enqueued, scheduled, escalations, email, sms, lookupAnswers, lookupQueries };
 }
 

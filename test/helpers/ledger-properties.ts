@@ -98,10 +98,11 @@ export function assertRowInvariants(row: Intent): void {
     if (index > 0) {
       const previous = records[index - 1];
       expect(record.from).toBe(previous?.to);
-      // A record from = to is a fact on a finished row or an `unknown`'s escalation; anything else
-      // is a legal move.
+      // A record from = to is a fact on a finished row, an `unknown`'s escalation, or the end of an
+      // accepted row's follow-up (delivery_unconfirmed); anything else is a legal move.
       if (isUnknownEscalation(record)) expect(record.reason).toBe(Reason.unknownEscalated);
-      else if (record.from === record.to) expect(isTerminal(record.to)).toBe(true);
+      else if (record.from === record.to)
+        expect(isTerminal(record.to) || record.reason === Reason.deliveryUnconfirmed).toBe(true);
       else expect(canTransition(record.from as Intent['state'], record.to)).toBe(true);
       expect(record.at).toBeGreaterThanOrEqual(previous?.at ?? 0);
     }
@@ -120,10 +121,22 @@ export function assertRowInvariants(row: Intent): void {
   } else if (row.state === 'unknown') {
     expect(records.at(-1)?.reason).not.toBe(Reason.unknownEscalated);
   }
-  // Open index: unresolved rows, and failed rows whose escalation is not published yet.
-  if (row.escalationPending) expect(row.state === 'failed' || row.escalatedAt !== undefined).toBe(true);
-  expect(row.dueAt !== undefined).toBe(isUnresolved(row.state) || row.escalationPending === true);
-  if (row.dueAt !== undefined && row.state !== 'unknown') expect(row.dueAt).toBeLessThanOrEqual(row.deadline);
+  // Open index: unresolved rows, accepted rows still owed a final report (until their follow-up
+  // ends), and rows whose escalation is not published yet (failed, an escalated `unknown`, or a
+  // channel held for a person).
+  if (row.escalationPending)
+    expect(row.state === 'failed' || row.state === 'retry_scheduled' || row.escalatedAt !== undefined).toBe(
+      true,
+    );
+  const awaitingReport =
+    row.state === 'accepted' && !records.some((record) => record.reason === Reason.deliveryUnconfirmed);
+  expect(row.dueAt !== undefined).toBe(
+    isUnresolved(row.state) || awaitingReport || row.escalationPending === true,
+  );
+  if (row.dueAt !== undefined && row.state !== 'unknown' && row.state !== 'accepted')
+    expect(row.dueAt).toBeLessThanOrEqual(row.deadline);
+  // The acceptance time lives on an accepted row only (the awaiting-report gauge reads it).
+  expect(row.acceptedAt !== undefined).toBe(row.state === 'accepted');
   if (row.state === 'accepted' || row.state === 'delivered') {
     // A receipt, or a person's confirmation that the provider holds the message.
     const confirmed = records.some((record) => record.reason === Reason.operatorConfirmedAccepted);

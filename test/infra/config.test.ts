@@ -47,6 +47,10 @@ describe('deployment settings (deploy/settings.json)', () => {
       MAX_ATTEMPTS: String(runtime.MAX_ATTEMPTS),
       NOTICE_DEFAULT_DEADLINE_MS: String(runtime.NOTICE_DEFAULT_DEADLINE_MS),
       OPEN_INDEX_SHARDS: String(runtime.OPEN_INDEX_SHARDS),
+      DELIVERY_REPORT_GRACE_MS: String(runtime.DELIVERY_REPORT_GRACE_MS),
+      DELIVERY_REPORT_DEADLINE_MS: String(runtime.DELIVERY_REPORT_DEADLINE_MS),
+      STATUS_PULLS_PER_RUN: String(runtime.STATUS_PULLS_PER_RUN),
+      OPERATOR_HOLD_MS: String(runtime.OPERATOR_HOLD_MS),
     });
     expect(runtime.PROVIDER_TIMEOUT_MS).toBe(SETTING_DEFAULTS.providerTimeoutMs);
     expect(runtime.SEND_LEASE_MS).toBe(SETTING_DEFAULTS.sendLeaseMs);
@@ -110,7 +114,7 @@ describe('deployment settings (deploy/settings.json)', () => {
     [{ account: '123' }, /account: a 12-digit account id/],
     [{ region: 'Ireland' }, /region: a Region code/],
     [{ account: '111122223333' }, /account and region are set together/],
-    [{ emailProvider: 'mailgun' }, /emailProvider: no provider "mailgun" \(ses, twilio\)/],
+    [{ emailProvider: 'mailgun' }, /emailProvider: no provider "mailgun" \(ses, twilio, eum, infrai\)/],
     [{ smsProvider: 'ses' }, /smsProvider: provider "ses" does not send sms/],
     [{ retainedProviders: ['nobody'] }, /retainedProviders: no provider "nobody"/],
     [

@@ -254,12 +254,12 @@ describe('delivery stack: least privilege', () => {
     });
   });
 
-  it('senders: Get/Update item, own queue only, open envelopes, scheduler + PassRole, escalations', () => {
+  it('senders: Get/Update/Put item (Put: suppressions a provider implies), own queue only, open envelopes, scheduler + PassRole, escalations', () => {
     for (const key of ['sendEmail', 'sendSms'] as const) {
       const g = grants(key);
       const statements = roleStatements(template, logicalId(fn(key).role));
       expect([...g.keys()].filter((a) => a.startsWith('dynamodb:')).sort(), key).toEqual(
-        ['GetItem', 'UpdateItem'].map(table),
+        ['GetItem', 'PutItem', 'UpdateItem'].map(table),
       );
       expect(g.get('sqs:SendMessage'), key).toHaveLength(1);
       expect(g.has('sqs:ReceiveMessage'), key).toBe(true);
@@ -299,14 +299,19 @@ describe('delivery stack: least privilege', () => {
     expect(resources).toContain(':configuration-set/notice-ledger');
   });
 
-  it('reconciler: Query on the open index only, Get/BatchGet/Update items, both queues, open, its lookups’ secret, scheduler', () => {
+  it('reconciler: Query on the open index only, Get/BatchGet/Update/Put items, both queues, open, its lookups’ secret, scheduler', () => {
     const statements = roleStatements(template, logicalId(fn('reconciler').role));
     const g = grants('reconciler');
     const index = statements.find((s) => s.Sid === 'LedgerOpenIndex');
     expect(index?.Action).toBe('dynamodb:Query');
     expect(JSON.stringify(index?.Resource)).toContain('/index/open-due');
     const items = statements.find((s) => s.Sid === 'LedgerItems');
-    expect(items?.Action).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    expect(items?.Action).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
     expect(g.get('sqs:SendMessage')).toHaveLength(2);
     expect(statements.find((s) => s.Sid === 'OpenEnvelopes')?.Action).toBe('kms:Decrypt');
     expect(g.get('secretsmanager:GetSecretValue')).toHaveLength(1);

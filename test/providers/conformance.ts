@@ -23,7 +23,7 @@ import type { ProviderChannel, ProviderDescriptor } from '../../lambdas/contract
 import { correlationId, deriveNoticeId } from '../../lambdas/domain/identity.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import type { LookupVerdict } from '../../lambdas/domain/reconcile.ts';
-import type { DeliveryReport, InboundVerdict } from '../../lambdas/ports/provider.port.ts';
+import type { DeliveryReport, InboundVerdict, StatusAnswer } from '../../lambdas/ports/provider.port.ts';
 import type { LookupQuery } from '../../lambdas/ports/provider-lookup.port.ts';
 
 /** The simulator's lever for the next send. */
@@ -48,13 +48,13 @@ export interface Kit {
   readonly advisesDelay: boolean;
   /** One send through the module's transport facet. */
   send(input: SendInput): Promise<ProviderOutcome>;
-  /** The module's lookup facet, when it has one. */
-  readonly lookup?: (query: LookupQuery) => Promise<LookupVerdict>;
   /**
-   * What the reconciler adds to a lookup for this module (the rendered message for a replay
-   * under the key, the deadline, when the key was first used).
+   * The module's lookup facet, when it has one (the kit adds what the reconciler would: the
+   * message as sent, for a module that looks up by replaying under the key).
    */
-  readonly lookupContext?: (sent: SendInput) => Partial<LookupQuery>;
+  readonly lookup?: (query: LookupQuery) => Promise<LookupVerdict>;
+  /** The module's status facet (delivery follow-up), when it has one. */
+  readonly status?: (sent: SendInput, receipt: string) => Promise<StatusAnswer>;
   /** The next send meets this at the simulator. */
   next(fault: NextSend): void;
   /** What the provider holds for a destination (its receipts), read from the simulator. */
@@ -146,7 +146,6 @@ export function runConformance(name: string, start: () => Promise<Kit>): void {
             content: sent.content,
             attemptStartedAt: startedAt,
             attemptEndedAt: Date.now(),
-            ...kit.lookupContext?.(sent),
           });
           expect(verdict).toMatchObject({ kind: 'found', receiptId: held[0] });
           // Finding it sent nothing more.
@@ -179,7 +178,6 @@ export function runConformance(name: string, start: () => Promise<Kit>): void {
             content: sent.content,
             attemptStartedAt: startedAt,
             attemptEndedAt: Date.now(),
-            ...kit.lookupContext?.(sent),
           });
           const held = await kit.sentTo(sent.to);
           if (kit.descriptor.capabilities.idempotencyKey && verdict.kind === 'found') {
@@ -230,6 +228,29 @@ export function runConformance(name: string, start: () => Promise<Kit>): void {
           kind: 'failed',
           failure: 'complaint',
           suppress: true,
+        });
+      }),
+    );
+
+    it(
+      'answers a status question about an accepted message where it has a status API (delivery follow-up)',
+      withKit(async (kit) => {
+        expect(kit.descriptor.capabilities.statusPull).toBe(kit.status !== undefined);
+        if (!kit.status) return;
+        const sent = input(kit);
+        const outcome = await kit.send(sent);
+        const receipt = outcome.kind === 'accepted' ? outcome.receiptId : '';
+        let final: DeliveryReport | undefined;
+        for (let i = 0; i < 100 && !final; i++) {
+          const answer = await kit.status(sent, receipt);
+          if (answer.kind === 'reports') final = answer.reports.find((r) => r.kind === 'delivered');
+          if (!final) await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        expect(final).toMatchObject({
+          ref: { noticeId: sent.noticeId, channel: kit.channel },
+          kind: 'delivered',
+          receiptId: receipt,
+          provider: kit.descriptor.id,
         });
       }),
     );

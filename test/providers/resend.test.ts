@@ -33,6 +33,7 @@ async function resendKit(): Promise<Kit> {
   const find = (lookup.facet as LookupFacet)(lookup.context);
   const handle = (inbound.facet as Extract<InboundFacet, { kind: 'webhook' }>).create(inbound.context);
   const messages = new Map<string, EmailMessage>();
+  const sent = new Map<string, SendInput>();
   const messageOf = (input: SendInput): EmailMessage => {
     const known = messages.get(input.noticeId);
     if (known) return known;
@@ -62,13 +63,21 @@ async function resendKit(): Promise<Kit> {
     descriptor: provider.descriptor,
     channel: 'email',
     advisesDelay: true,
-    send: (input) => email.send(messageOf(input)),
-    lookup: (query) => find.lookup(query),
-    lookupContext: (sent) => ({
-      message: messageOf(sent),
-      deadline: Date.now() + 86_400_000,
-      keyFirstUsedAt: Date.now() - 1_000,
-    }),
+    send: (input) => {
+      sent.set(`${input.noticeId}-email`, input);
+      return email.send(messageOf(input));
+    },
+    // What the reconciler adds: the message as the attempt sent it, the deadline, when the key
+    // was first used.
+    lookup: (query) => {
+      const input = sent.get(query.correlationId);
+      return find.lookup({
+        ...query,
+        ...(input ? { replay: messageOf(input) } : {}),
+        deadline: Date.now() + 86_400_000,
+        keyFirstUsedAt: Date.now() - 1_000,
+      });
+    },
     next(fault) {
       switch (fault.kind) {
         case 'throttle':

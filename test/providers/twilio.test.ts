@@ -9,6 +9,7 @@ import type {
   InboundFacet,
   InboundRequest,
   LookupFacet,
+  StatusFacet,
   TransportFacet,
 } from '../../lambdas/ports/provider.port.ts';
 import type { SmsTransport } from '../../lambdas/ports/transport.port.ts';
@@ -66,6 +67,8 @@ async function twilioKit(): Promise<Kit> {
   const transport = must(await loadFacet(provider, 'transport', base));
   const lookup = must(await loadFacet(provider, 'lookup', base));
   const inbound = must(await loadFacet(provider, 'inbound', base));
+  const statusFacet = must(await loadFacet(provider, 'status', base));
+  const status = (statusFacet.facet as StatusFacet)(statusFacet.context);
   const text = (transport.facet as TransportFacet).sms?.(transport.context) as SmsTransport;
   const find = (lookup.facet as LookupFacet)(lookup.context);
   const facet = inbound.facet as Extract<InboundFacet, { kind: 'webhook' }>;
@@ -112,6 +115,12 @@ async function twilioKit(): Promise<Kit> {
         idempotencyKey: `${input.noticeId}.sms`,
       }),
     lookup: (query) => find.lookup(query),
+    status: (sent, receipt) =>
+      status.pull({
+        ref: { noticeId: sent.noticeId, channel: 'sms' },
+        receiptId: receipt,
+        acceptedAt: Date.now(),
+      }),
     next(fault) {
       switch (fault.kind) {
         case 'throttle':

@@ -158,7 +158,7 @@ describe('deliverBatch', () => {
       expect(query.batch?.id).toBe(batchId);
       expect(query.batch?.messages).toEqual(world.batch.calls[0]?.messages);
       expect(query.batch?.idempotencyKey).toBe(world.batch.calls[0]?.idempotencyKey);
-      expect(query.message).toEqual(world.batch.calls[0]?.messages[query.batch?.index as number]);
+      expect(query.replay).toEqual(world.batch.calls[0]?.messages[query.batch?.index as number]);
     }
     expect(world.lookupQueries.map((q) => q.batch?.index).sort()).toEqual([0, 1, 2]);
     const after = await Promise.all(ids.map((id) => world.store.get(id, 'email')));
@@ -229,13 +229,13 @@ describe('deliverBatch', () => {
     expect(settled?.transitions.at(-1)?.detail).toMatch(/was never recorded/);
   });
 
-  it('an operational refusal holds the channel, escalates once, and gives every member its attempt back', async () => {
+  it('operator_action_required holds the channel once per call, gives every member its attempt back, and escalates each durably', async () => {
     const world = batchWorld();
     const gate = new SharedSendGate({ store: world.store, clock: world.clock });
-    const deps = { ...world.deps, gate, timing: { leaseMs: 60_000, operationalHoldMs: 120_000 } };
+    const deps = { ...world.deps, gate, operatorHoldMs: 120_000 };
     const ids = await notices(world, 3);
     world.batch.batchScript.push((call) =>
-      call.messages.map(() => ({ kind: 'operational', code: 'key_refused' })),
+      call.messages.map(() => ({ kind: 'operator_action_required', code: 'key_refused' })),
     );
     const steps = await deliverBatch(refs(ids), deps, { maxBatch: 100 });
     expect(world.batch.calls).toHaveLength(1);
@@ -244,19 +244,19 @@ describe('deliverBatch', () => {
       expect(row?.state).toBe('retry_scheduled');
       expect(row?.attempts).toBe(0);
       expect(row?.nextAttemptAt).toBe(world.clock.now() + 120_000);
-      expect(row?.transitions.at(-1)).toMatchObject({ reason: 'provider_blocked', attempt: 1 });
+      expect(row?.transitions.at(-1)).toMatchObject({ reason: 'operator_action_required', attempt: 1 });
     }
     expect(await world.store.readGate('email')).toBe(world.clock.now() + 120_000);
-    expect(world.escalations).toHaveLength(1);
-    expect(world.escalations[0]).toMatchObject({ reason: 'provider_blocked', noticeId: ids[0] });
-    expect(steps.filter((s) => s.kind === 'recorded' && s.escalation === 'published')).toHaveLength(1);
+    // The rows' escalations are durable, one per row (the same marker as a single send's).
+    expect(world.escalations.map((e) => e.reason)).toEqual(ids.map(() => 'operator_action_required'));
+    expect(steps.every((s) => s.kind === 'recorded' && s.escalation === 'published')).toBe(true);
 
-    // Held: the next message waits behind the gate; no call, no second page.
+    // Held: the next messages wait behind the gate; no call, no further escalation.
     const later = await notices(world, 2, 'later');
     const held = await deliverBatch(refs(later), deps, { maxBatch: 100 });
     expect(held.map((s) => s.kind)).toEqual(['deferred', 'deferred']);
     expect(world.batch.calls).toHaveLength(1);
-    expect(world.escalations).toHaveLength(1);
+    expect(world.escalations).toHaveLength(3);
   });
 
   it('chunks a larger queue batch into calls of at most maxBatch, one gate admission each', async () => {
@@ -273,45 +273,5 @@ describe('deliverBatch', () => {
     await deliverBatch(refs(ids), world.deps, { maxBatch: 1 });
     expect(world.batch.calls).toHaveLength(0);
     expect(world.batch.sent.map((m) => m.idempotencyKey)).toEqual(ids.map((id) => `${id}.email`));
-  });
-});
-
-describe('operational outcomes (single sends)', () => {
-  it('hold the channel, escalate once per hold, keep the attempt; the deadline still ends the wait', async () => {
-    const world = fakeWorld();
-    const gate = new SharedSendGate({ store: world.store, clock: world.clock });
-    const deps = { ...world.deps, gate };
-    const first = await submitNotice({ ...EXAMPLE_REQUEST, channels: ['email'] }, deps);
-    if (first.kind !== 'recorded') throw new Error(first.kind);
-    world.email.script.push({ kind: 'operational', code: 'ses_AccountSuspended' });
-    const result = await deliverIntent({ noticeId: first.noticeId, channel: 'email' }, deps);
-    expect(result).toMatchObject({
-      kind: 'recorded',
-      state: 'retry_scheduled',
-      reason: 'provider_blocked',
-      escalation: 'published',
-    });
-    const row = await world.store.get(first.noticeId, 'email');
-    expect(row?.attempts).toBe(0);
-    expect(row?.transitions.at(-1)?.detail).toBe(
-      'ses_AccountSuspended; channel held 300000 ms for an operator; attempt not counted',
-    );
-    expect(await world.store.readGate('email')).toBe(world.clock.now() + 300_000);
-    expect(world.escalations.map((e) => e.reason)).toEqual(['provider_blocked']);
-
-    // A hold advised by the provider (a quota's reset) that ends past the deadline fails the row.
-    const late = await submitNotice(
-      { ...EXAMPLE_REQUEST, eventId: 'evt_late', channels: ['email'], deadline: world.clock.now() + 60_000 },
-      world.deps,
-    );
-    if (late.kind !== 'recorded') throw new Error(late.kind);
-    world.email.script.push({ kind: 'operational', code: 'quota', holdMs: 3_600_000 });
-    await deliverIntent({ noticeId: late.noticeId, channel: 'email' }, world.deps);
-    const failed = await world.store.get(late.noticeId, 'email');
-    expect(failed?.state).toBe('failed');
-    expect(failed?.transitions.at(-1)).toMatchObject({
-      reason: 'deadline_exceeded',
-      detail: 'provider_blocked: quota',
-    });
   });
 });

@@ -84,6 +84,7 @@ describe('rendering is deterministic: a replay is the first attempt, byte for by
                 channel: 'email',
                 templateId: 'lab-result-ready',
                 templateVersion: 'v3',
+                deadline: other.deadline,
                 envelope: otherSealed,
               },
               {
@@ -91,6 +92,7 @@ describe('rendering is deterministic: a replay is the first attempt, byte for by
                 channel: 'email',
                 templateId: template.id,
                 templateVersion: template.version,
+                deadline: row.deadline,
                 envelope: sealed,
               },
             ],

@@ -49,7 +49,7 @@ afterAll(() => {
 describe('provider selection', () => {
   it('an unknown EMAIL_PROVIDER stops the start naming the variable and the registered ids', async () => {
     await expect(buildSenderRuntime('email', { ...base, EMAIL_PROVIDER: 'mailgun' })).rejects.toThrow(
-      'EMAIL_PROVIDER: no provider "mailgun" (registered: ses, twilio, resend, sendgrid)',
+      'EMAIL_PROVIDER: no provider "mailgun" (registered: ses, twilio, resend, sendgrid, eum, infrai)',
     );
   });
 

@@ -72,7 +72,10 @@ interface StoredRecord {
 }
 
 /** Intent fields stored under a shorter attribute name (every write pays per started KB). */
-const STORED_NAMES: Partial<Record<MutableIntentField, string>> = { escalatedAt: 'escAt' };
+const STORED_NAMES: Partial<Record<MutableIntentField, string>> = {
+  escalatedAt: 'escAt',
+  acceptedAt: 'accAt',
+};
 const storedName = (field: MutableIntentField): string => STORED_NAMES[field] ?? field;
 
 const intentPk = (noticeId: string) => `N#${noticeId}`;
@@ -203,6 +206,7 @@ function intentFromItem(item: Item): Intent {
     envelope: item.envelope as string | undefined,
     escalationPending: item.escalationPending === true ? true : undefined,
     escalatedAt: item.escAt as number | undefined,
+    acceptedAt: item.accAt as number | undefined,
     transitions: ((item.transitions as StoredRecord[] | undefined) ?? []).map(fromStoredRecord),
   };
 }
@@ -219,6 +223,7 @@ function refFromIndexItem(item: Item): OpenIntentRef {
     attempts: (item.attempts as number | undefined) ?? 0,
     ...(item.escAt !== undefined ? { escalatedAt: item.escAt as number } : {}),
     ...(item.escalationPending === true ? { escalationPending: true } : {}),
+    ...(item.accAt !== undefined ? { acceptedAt: item.accAt as number } : {}),
   };
 }
 
@@ -290,6 +295,7 @@ export class DynamoDbLedgerStore implements LedgerStore {
       escalationPending: intent.escalationPending ? true : undefined,
       // Short name: projected into the open index.
       escAt: intent.escalatedAt,
+      accAt: intent.acceptedAt,
       transitions: intent.transitions.map(toStoredRecord),
     };
   }
@@ -491,7 +497,7 @@ export class DynamoDbLedgerStore implements LedgerStore {
     noticeId: string,
     channel: Channel,
     expectedVersion: number,
-    options: { readonly keepOpen?: boolean } = {},
+    options: { readonly keepOpen?: boolean; readonly dueAt?: number | undefined } = {},
   ): Promise<boolean> {
     try {
       const out = await this.doc.send(
@@ -499,12 +505,20 @@ export class DynamoDbLedgerStore implements LedgerStore {
           TableName: this.tableName,
           Key: { pk: intentPk(noticeId), sk: channelSk(channel) },
           // A failed row leaves the open index with the marker: it has nothing left to owe. An
-          // escalated `unknown` is still owed an operator's action and stays.
-          UpdateExpression: options.keepOpen
-            ? 'REMOVE escalationPending'
-            : 'REMOVE escalationPending, dueAt, openShard',
+          // escalated `unknown` is still owed an operator's action and stays; a held channel's row
+          // stays too, due when its own next step is.
+          UpdateExpression:
+            options.dueAt !== undefined
+              ? 'SET dueAt = :due REMOVE escalationPending'
+              : options.keepOpen
+                ? 'REMOVE escalationPending'
+                : 'REMOVE escalationPending, dueAt, openShard',
           ConditionExpression: 'version = :v AND escalationPending = :yes',
-          ExpressionAttributeValues: { ':v': expectedVersion, ':yes': true },
+          ExpressionAttributeValues: {
+            ':v': expectedVersion,
+            ':yes': true,
+            ...(options.dueAt === undefined ? {} : { ':due': options.dueAt }),
+          },
           ...this.capacityOption,
         }),
       );
@@ -709,6 +723,7 @@ export class DynamoDbLedgerStore implements LedgerStore {
             t: m.templateId,
             v: m.templateVersion,
             e: m.envelope,
+            ...(m.deadline !== undefined ? { d: m.deadline } : {}),
           })),
           ':ttl': Math.ceil(batch.expiresAt / 1000),
         },
@@ -738,13 +753,16 @@ export class DynamoDbLedgerStore implements LedgerStore {
       idempotencyKey: item.idemKey as string,
       createdAt: item.createdAt as number,
       expiresAt: (item[LedgerTable.ttlAttribute] as number) * 1000,
-      members: (item.members as { n: string; c: Channel; t: string; v: string; e: string }[]).map((m) => ({
-        noticeId: m.n,
-        channel: m.c,
-        templateId: m.t,
-        templateVersion: m.v,
-        envelope: m.e,
-      })),
+      members: (item.members as { n: string; c: Channel; t: string; v: string; e: string; d?: number }[]).map(
+        (m) => ({
+          noticeId: m.n,
+          channel: m.c,
+          templateId: m.t,
+          templateVersion: m.v,
+          envelope: m.e,
+          ...(m.d !== undefined ? { deadline: m.d } : {}),
+        }),
+      ),
     };
   }
 

@@ -36,6 +36,7 @@ function toRef(intent: Intent): OpenIntentRef {
     attempts: intent.attempts,
     ...(intent.escalatedAt !== undefined ? { escalatedAt: intent.escalatedAt } : {}),
     ...(intent.escalationPending ? { escalationPending: true } : {}),
+    ...(intent.acceptedAt !== undefined ? { acceptedAt: intent.acceptedAt } : {}),
   };
 }
 
@@ -120,14 +121,14 @@ export class MemoryLedgerStore implements LedgerStore {
     noticeId: string,
     channel: Channel,
     expectedVersion: number,
-    options: { readonly keepOpen?: boolean } = {},
+    options: { readonly keepOpen?: boolean; readonly dueAt?: number | undefined } = {},
   ): Promise<boolean> {
     const current = this.intents.get(key(noticeId, channel));
     if (!current || current.version !== expectedVersion || !current.escalationPending) return false;
     this.intents.set(key(noticeId, channel), {
       ...current,
       escalationPending: undefined,
-      dueAt: options.keepOpen ? current.dueAt : undefined,
+      dueAt: options.dueAt ?? (options.keepOpen ? current.dueAt : undefined),
     });
     return true;
   }

@@ -1,6 +1,6 @@
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Channel } from '../../domain/channel.ts';
-import type { IntentQueue, IntentRef } from '../../ports/intent-queue.port.ts';
+import type { IntentQueue, IntentRef, SuppressionSync } from '../../ports/intent-queue.port.ts';
 
 /** SQS caps a message delay at 15 minutes. */
 export const MAX_SQS_DELAY_MS = 900_000;
@@ -9,6 +9,11 @@ const BATCH_LIMIT = 10;
 /** The message body: a reference only. Destinations and variables never travel through SQS. */
 export function intentMessageBody(ref: IntentRef, attempt?: number): string {
   return JSON.stringify({ noticeId: ref.noticeId, channel: ref.channel, ...(attempt ? { attempt } : {}) });
+}
+
+/** A suppression sync's body: ids, a reason code and the sealed destination (never in clear). */
+export function suppressionSyncBody(sync: SuppressionSync): string {
+  return JSON.stringify({ kind: 'suppression_sync', ...sync });
 }
 
 export class SqsIntentQueue implements IntentQueue {
@@ -45,5 +50,11 @@ export class SqsIntentQueue implements IntentQueue {
         }
       }
     }
+  }
+
+  async enqueueSuppressionSync(sync: SuppressionSync): Promise<void> {
+    const url = this.queueUrls[sync.channel];
+    if (!url) throw new Error(`no queue configured for channel ${sync.channel}`);
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: suppressionSyncBody(sync) }));
   }
 }

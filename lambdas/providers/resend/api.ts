@@ -6,7 +6,7 @@
  */
 import type { ProviderOutcome } from '../../domain/outcome.ts';
 import type { EmailMessage } from '../../ports/transport.port.ts';
-import { outcomeForNetworkError, parseRetryAfter } from '../http-outcomes.ts';
+import { outcomeForNetworkError, parseRetryAfter } from '../fetch-send.ts';
 
 export interface ResendApiConfig {
   /** API origin, e.g. `https://api.resend.com`. */
@@ -168,7 +168,11 @@ export function outcomeForResendError(
   const advised = advisedDelayMs(headers, now);
   if (status === 429) {
     if (name === 'daily_quota_exceeded' || name === 'monthly_quota_exceeded') {
-      return { kind: 'operational', code: c, ...(advised !== undefined ? { holdMs: advised } : {}) };
+      return {
+        kind: 'operator_action_required',
+        code: c,
+        ...(advised !== undefined ? { retryAfterMs: advised } : {}),
+      };
     }
     return {
       kind: 'retryable',
@@ -184,13 +188,13 @@ export function outcomeForResendError(
     return { kind: 'ambiguous', code: c };
   }
   if (status === 401 || status === 403 || status === 404 || status === 405) {
-    return { kind: 'operational', code: c };
+    return { kind: 'operator_action_required', code: c };
   }
   if (
     (status === 400 && name === 'invalid_idempotency_key') ||
     (status === 422 && name === 'invalid_from_address')
   ) {
-    return { kind: 'operational', code: c };
+    return { kind: 'operator_action_required', code: c };
   }
   if (status === 400 || status === 413 || status === 422)
     return { kind: 'rejected', code: c, permanent: true };

@@ -55,12 +55,12 @@ export class ResendProviderLookup implements ProviderLookup {
       if (beforeDeadline && now - query.batch.createdAt < SAFE_REPLAY_MS)
         return this.#replayBatch(query.batch);
     } else if (
-      query.message &&
-      'subject' in query.message &&
+      query.replay &&
+      'subject' in query.replay &&
       beforeDeadline &&
       now - (query.keyFirstUsedAt ?? query.attemptStartedAt) < SAFE_REPLAY_MS
     ) {
-      return this.#replay(query.message);
+      return this.#replay(query.replay);
     }
     return this.#list(query);
   }

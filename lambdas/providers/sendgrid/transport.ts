@@ -1,7 +1,7 @@
 import type { ProviderOutcome } from '../../domain/outcome.ts';
 import type { ProviderContext, TransportFacet } from '../../ports/provider.port.ts';
 import type { EmailMessage, EmailTransport } from '../../ports/transport.port.ts';
-import { outcomeForNetworkError } from '../http-outcomes.ts';
+import { outcomeForNetworkError } from '../fetch-send.ts';
 import { setting } from '../settings.ts';
 import { apiUrl, INTENT_ARG, INTENT_HEADER, isMessageId, type SendGridApiConfig } from './api.ts';
 import { descriptor } from './descriptor.ts';
@@ -98,7 +98,7 @@ export function outcomeForSendGridResponse(
     };
   }
   if (status === 401 || status === 403 || status === 404 || status === 405)
-    return { kind: 'operational', code };
+    return { kind: 'operator_action_required', code };
   if (status === 400 || status === 413) return { kind: 'rejected', code, permanent: true };
   if (status === 408) return { kind: 'retryable', code, throttled: false };
   if (status >= 400 && status < 500) return { kind: 'rejected', code, permanent: false };

@@ -4,9 +4,17 @@ import {
   SendEmailCommand,
   type SendEmailCommandInput,
 } from '@aws-sdk/client-sesv2';
-import { type ProviderOutcome, TIMEOUT_CODE } from '../../domain/outcome.ts';
+import type { ProviderOutcome } from '../../domain/outcome.ts';
 import type { TransportFacet } from '../../ports/provider.port.ts';
 import type { EmailMessage, EmailTransport } from '../../ports/transport.port.ts';
+import {
+  classifySdkTransportFailure,
+  isServiceAnswer,
+  type SdkErrorShape,
+  sdkAnswerCode,
+  sendForMessageId,
+  singleAttemptClientOptions,
+} from '../aws-sdk-send.ts';
 import { setting } from '../settings.ts';
 import { SES_INTENT_HEADER, SES_INTENT_TAG, sesTagValue } from './tags.ts';
 
@@ -27,35 +35,13 @@ export interface SesEmailTransportOptions {
 export type SesClientOverrides = Pick<SESv2ClientConfig, 'region' | 'endpoint' | 'credentials'>;
 
 /**
- * An SES v2 client fit for sends the ledger accounts for.
- *
- * `maxAttempts: 1`: the SDK's standard retry would resend after a 500, a reset or a timeout,
- * none of which prove SES did not take the message, and SendEmail has no idempotency token.
- * Every resend must be a ledger decision.
- *
- * Timeouts: the connect phase gets half the budget and the whole request (connect included)
- * gets all of it, so a connection that never opens always surfaces as smithy's connection
- * timeout (provably not sent: retryable) before the request timeout (maybe sent: ambiguous)
- * can fire. `throwOnRequestTimeout` is required: without it smithy only logs a warning.
- * `socketTimeout` bounds a response that stalls after its headers.
- *
- * The endpoint comes from `AWS_ENDPOINT_URL_SESV2` when set (read by the SDK itself).
+ * An SES v2 client fit for sends the ledger accounts for: one SDK call is one attempt, with the
+ * timeouts that tell "never connected" from "maybe sent" (../aws-sdk-send.ts). The endpoint comes
+ * from `AWS_ENDPOINT_URL_SESV2` when set (read by the SDK itself).
  */
 export function createSesClient(options: { readonly timeoutMs: number } & SesClientOverrides): SESv2Client {
   const { timeoutMs, ...overrides } = options;
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-    throw new RangeError('timeoutMs must be a positive number');
-  }
-  return new SESv2Client({
-    ...overrides,
-    maxAttempts: 1,
-    requestHandler: {
-      connectionTimeout: Math.max(1, Math.floor(timeoutMs / 2)),
-      requestTimeout: timeoutMs,
-      throwOnRequestTimeout: true,
-      socketTimeout: timeoutMs,
-    },
-  });
+  return new SESv2Client({ ...overrides, ...singleAttemptClientOptions(timeoutMs) });
 }
 
 export class SesEmailTransport implements EmailTransport {
@@ -97,17 +83,12 @@ export class SesEmailTransport implements EmailTransport {
       ...(this.configurationSetName === undefined ? {} : { ConfigurationSetName: this.configurationSetName }),
     };
 
-    let messageId: string | undefined;
-    try {
+    return sendForMessageId(
       // Per call as well, so an injected client keeps this transport's budget.
-      const output = await this.client.send(new SendEmailCommand(input), { requestTimeout: this.timeoutMs });
-      messageId = output.MessageId;
-    } catch (error) {
-      return classifySesError(error);
-    }
-    // A 2xx without an id: SES most likely holds the message, but we cannot name it.
-    if (!messageId) return { kind: 'ambiguous', code: 'ses_missing_message_id' };
-    return { kind: 'accepted', receiptId: messageId };
+      () => this.client.send(new SendEmailCommand(input), { requestTimeout: this.timeoutMs }),
+      classifySesError,
+      'ses_missing_message_id',
+    );
   }
 }
 
@@ -178,27 +159,16 @@ const UNAVAILABLE_NAMES: ReadonlySet<string> = new Set(['ServiceUnavailable', 'S
  */
 export function classifySesError(error: unknown): ProviderOutcome {
   if (typeof error !== 'object' || error === null) return { kind: 'ambiguous', code: 'ses_unclassified' };
-  const e = error as ErrorShape;
+  const e = error as SdkErrorShape;
   const name = typeof e.name === 'string' ? e.name : '';
   const message = typeof e.message === 'string' ? e.message : '';
   const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
-  const isServiceAnswer = status !== undefined || e.$fault === 'client' || e.$fault === 'server';
-
-  if (isServiceAnswer) return classifyAnswer(name, message, status);
-  return classifyTransportFailure(name, message, e);
-}
-
-interface ErrorShape {
-  readonly name?: unknown;
-  readonly message?: unknown;
-  readonly code?: unknown;
-  readonly syscall?: unknown;
-  readonly $fault?: unknown;
-  readonly $metadata?: { readonly httpStatusCode?: unknown };
+  if (isServiceAnswer(e)) return classifyAnswer(name, message, status);
+  return classifySdkTransportFailure(e, 'ses_unclassified');
 }
 
 function classifyAnswer(name: string, message: string, status: number | undefined): ProviderOutcome {
-  const code = answerCode(name, status);
+  const code = sdkAnswerCode('ses', name, status);
 
   // By message first: SES words both quota errors the same way whatever exception carries them
   // (which one carries the daily quota is undocumented for v2).
@@ -235,53 +205,4 @@ function classifyAnswer(name: string, message: string, status: number | undefine
   // 500, and 502/504 where a gateway may have forwarded the request and lost the answer; also
   // a 2xx whose body could not be read, after which SES most likely holds the message.
   return { kind: 'ambiguous', code };
-}
-
-/** `ses_<ErrorName>` for a named SES error, `ses_http_<status>` when the name says nothing. */
-function answerCode(name: string, status: number | undefined): string {
-  const safeName = name.replace(/[^A-Za-z0-9_]/g, '').slice(0, 64);
-  const meaningless =
-    safeName === '' || safeName === 'Unknown' || safeName === 'Error' || safeName === 'SyntaxError';
-  if (!meaningless) return `ses_${safeName}`;
-  return status === undefined ? 'ses_unclassified' : `ses_http_${status}`;
-}
-
-/** Errors that can only happen before a byte of the request left: no connection, no name. */
-const PRE_SEND_CODES: ReadonlyMap<string, string> = new Map([
-  ['ECONNREFUSED', 'connection_refused'],
-  ['ENOTFOUND', 'dns_failure'],
-  ['EAI_AGAIN', 'dns_failure'],
-]);
-
-/**
- * smithy's connection timeout (`connectionTimeout`). It carries no code, only this message;
- * if a future smithy rewords it, the error falls through to `timeout` (ambiguous), which
- * costs a reconciliation, never a duplicate.
- */
-const CONNECT_TIMEOUT = /did not establish a connection/;
-
-function classifyTransportFailure(name: string, message: string, e: ErrorShape): ProviderOutcome {
-  const code = typeof e.code === 'string' ? e.code : undefined;
-  const syscall = typeof e.syscall === 'string' ? e.syscall : undefined;
-
-  const preSend = code === undefined ? undefined : PRE_SEND_CODES.get(code);
-  if (preSend !== undefined) return { kind: 'retryable', code: preSend, throttled: false };
-  // EHOSTUNREACH, ETIMEDOUT… raised by connect(): the socket never opened.
-  if (syscall === 'connect' || syscall === 'getaddrinfo') {
-    return { kind: 'retryable', code: 'connect_failed', throttled: false };
-  }
-  if (name === 'TimeoutError' && code === undefined && CONNECT_TIMEOUT.test(message)) {
-    return { kind: 'retryable', code: 'connect_timeout', throttled: false };
-  }
-  // Credentials are resolved before the request is signed, so nothing was sent.
-  if (name === 'CredentialsProviderError')
-    return { kind: 'retryable', code: 'credentials_unavailable', throttled: false };
-
-  // smithy renames ECONNRESET/EPIPE to TimeoutError, so test the code before the name. The
-  // request was (at least partly) written on an open socket: SES may have it.
-  if (code === 'ECONNRESET' || code === 'EPIPE') return { kind: 'ambiguous', code: 'connection_reset' };
-  if (name === 'TimeoutError' || name === 'AbortError' || code === 'ETIMEDOUT') {
-    return { kind: 'ambiguous', code: TIMEOUT_CODE };
-  }
-  return { kind: 'ambiguous', code: 'ses_unclassified' };
 }

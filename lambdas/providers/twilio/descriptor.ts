@@ -3,7 +3,8 @@ import type { ProviderDescriptor } from '../../contract/providers.ts';
 /**
  * Twilio Messaging (SMS) over its REST API with plain `fetch`. No idempotency key: an ambiguous
  * send is looked up by listing messages to the destination (body and time must match), and
- * settled by signed status callbacks at `POST /v1/provider-events/twilio`.
+ * settled by signed status callbacks at `POST /v1/provider-events/twilio`; an accepted message
+ * whose callback never came is fetched by its SID (the status facet: delivery follow-up).
  */
 export const descriptor = {
   id: 'twilio',
@@ -16,19 +17,19 @@ export const descriptor = {
       description: 'API origin (the adapter appends /2010-04-01/Accounts/{sid}/Messages.json)',
       default: 'https://api.twilio.com',
       url: true,
-      requiredBy: ['transport', 'lookup'],
+      requiredBy: ['transport', 'lookup', 'status'],
     },
     {
       name: 'TWILIO_ACCOUNT_SID',
       description: 'account SID (AC…)',
       secretField: 'accountSid',
-      requiredBy: ['transport', 'lookup'],
+      requiredBy: ['transport', 'lookup', 'status'],
     },
     {
       name: 'TWILIO_AUTH_TOKEN',
       description: 'auth token: API credential and the key of X-Twilio-Signature',
       secretField: 'authToken',
-      requiredBy: ['transport', 'lookup', 'inbound'],
+      requiredBy: ['transport', 'lookup', 'status', 'inbound'],
     },
     {
       name: 'TWILIO_FROM',

@@ -4,39 +4,7 @@ import { setting } from '../settings.ts';
 import { CALLBACK_CORRELATION_PARAM } from './callbacks.ts';
 import { descriptor } from './descriptor.ts';
 import { verifyTwilioSignature } from './signature.ts';
-
-/**
- * Twilio `MessageStatus` → what it proves about the intent. Statuses that prove nothing we
- * record (`receiving`, `canceled`, …) are acknowledged and ignored.
- * - `accepted`/`queued`/`scheduled`/`sending`/`sent`: Twilio holds the message, which settles a
- *   row still `sending` or `unknown` as accepted;
- * - `delivered` (and `read`, which implies it): final delivery;
- * - `undelivered`/`failed`: final failure, with Twilio's ErrorCode.
- */
-const STATUS_KIND: Readonly<Record<string, DeliveryReport['kind']>> = {
-  accepted: 'accepted',
-  queued: 'accepted',
-  scheduled: 'accepted',
-  sending: 'accepted',
-  sent: 'accepted',
-  delivered: 'delivered',
-  read: 'delivered',
-  undelivered: 'failed',
-  failed: 'failed',
-};
-
-/**
- * Error codes that mean the destination should not be messaged again on this channel:
- * 21610 the recipient replied STOP (an opt-out: treated like a complaint), 30004 blocked,
- * 30005 unknown or inactive number and 30006 landline or unreachable carrier (hard bounces).
- * Other codes (30003 handset off, 30007 carrier filtering, …) fail this message only.
- */
-const SUPPRESSING_CODES: Readonly<Record<string, NonNullable<DeliveryReport['failure']>>> = {
-  '21610': 'complaint',
-  '30004': 'delivery_failed',
-  '30005': 'hard_bounce',
-  '30006': 'hard_bounce',
-};
+import { twilioStatusReport } from './statuses.ts';
 
 const MESSAGE_SID = /^[A-Z]{2}[0-9a-fA-F]{32}$/;
 
@@ -77,24 +45,8 @@ export function twilioCallbackReport(
   if (errors.length > 0) return { ok: false, errors };
   if (!ref) return { ok: true, report: undefined, status, unmatched: true };
 
-  const kind = STATUS_KIND[status];
-  if (!kind) return { ok: true, report: undefined, status };
   const code = /^\d{1,10}$/.test(params.ErrorCode ?? '') ? params.ErrorCode : undefined;
-  const suppressing = kind === 'failed' && code !== undefined ? SUPPRESSING_CODES[code] : undefined;
-  return {
-    ok: true,
-    status,
-    report: {
-      ref,
-      provider: descriptor.id,
-      receiptId,
-      kind,
-      at,
-      ...(kind === 'failed'
-        ? { failure: suppressing ?? 'delivery_failed', code, suppress: suppressing !== undefined }
-        : {}),
-    },
-  };
+  return { ok: true, status, report: twilioStatusReport(ref, receiptId, status, code, at) };
 }
 
 /**

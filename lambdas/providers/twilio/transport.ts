@@ -1,8 +1,11 @@
 import type { ProviderOutcome } from '../../domain/outcome.ts';
 import type { TransportFacet } from '../../ports/provider.port.ts';
 import type { SmsMessage, SmsTransport } from '../../ports/transport.port.ts';
-import { outcomeForNetworkError, parseRetryAfter } from '../http-outcomes.ts';
+import { outcomeForNetworkError, parseRetryAfter } from '../fetch-send.ts';
 import { setting } from '../settings.ts';
+
+export { outcomeForNetworkError, parseRetryAfter };
+
 import { type TwilioApiConfig, twilioBasicAuth, twilioMessagesUrl } from './api.ts';
 import { CALLBACK_CORRELATION_PARAM, callbackUrl } from './callbacks.ts';
 

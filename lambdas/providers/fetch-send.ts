@@ -1,11 +1,9 @@
-import type { ProviderOutcome } from '../domain/outcome.ts';
-import { TIMEOUT_CODE } from '../domain/outcome.ts';
-
 /**
- * What every provider module that speaks HTTP with plain `fetch` shares: how a thrown fetch
- * error and a `Retry-After` header are read. Only failures that provably happen before the
- * request was written are retryable (docs/architecture.md §4).
+ * What every provider module that sends with plain `fetch` shares (REST providers and
+ * gateways): the classification of a thrown fetch error (only failures before the request was
+ * written are retryable) and `Retry-After` parsing.
  */
+import { type ProviderOutcome, TIMEOUT_CODE } from '../domain/outcome.ts';
 
 /** Connect-phase failures: no byte of the request reached the provider. */
 const NOT_SENT_CODES: Readonly<Record<string, string>> = {

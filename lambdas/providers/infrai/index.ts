@@ -1,0 +1,13 @@
+import type { ProviderModule } from '../../ports/provider.port.ts';
+import { descriptor } from './descriptor.ts';
+import { facet as lookup } from './lookup.ts';
+import { facet as status } from './status.ts';
+import { facet as transport } from './transport.ts';
+
+/** A bundle leaves out the facets its function does not use (see ../registry.ts). No inbound: events are pulled. */
+export const infrai: ProviderModule = {
+  descriptor,
+  transport: process.env.NOTICE_LEDGER_OMIT_TRANSPORT ? undefined : async () => transport,
+  lookup: process.env.NOTICE_LEDGER_OMIT_LOOKUP ? undefined : async () => lookup,
+  status: process.env.NOTICE_LEDGER_OMIT_STATUS ? undefined : async () => status,
+};
