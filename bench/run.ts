@@ -12,6 +12,15 @@
  *                               bench/results/priority-latest.json and replaces `priority` in latest.json
  *   --only-deadline-risk        only the deadline-risk scenario: deadline-risk-latest.json and
  *                               `deadlineRisk` in latest.json
+ *   --skip-email / --email-only  leave out, or run only, the email batch comparison below
+ *   --email-notices N / --email-single-notices N / --email-rate R / --email-concurrency C
+ *                               (defaults 3000 / 300 (quick: 150) / 5 / 5: the deployed e-mail
+ *                               event source's maximum concurrency)
+ *
+ * Email batch sends (bench/email-batch-run.ts): the Resend simulator capped at R requests/s,
+ * the same kind of burst sent with batches of 100 (N notices, ideal N/(100 R)) and as single
+ * sends (a smaller N: ideal N/R would be 600 s at N = 3000), each on a fresh stack, compared as
+ * drain / ideal, calls per accepted email, duplicates, lost and max queue age.
  *
  * Order: cost phases A and B (happy path, delivery reports) → throttle run against our stack →
  * cost phase C (forced retries; its 2-minute schedule must not fire inside another measurement)
@@ -31,6 +40,7 @@ import { type SmsSimulator, startSmsSimulator } from '../local/sms-simulator/ser
 import { type BaselineResult, runBaseline } from './baseline/naive-dispatcher.ts';
 import { type CostResult, type HappyPathCost, runCostPhases, runRetryPhase } from './cost-run.ts';
 import { type DeadlineRiskFigures, runDeadlineRisk } from './deadline-risk-run.ts';
+import { type EmailBatchResult, type EmailRunFigures, runEmailBatchBench } from './email-batch-run.ts';
 import type { ThrottleFigures } from './lib/figures.ts';
 import { type BenchServices, REGION, startBenchServices } from './lib/services.ts';
 import { type StackHandle, startStackChild, startStackInProcess } from './lib/stack-process.ts';
@@ -61,6 +71,12 @@ interface Args {
   readonly onlyPriority: boolean;
   readonly onlyDeadlineRisk: boolean;
   readonly inProcess: boolean;
+  readonly skipEmail: boolean;
+  readonly emailOnly: boolean;
+  readonly emailNotices: number;
+  readonly emailSingleNotices: number;
+  readonly emailRate: number;
+  readonly emailConcurrency: number;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -83,11 +99,29 @@ function parseArgs(argv: readonly string[]): Args {
     '--notices',
     '--rate',
     '--pace-factor',
+    '--in-process',
+    '--skip-email',
+    '--email-only',
+    '--email-notices',
+    '--email-single-notices',
+    '--email-rate',
+    '--email-concurrency',
   ]);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (!known.has(arg)) throw new Error(`unknown argument: ${arg}`);
-    if (['--notices', '--rate', '--pace-factor'].includes(arg)) i++;
+    if (
+      [
+        '--notices',
+        '--rate',
+        '--pace-factor',
+        '--email-notices',
+        '--email-single-notices',
+        '--email-rate',
+        '--email-concurrency',
+      ].includes(arg)
+    )
+      i++;
   }
   return {
     mode: quick ? 'quick' : 'full',
@@ -100,6 +134,12 @@ function parseArgs(argv: readonly string[]): Args {
     onlyPriority: argv.includes('--only-priority'),
     onlyDeadlineRisk: argv.includes('--only-deadline-risk'),
     inProcess: argv.includes('--in-process'),
+    skipEmail: argv.includes('--skip-email'),
+    emailOnly: argv.includes('--email-only'),
+    emailNotices: Math.round(value('--email-notices') ?? 3000),
+    emailSingleNotices: Math.round(value('--email-single-notices') ?? (quick ? 150 : 300)),
+    emailRate: value('--email-rate') ?? 5,
+    emailConcurrency: Math.round(value('--email-concurrency') ?? 5),
   };
 }
 
@@ -146,6 +186,8 @@ export interface BenchResults {
   /** Issue 15: lanes and the shared rate budget against today's single lane, one run. */
   readonly priority?: Readonly<Record<PriorityVariant, PriorityFigures>>;
   readonly deadlineRisk?: DeadlineRiskFigures;
+  /** Resend at 5 requests/s: batches of 100 against single sends (bench/email-batch-run.ts). */
+  readonly emailBatch?: EmailBatchResult;
   readonly series: {
     readonly throttle: { t: number; unresolved: number; oldestAgeSeconds: number }[];
     readonly baseline?: { t: number; unresolved: number; oldestAgeSeconds: number }[];
@@ -291,6 +333,45 @@ async function main(): Promise<void> {
       return;
     }
 
+    const runEmail = () =>
+      runEmailBatchBench({
+        // Straight to DynamoDB Local and SQS: these runs count no requests, and the counting
+        // proxies (in this process, beside the Resend simulator) would add their latency.
+        baseEnv: {
+          ...env,
+          AWS_ENDPOINT_URL_DYNAMODB: services.dynamodb.endpoint,
+          AWS_ENDPOINT_URL_SQS: services.sqsEndpoint,
+        },
+        ddb,
+        rate: args.emailRate,
+        batchedNotices: args.emailNotices,
+        singleNotices: args.emailSingleNotices,
+        burst: true,
+        concurrency: args.emailConcurrency,
+        tag,
+        log,
+      });
+    if (args.emailOnly) {
+      const email = await runEmail();
+      await mkdir(RESULTS_DIR, { recursive: true });
+      const record = {
+        startedAt: new Date(started).toISOString(),
+        durationSeconds: round((Date.now() - started) / 1000, 1),
+        machine: { cpus: cpus().length, node: process.version },
+        emailBatch: email,
+      };
+      await writeFile(join(RESULTS_DIR, 'email-latest.json'), `${JSON.stringify(record, null, 2)}\n`);
+      await appendFile(
+        join(RESULTS_DIR, 'history.jsonl'),
+        `${JSON.stringify({ startedAt: record.startedAt, mode: 'email-only', email: emailSummary(email) })}\n`,
+      );
+      print();
+      print(
+        `notice-ledger bench (email only), ${record.startedAt}, ${record.durationSeconds} s, ${record.machine.cpus} CPUs`,
+      );
+      printEmailTable(email);
+      return;
+    }
     const stack: StackHandle = args.inProcess
       ? await startStackInProcess(env, () => stdoutBytes)
       : await startStackChild(env, log);
@@ -354,6 +435,7 @@ async function main(): Promise<void> {
 
     const priority = args.skipPriority ? undefined : await runPriorityScenario();
     const deadlineRisk = args.skipPriority ? undefined : await runDeadlineRiskScenario();
+    const email = args.skipEmail ? undefined : await runEmail();
 
     const results: BenchResults = {
       mode: args.mode,
@@ -376,6 +458,7 @@ async function main(): Promise<void> {
       throttle: { ...ours.figures, detail: ours.detail },
       ...(priority ? { priority } : {}),
       ...(deadlineRisk ? { deadlineRisk } : {}),
+      ...(email ? { emailBatch: email } : {}),
       ...(baseline ? { baseline: { ...baseline.figures, detail: baseline.detail } } : {}),
       ...(cost
         ? {
@@ -443,6 +526,7 @@ function summaryLine(r: BenchResults) {
     baseline: pick(r.baseline),
     writesPerChannel: r.cost?.dynamoWritesPerChannel,
     wcuPerChannel: r.cost?.writeCapacityUnitsPerChannel,
+    ...(r.emailBatch ? { email: emailSummary(r.emailBatch) } : {}),
   };
 }
 
@@ -520,6 +604,7 @@ function printTable(r: BenchResults): void {
       `${'SQS sends / retry<60s'.padEnd(28)}${String(c.detail.retries.sqsSendsPerShortRetry).padStart(12)}`,
     );
   }
+  if (r.emailBatch) printEmailTable(r.emailBatch);
   print();
   for (const [name, check] of Object.entries(TARGETS))
     print(`${check(r.throttle) ? 'met ' : 'MISS'}  ${name}`);
@@ -582,6 +667,66 @@ function printDeadlineRisk(d: DeadlineRiskFigures): void {
     `${within ? 'met ' : 'MISS'}  every channel that missed was warned within one reconciler interval of intake`,
   );
   print(`${d.warnedButMadeIt === 0 ? 'met ' : 'MISS'}  none warned that made it`);
+}
+
+function emailSummary(e: EmailBatchResult) {
+  const pick = (f: EmailRunFigures) => ({
+    notices: f.notices,
+    drainSeconds: f.drainSeconds,
+    drainOverIdeal: f.drainOverIdeal,
+    providerCallsPerAccepted: f.providerCallsPerAccepted,
+    duplicates: f.duplicates,
+    lost: f.lost,
+    maxQueueAgeSeconds: f.maxQueueAgeSeconds,
+  });
+  return {
+    rate: e.providerRatePerSecond,
+    single: pick(e.single),
+    batched: pick(e.batched),
+    ...(e.batchedBurst ? { batchedBurst: pick(e.batchedBurst) } : {}),
+  };
+}
+
+/** The issue-12 target: batched drain ≤ 1.2 × N/(R × 100). */
+const EMAIL_BATCH_TARGET = 1.2;
+
+function printEmailTable(e: EmailBatchResult): void {
+  const columns: [string, EmailRunFigures][] = [
+    ['single', e.single],
+    ['batch 100', e.batched],
+    ...(e.batchedBurst ? ([['batch burst', e.batchedBurst]] as [string, EmailRunFigures][]) : []),
+  ];
+  const rows: [string, (f: EmailRunFigures) => string][] = [
+    ['clock from', (f) => (f.clock === 'queued' ? '1st call' : '1st POST')],
+    ['notices (email)', (f) => String(f.notices)],
+    ['emails per call asked', (f) => String(f.batchMax)],
+    ['drain (s)', (f) => f.drainSeconds.toFixed(1)],
+    ['ideal N/(R × batch) (s)', (f) => f.idealSeconds.toFixed(1)],
+    ['drain / ideal', (f) => f.drainOverIdeal.toFixed(3)],
+    ['intake (s)', (f) => f.intakeSeconds.toFixed(1)],
+    ['provider calls', (f) => String(f.providerCalls)],
+    ['  of them batch calls', (f) => String(f.batchCalls)],
+    ['  of them 429 answers', (f) => String(f.providerRateLimited)],
+    ['emails per answered call', (f) => f.emailsPerCall.toFixed(1)],
+    ['provider calls / accepted', (f) => f.providerCallsPerAccepted.toFixed(4)],
+    ['duplicates', (f) => String(f.duplicates)],
+    ['lost', (f) => String(f.lost)],
+    ['p99 trigger→accepted (s)', (f) => f.p99TriggerToAcceptedSeconds.toFixed(2)],
+    ['max queue age (s)', (f) => f.maxQueueAgeSeconds.toFixed(2)],
+  ];
+  print();
+  print(
+    `${`email, Resend at ${e.providerRatePerSecond} req/s`.padEnd(28)}${columns.map(([name]) => name.padStart(13)).join('')}`,
+  );
+  for (const [label, fmt] of rows)
+    print(`${label.padEnd(28)}${columns.map(([, f]) => fmt(f).padStart(13)).join('')}`);
+  const b = e.batched;
+  print();
+  print(
+    `${b.drainOverIdeal <= EMAIL_BATCH_TARGET ? 'met ' : 'MISS'}  batched drain (queued) ≤ ${EMAIL_BATCH_TARGET} × N/(R × 100) (${b.drainSeconds.toFixed(1)} s vs ${(EMAIL_BATCH_TARGET * b.idealSeconds).toFixed(1)} s)`,
+  );
+  const clean = columns.every(([, f]) => f.duplicates === 0 && f.lost === 0);
+  print(`${clean ? 'met ' : 'MISS'}  email: no duplicates, none lost (every run)`);
 }
 
 function printAgreement(previous: BenchResults, current: BenchResults): void {

@@ -275,7 +275,9 @@ export async function runScenario(setup: Setup, scenario: Scenario): Promise<Sce
     },
     closeGate: async (_channel: string, untilMs: number) => {
       await dynamo('write');
-      if (untilMs > gateItem.until) gateItem.until = untilMs;
+      if (untilMs <= gateItem.until) return false;
+      gateItem.until = untilMs;
+      return true;
     },
   };
   const clock = { now: () => sim.now };

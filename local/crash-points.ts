@@ -8,8 +8,9 @@
  * targeted intent. The use case (lambdas/use-cases/deliver-intent.ts) is untouched: each point
  * is a port call it already makes.
  *
- *   before_send    at the transport's `send` entry, before any byte reaches the provider
- *   after_accept   after the transport returned `accepted`, before the outcome is written
+ *   before_send    at the transport's `send` (or `sendBatch`) entry, before any byte reaches the provider
+ *   after_accept   after the transport returned `accepted`, before the outcome is written (for a
+ *                  batch call: once the call answered, before any member's result is written)
  *   before_commit  at the store's `apply` of the plan that takes the row out of `sending`
  *                  (the attempt's outcome), before the write
  *
@@ -23,7 +24,7 @@ import { parseCorrelationId } from '../lambdas/domain/identity.ts';
 import type { TransitionPlan } from '../lambdas/domain/intent.ts';
 import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
 import type { LedgerStore } from '../lambdas/ports/ledger-store.port.ts';
-import type { Transport } from '../lambdas/ports/transport.port.ts';
+import type { BatchSending, Transport } from '../lambdas/ports/transport.port.ts';
 import type { SenderDependencies } from '../lambdas/use-cases/dependencies.ts';
 
 export const CRASH_POINTS = ['before_send', 'after_accept', 'before_commit'] as const;
@@ -130,7 +131,7 @@ function wrapStore(store: LedgerStore, before: (plan: TransitionPlan) => void): 
 }
 
 function wrapTransport<M extends { readonly correlationId: string }>(
-  transport: Transport<M>,
+  transport: Transport<M> & Partial<BatchSending<M>>,
   point: 'before_send' | 'after_accept',
   check: (correlationId: string, outcome: ProviderOutcome | undefined) => void,
 ): void {
@@ -140,5 +141,17 @@ function wrapTransport<M extends { readonly correlationId: string }>(
     const outcome = await send(message);
     if (point === 'after_accept') check(message.correlationId, outcome);
     return outcome;
+  };
+  const sendBatch = transport.sendBatch?.bind(transport);
+  if (!sendBatch) return;
+  transport.sendBatch = async (batch) => {
+    if (point === 'before_send') for (const m of batch.messages) check(m.correlationId, undefined);
+    const outcomes = await sendBatch(batch);
+    if (point === 'after_accept') {
+      batch.messages.forEach((m, i) => {
+        check(m.correlationId, outcomes[i]);
+      });
+    }
+    return outcomes;
   };
 }

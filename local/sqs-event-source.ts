@@ -32,8 +32,13 @@ export interface SqsEventSourceOptions {
   readonly log: (line: string) => void;
   /** Batches in flight at once (Lambda's maximum concurrency for the mapping). @default 2 */
   readonly concurrency?: number;
-  /** @default 10 */
+  /** Records per invocation (SQS hands out at most 10 per receive; more take several). @default 10 */
   readonly batchSize?: number;
+  /**
+   * Lambda's MaximumBatchingWindowInSeconds: how long to keep gathering a batch larger than one
+   * receive (only used with `batchSize` > 10). @default 1000
+   */
+  readonly maxBatchingWindowMs?: number;
   /** @default 1 */
   readonly waitTimeSeconds?: number;
 }
@@ -107,12 +112,19 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
       if (Date.now() - startedAt < MIN_EMPTY_RECEIVE_MS) await pause(EMPTY_RECEIVE_PAUSE_MS);
       return messages;
     }
-    if (batchSize > 1 && !stopping) {
+    // Gather the rest without waiting on an empty queue; above 10 (one receive's most) keep
+    // gathering for up to the batching window, as Lambda does, stopping at the first empty answer.
+    const windowEnds = Date.now() + (batchSize > 10 ? (options.maxBatchingWindowMs ?? 1000) : 0);
+    while (messages.length < batchSize && !stopping) {
+      let more: Message[];
       try {
-        messages = messages.concat(await receiveOnce(batchSize - 1, 0));
+        more = await receiveOnce(Math.min(10, batchSize - messages.length), 0);
       } catch {
-        // The first message is ours already; the rest stay in the queue for the next poll.
+        // What we hold is ours already; the rest stay in the queue for the next poll.
+        break;
       }
+      messages = messages.concat(more);
+      if (more.length === 0 || batchSize <= 10 || Date.now() >= windowEnds) break;
     }
     return messages;
   }

@@ -217,6 +217,7 @@ async function start(
       concurrency: p.concurrency,
       reconcileIntervalMs: config.RECONCILE_INTERVAL_MS,
       crashPoint,
+      senders: parseSenders(e.LOCAL_SENDERS),
       feeds: p.simulated.map((provider) => ({ provider, started: startedHere(provider.service) })),
     }),
   ]);
@@ -496,6 +497,21 @@ function parsePositiveInt(value: string | undefined, name: string, fallback: num
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${value}"`);
   return n;
+}
+
+/** `LOCAL_SENDERS`: the channels whose senders consume their queue (`email,sms`, `none`; default both). */
+function parseSenders(value: string | undefined): Channel[] {
+  if (value === undefined || value.trim() === '') return [...CHANNELS];
+  if (value.trim() === 'none') return [];
+  const names = value.split(',').map((v) => v.trim());
+  for (const name of names) {
+    if (!(CHANNELS as readonly string[]).includes(name)) {
+      throw new Error(
+        `LOCAL_SENDERS must name channels (${CHANNELS.join(', ')}) or be "none"; got "${value}"`,
+      );
+    }
+  }
+  return names as Channel[];
 }
 
 function required(value: string | undefined): string {

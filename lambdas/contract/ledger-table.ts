@@ -7,6 +7,7 @@
  *   S#<channel>#<fp>      S         suppression entry for a destination fingerprint
  *   G#<channel>           G         provider throttle gate (shared "slow down until")
  *   P#<channel>           P         shared rate budget: the clock tokens are booked on (docs/architecture.md §11)
+ *   B#<batchId>           B         a provider batch call, recorded before it is made (TTL)
  *
  * The open-intent index is sparse: only unresolved intents carry `openShard` + `dueAt`.
  */

@@ -274,6 +274,17 @@ export const SETTINGS = {
     max: 36_500,
     description: 'TTL (days) of terminal rows; unset keeps them',
   },
+  // --- provider batch sends (issue 12) ----------------------------------------------------------
+  EMAIL_BATCH_MAX: {
+    kind: 'integer',
+    default: 100,
+    min: 1,
+    max: 1000,
+    deployKey: 'emailBatchMax',
+    description:
+      'most emails in one provider batch call where the email provider has one (capped by its own limit); ' +
+      '1 turns batching off',
+  },
   // --- Lanes and the shared rate budget (issue 15, docs/architecture.md §11) -----------------
   EMAIL_RATE_BUDGET_PER_SECOND: {
     kind: 'number',

@@ -64,9 +64,14 @@ export function parseCorrelationId(value: string): { noticeId: string; channel: 
   return match ? { noticeId: match[1] as string, channel: match[2] as Channel } : undefined;
 }
 
-/** Sent to providers that accept one (Resend `Idempotency-Key`): identical for every attempt. */
+/** Sent to providers that accept one (an `Idempotency-Key` header): identical for every attempt. */
 export function idempotencyKey(noticeId: string, channel: Channel): string {
   return `${noticeId}.${channel}`;
+}
+
+/** The key of one provider batch call: its own, the same on every replay of that call. */
+export function batchIdempotencyKey(batchId: string): string {
+  return `batch.${batchId}`;
 }
 
 /** JSON with object keys sorted at every depth, so equal content always hashes equal. */

@@ -81,6 +81,12 @@ export interface Intent {
   readonly leaseOwner?: string | undefined;
   readonly leaseExpiresAt?: number | undefined;
   /**
+   * The provider batch call this attempt rides in (docs/architecture.md §4, "Batches"): set by the
+   * claim, before the call, and kept while the attempt's outcome is open (`sending`, `unknown`), so
+   * a lookup finds the batch's durable record (its members and idempotency key) and replays it.
+   */
+  readonly batch?: string | undefined;
+  /**
    * When the reconciler must next look at this row; present only while unresolved, which
    * is what makes the open-intent index sparse.
    */
@@ -120,6 +126,7 @@ export const MUTABLE_INTENT_FIELDS = [
   'nextAttemptAt',
   'leaseOwner',
   'leaseExpiresAt',
+  'batch',
   'dueAt',
   'envelope',
   'escalationPending',
@@ -203,7 +210,13 @@ export interface TransitionChange {
   readonly set?: Partial<
     Pick<
       Intent,
-      'attempts' | 'provider' | 'providerReceiptId' | 'nextAttemptAt' | 'leaseOwner' | 'leaseExpiresAt'
+      | 'attempts'
+      | 'provider'
+      | 'providerReceiptId'
+      | 'nextAttemptAt'
+      | 'leaseOwner'
+      | 'leaseExpiresAt'
+      | 'batch'
     >
   >;
 }
@@ -277,6 +290,8 @@ export function planTransition(
   const leaseOwner = change.to === 'sending' ? merged.leaseOwner : undefined;
   const leaseExpiresAt = change.to === 'sending' ? merged.leaseExpiresAt : undefined;
   const nextAttemptAt = change.to === 'retry_scheduled' ? merged.nextAttemptAt : undefined;
+  // A batch is the attempt's: it stays while the attempt's outcome is open, and goes with it.
+  const batch = change.to === 'sending' || change.to === 'unknown' ? merged.batch : undefined;
   const escalationPending =
     escalates(change.to, change.reason) || riskWarningPending(intent, change.to) ? true : undefined;
   const next: Intent = {
@@ -286,6 +301,7 @@ export function planTransition(
     leaseOwner,
     leaseExpiresAt,
     nextAttemptAt,
+    batch,
     envelope: isUnresolved(change.to) ? intent.envelope : undefined,
     escalationPending,
     // Every transition leaves the current `unknown` (or enters a new one): an escalation is over.
@@ -442,6 +458,8 @@ export function decideClaim(
     workerId: string;
     timing: LedgerTiming;
     provider?: string | undefined;
+    /** The batch call this attempt will ride in, recorded by the claim itself (before the call). */
+    batch?: string | undefined;
     /** On the claim record (e.g. what the provider's suppression check answered). */
     detail?: string | undefined;
   },
@@ -472,6 +490,7 @@ export function decideClaim(
         // The attempt's provider, recorded in the claim itself (no extra write): a lease that
         // expires, and the reconciler's lookup after it, then ask the provider that was called.
         ...(ctx.provider !== undefined ? { provider: ctx.provider } : {}),
+        ...(ctx.batch !== undefined ? { batch: ctx.batch } : {}),
       },
     },
     ctx.timing,

@@ -31,7 +31,7 @@ export type ProviderOutcome =
     }
   /**
    * The provider refused because of our account, not this message: a spend limit reached, credit
-   * exhausted, a key revoked, the account suspended. Nothing was sent, every message of the
+   * exhausted, a daily or monthly quota spent, a key refused or revoked, the account suspended. Nothing was sent, every message of the
    * channel would meet the same answer, and only a person can clear it. The dispatcher holds the
    * channel (`retryAfterMs` when the provider says when it clears), escalates, and does not count
    * the attempt. The kind is the reason the row records (`Reason.operatorActionRequired`): one

@@ -13,6 +13,7 @@ import {
 import type { DeliveryReport, InboundVerdict } from '../ports/provider.port.ts';
 import { applyDeliveryReport, type ReportResult } from '../use-cases/apply-delivery-report.ts';
 import type { ReportDependencies } from '../use-cases/dependencies.ts';
+import { RecentEvents } from '../use-cases/recent-events.ts';
 import { getProviderEventsRuntime, type ProviderEventsRuntime } from '../wiring/provider-events.ts';
 import { createRouter, type HttpRequest, type RouteReply, withRuntime } from './http/router.ts';
 import { logger, metrics } from './observability.ts';
@@ -27,12 +28,29 @@ import { logger, metrics } from './observability.ts';
  * ledger is thrown, so the provider (or EventBridge) retries it.
  */
 
+/** Event ids applied by this instance (lambdas/use-cases/recent-events.ts). */
+const recent = new RecentEvents();
+
+/**
+ * Applies the reports in order; a report whose event id this instance already applied (a
+ * provider's redelivery, or the same event twice in one delivery) is skipped. An id is
+ * remembered only once its report is applied, so a ledger error leaves the provider's retry
+ * welcome.
+ */
 async function applyAll(
   reports: readonly DeliveryReport[],
   deps: ReportDependencies,
 ): Promise<ReportResult[]> {
   const results: ReportResult[] = [];
-  for (const report of reports) results.push(await applyDeliveryReport(report, deps));
+  for (const report of reports) {
+    const key = report.eventId === undefined ? undefined : `${report.provider}:${report.eventId}`;
+    if (key !== undefined && recent.has(key)) {
+      results.push({ kind: 'ignored', why: 'duplicate_event' });
+      continue;
+    }
+    results.push(await applyDeliveryReport(report, deps));
+    if (key !== undefined) recent.remember(key);
+  }
   return results;
 }
 

@@ -25,6 +25,11 @@ export interface DeliveryReport {
   readonly suppress?: boolean | undefined;
   /** When the provider says it happened (epoch ms). */
   readonly at: number;
+  /**
+   * The provider's id of the event (a webhook message id, an event id): a repeat of an id
+   * already applied is dropped before it reaches the ledger.
+   */
+  readonly eventId?: string | undefined;
 }
 
 /** What a module needs to build a facet: its own settings, resolved, and the shared timing. */

@@ -52,5 +52,27 @@ export interface Transport<M> {
   readonly suppressions?: ProviderSuppressions | undefined;
 }
 
-export type EmailTransport = Transport<EmailMessage>;
+/** One provider call carrying many messages, under one idempotency key for the whole call. */
+export interface MessageBatch<M> {
+  readonly idempotencyKey: string;
+  readonly messages: readonly M[];
+}
+
+/**
+ * A transport that can also send many messages in one call with one result per message
+ * (`capabilities.batchSend`). `sendBatch` makes exactly one call and returns one outcome per
+ * message, in order; a whole-call answer (a timeout, a 429) is that outcome for every message.
+ */
+export interface BatchSending<M> {
+  /** The most messages one call may carry (the provider's own limit). */
+  readonly maxBatch: number;
+  /**
+   * How long the provider answers a replay of a call under its key with the original answer
+   * (without sending again): the batch record is kept at least this long.
+   */
+  readonly replayWindowMs: number;
+  sendBatch(batch: MessageBatch<M>): Promise<ProviderOutcome[]>;
+}
+
+export type EmailTransport = Transport<EmailMessage> & Partial<BatchSending<EmailMessage>>;
 export type SmsTransport = Transport<SmsMessage>;

@@ -3,6 +3,10 @@ import { descriptor as eumDescriptor } from './eum/descriptor.ts';
 import { eum } from './eum/index.ts';
 import { descriptor as infraiDescriptor } from './infrai/descriptor.ts';
 import { infrai } from './infrai/index.ts';
+import { descriptor as resendDescriptor } from './resend/descriptor.ts';
+import { resend } from './resend/index.ts';
+import { descriptor as sendgridDescriptor } from './sendgrid/descriptor.ts';
+import { sendgrid } from './sendgrid/index.ts';
 import { descriptor as sesDescriptor } from './ses/descriptor.ts';
 import { ses } from './ses/index.ts';
 import { descriptor as twilioDescriptor } from './twilio/descriptor.ts';
@@ -32,6 +36,14 @@ export const PROVIDERS: readonly RegisteredProvider[] = [
   {
     descriptor: twilioDescriptor,
     load: process.env.NOTICE_LEDGER_OMIT_TWILIO ? undefined : async () => twilio,
+  },
+  {
+    descriptor: resendDescriptor,
+    load: process.env.NOTICE_LEDGER_OMIT_RESEND ? undefined : async () => resend,
+  },
+  {
+    descriptor: sendgridDescriptor,
+    load: process.env.NOTICE_LEDGER_OMIT_SENDGRID ? undefined : async () => sendgrid,
   },
   { descriptor: eumDescriptor, load: process.env.NOTICE_LEDGER_OMIT_EUM ? undefined : async () => eum },
   {

@@ -23,7 +23,8 @@ export type ReportResult =
         | 'already_final'
         | 'receipt_mismatch'
         | 'not_accepted_yet'
-        | 'no_change';
+        | 'no_change'
+        | 'duplicate_event';
     };
 
 const MAX_RACES = 3;

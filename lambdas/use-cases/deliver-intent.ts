@@ -1,3 +1,4 @@
+import type { Channel } from '../domain/channel.ts';
 import { MissingConfigurationError } from '../domain/errors.ts';
 import {
   DEFAULT_OPERATOR_HOLD_MS,
@@ -8,16 +9,16 @@ import {
   type TransitionPlan,
 } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
-import { priorityOf } from '../domain/priority.ts';
+import { type Priority, priorityOf } from '../domain/priority.ts';
 import { Reason } from '../domain/state-machine.ts';
 import { isSuppressed, SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
 import type { TemplateDefinition } from '../domain/template.ts';
 import { EnvelopeUnreadableError, type SendEnvelope } from '../ports/envelope-sealer.port.ts';
-import type { IntentRef } from '../ports/intent-queue.port.ts';
+import { type IntentRef, laneRef } from '../ports/intent-queue.port.ts';
 import type { EmailMessage, EmailTransport, SmsMessage, SmsTransport } from '../ports/transport.port.ts';
 import type { SenderDependencies } from './dependencies.ts';
 import { type EscalationOutcome, publishEscalation } from './escalate.ts';
-import { outgoingMessage } from './outgoing-message.ts';
+import { renderMessage } from './messages.ts';
 
 /** What one queue message led to; safe to log (no destination, no content). */
 export type DeliveryResult =
@@ -43,7 +44,7 @@ interface FollowedUp {
   readonly escalation: EscalationOutcome;
 }
 
-async function applyAndFollowUp(
+export async function applyAndFollowUp(
   plan: TransitionPlan,
   deps: SenderDependencies,
 ): Promise<FollowedUp | undefined> {
@@ -105,7 +106,7 @@ function planLateOutcome(
   });
 }
 
-type ChannelTransport = EmailTransport | SmsTransport;
+export type ChannelTransport = EmailTransport | SmsTransport;
 
 /**
  * What this deployment needs to send the row at all: its template version and the channel's
@@ -129,18 +130,32 @@ function sendingSetup(
   return { template, transport };
 }
 
+/** A row this worker may send now: claimable, not suppressed, and the deployment can send it. */
+export interface ReadyToSend {
+  readonly row: Intent;
+  readonly template: TemplateDefinition;
+  readonly transport: ChannelTransport;
+  /** On the claim record: what the provider's own suppression list answered, when it was asked. */
+  readonly claimDetail?: string | undefined;
+  /** The envelope, when the provider-list check already opened it (reused for the send). */
+  readonly envelope?: SendEnvelope | undefined;
+}
+
 /**
- * The sender. Primary course:
- *  1. read the row (consistent); anything but reserved / due retry_scheduled → leave it;
- *  2. suppression check → `suppressed` (never reaches a transport);
- *  3. claim with a lease and the provider about to be called (one conditional write; losers leave);
- *  4. open the envelope, render, make one provider call with a timeout;
- *  5. record the typed outcome with one conditional write; schedule the next attempt or escalate.
- * Throws only when the ledger itself cannot be read or written, so the message is redelivered.
+ * Steps 1 and 2 of the sender (and of a batch): read the row; anything but reserved / due
+ * retry_scheduled is left alone, a past deadline fails it, a suppressed destination ends it
+ * (our list, then the provider's own where it keeps one), a missing template or transport fails
+ * it (configuration_error). What remains is ready.
  */
-export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): Promise<DeliveryResult> {
+export async function prepareDelivery(
+  ref: IntentRef,
+  deps: SenderDependencies,
+): Promise<
+  { readonly kind: 'done'; readonly result: DeliveryResult } | ({ readonly kind: 'ready' } & ReadyToSend)
+> {
+  const done = (result: DeliveryResult) => ({ kind: 'done' as const, result });
   const row = await deps.store.get(ref.noticeId, ref.channel);
-  if (!row) return { kind: 'missing' };
+  if (!row) return done({ kind: 'missing' });
   const now = deps.clock.now();
   const claim = decideClaim(row, { now, workerId: deps.workerId, timing: deps.timing });
   if (claim.kind === 'leave') {
@@ -150,9 +165,9 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
         { to: 'failed', reason: Reason.deadlineExceeded, at: now },
         deps.timing,
       );
-      return applyOrLeave(plan, row, deps);
+      return done(await applyOrLeave(plan, row, deps));
     }
-    return { kind: 'left', why: claim.why, state: row.state };
+    return done({ kind: 'left', why: claim.why, state: row.state });
   }
 
   const suppression = await deps.store.getSuppression(row.channel, row.destination.fingerprint);
@@ -167,7 +182,7 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
       },
       deps.timing,
     );
-    return applyOrLeave(plan, row, deps);
+    return done(await applyOrLeave(plan, row, deps));
   }
 
   const setup = sendingSetup(row, deps);
@@ -177,96 +192,148 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
       { to: 'failed', reason: Reason.configurationError, at: now, detail: setup.message },
       deps.timing,
     );
-    return applyOrLeave(plan, row, deps);
+    return done(await applyOrLeave(plan, row, deps));
   }
-  const { template, transport } = setup;
 
   // The provider's own list, where it keeps one, before any work: a listed destination never
   // reaches the transport, and the answer is recorded on the row (on the claim, or as the reason).
-  let checked: ProviderListCheck = { kind: 'not_asked' };
+  const { transport } = setup;
   if (transport.suppressions?.check) {
-    checked = await checkProviderList(row, transport, deps);
-    if (checked.kind === 'suppressed') return recordProviderSuppression(row, transport, checked, deps);
+    const checked = await checkProviderList(row, transport, deps);
+    if (checked.kind === 'suppressed')
+      return done(await recordProviderSuppression(row, transport, checked, deps));
     if (checked.kind === 'unavailable') {
       const untilMs = deps.clock.now() + PROVIDER_CHECK_RETRY_MS;
       await deps.queue.enqueue([ref], { delayMs: PROVIDER_CHECK_RETRY_MS });
-      return { kind: 'deferred', untilMs };
+      return done({ kind: 'deferred', untilMs });
+    }
+    if (checked.kind === 'clear') {
+      return {
+        kind: 'ready',
+        row,
+        ...setup,
+        claimDetail: `${transport.provider} suppression list: not listed`,
+        envelope: checked.envelope,
+      };
     }
   }
+  return { kind: 'ready', row, ...setup };
+}
 
-  if (deps.gate) {
-    const admission = await deps.gate.admit(ref.channel, priorityOf(row));
-    if (admission.kind === 'wait') {
-      await deps.queue.enqueue([ref], { delayMs: Math.max(0, admission.untilMs - deps.clock.now()) });
-      return { kind: 'deferred', untilMs: admission.untilMs };
-    }
+/**
+ * The channel's shared gate, asked once per provider call: `undefined` to go ahead, else the
+ * refs are sent back through the queue for when the gate opens, and each is `deferred`.
+ */
+export async function admitCall(
+  channel: Channel,
+  refs: readonly IntentRef[],
+  deps: SenderDependencies,
+  priority?: Priority,
+): Promise<DeliveryResult | undefined> {
+  if (!deps.gate) return undefined;
+  // The lane books its token in the shared rate budget (docs/architecture.md §11).
+  const admission = await deps.gate.admit(channel, priority);
+  if (admission.kind === 'go') return undefined;
+  await deps.queue.enqueue(refs, { delayMs: Math.max(0, admission.untilMs - deps.clock.now()) });
+  return { kind: 'deferred', untilMs: admission.untilMs };
+}
+
+/**
+ * Opens the envelope (unless the provider-list check already did) and renders the message;
+ * throws (→ `failPreparation`) when either cannot be done.
+ */
+export async function openMessage(
+  row: Intent,
+  template: TemplateDefinition,
+  deps: Pick<SenderDependencies, 'sealer'>,
+  opened?: SendEnvelope,
+): Promise<EmailMessage | SmsMessage> {
+  if (!row.envelope) throw new EnvelopeUnreadableError('envelope already removed');
+  const envelope =
+    opened ?? (await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel }));
+  return renderMessage(row, template, envelope);
+}
+
+/** A claimed row whose envelope or rendering failed: `failed` without a provider call. */
+export async function failPreparation(
+  sending: Intent,
+  error: unknown,
+  deps: SenderDependencies,
+): Promise<DeliveryResult> {
+  const reason = error instanceof EnvelopeUnreadableError ? Reason.envelopeUnreadable : Reason.renderFailed;
+  const plan = planTransition(
+    sending,
+    {
+      to: 'failed',
+      reason,
+      at: deps.clock.now(),
+      attempt: sending.attempts,
+      detail: error instanceof Error ? error.name : 'error',
+    },
+    deps.timing,
+  );
+  const followed = await applyAndFollowUp(plan, deps);
+  return followed ? recorded(plan, followed) : { kind: 'left', why: 'outcome_raced', state: sending.state };
+}
+
+/**
+ * What one provider call's answer means for the whole channel, once per call (a batch's 429 is
+ * one "slow down", not a hundred): a throttle closes the shared gate and slows the pace, an
+ * acceptance brings the pace back up, `operator_action_required` holds the channel for a person
+ * (every message of the channel would meet the same answer; the rows escalate durably).
+ */
+export async function reactToOutcomes(
+  channel: Channel,
+  outcomes: readonly ProviderOutcome[],
+  deps: SenderDependencies,
+): Promise<void> {
+  const now = deps.clock.now();
+  const throttled = outcomes.filter(
+    (o): o is Extract<ProviderOutcome, { kind: 'retryable' }> => o.kind === 'retryable' && o.throttled,
+  );
+  if (throttled.length > 0) {
+    const advice = Math.max(...throttled.map((o) => o.retryAfterMs ?? DEFAULT_THROTTLE_HOLD_MS));
+    await deps.gate?.throttled(channel, now + advice).catch(() => undefined);
   }
+  if (outcomes.some((o) => o.kind === 'accepted')) deps.gate?.accepted(channel);
+  const held = outcomes.find(
+    (o): o is Extract<ProviderOutcome, { kind: 'operator_action_required' }> =>
+      o.kind === 'operator_action_required',
+  );
+  if (held) {
+    const holdMs = held.retryAfterMs ?? deps.operatorHoldMs ?? DEFAULT_OPERATOR_HOLD_MS;
+    await deps.gate?.hold(channel, now + holdMs, held.code).catch(() => undefined);
+  }
+}
 
-  // Re-planned after the admission wait so the lease starts when the claim is written.
-  const fresh = decideClaim(row, {
-    now: deps.clock.now(),
-    workerId: deps.workerId,
-    timing: deps.timing,
-    provider: transport.provider,
-    detail: checked.kind === 'clear' ? `${transport.provider} suppression list: not listed` : undefined,
-  });
-  if (fresh.kind === 'leave') return { kind: 'left', why: fresh.why, state: row.state };
-  const claimed = await deps.store.apply(fresh.plan);
-  if (claimed.kind === 'stale')
-    return { kind: 'left', why: 'claimed_elsewhere', state: claimed.current?.state ?? 'missing' };
-  const sending = claimed.intent;
+/**
+ * Step 5: the attempt's typed outcome as one conditional write; the next attempt scheduled or
+ * the escalation published. If our lease expired meanwhile and the reconciler turned the row
+ * into `unknown` for this very attempt, what we learned still counts (`planLateOutcome`).
+ */
+export async function recordOutcome(
+  sending: Intent,
+  outcome: ProviderOutcome,
+  provider: string,
+  deps: SenderDependencies,
+): Promise<DeliveryResult> {
   const attempt = sending.attempts;
-
-  let send: () => Promise<ProviderOutcome>;
-  try {
-    send = await prepareSend(
-      sending,
-      template,
-      transport,
-      deps,
-      checked.kind === 'clear' ? checked.envelope : undefined,
-    );
-  } catch (error) {
-    const reason = error instanceof EnvelopeUnreadableError ? Reason.envelopeUnreadable : Reason.renderFailed;
-    const plan = planTransition(
-      sending,
-      {
-        to: 'failed',
-        reason,
-        at: deps.clock.now(),
-        attempt,
-        detail: error instanceof Error ? error.name : 'error',
-      },
-      deps.timing,
-    );
-    const followed = await applyAndFollowUp(plan, deps);
-    return followed ? recorded(plan, followed) : { kind: 'left', why: 'outcome_raced', state: sending.state };
-  }
-
-  const outcome = await send();
-  if (outcome.kind === 'retryable' && outcome.throttled) {
-    await deps.gate
-      ?.throttled(ref.channel, deps.clock.now() + (outcome.retryAfterMs ?? DEFAULT_THROTTLE_HOLD_MS))
-      .catch(() => undefined);
-  } else if (outcome.kind === 'operator_action_required') {
-    // Every message of the channel would meet the same answer: hold them all, not just this one.
-    const holdMs = outcome.retryAfterMs ?? deps.operatorHoldMs ?? DEFAULT_OPERATOR_HOLD_MS;
-    await deps.gate?.hold(ref.channel, deps.clock.now() + holdMs, outcome.code).catch(() => undefined);
-  } else if (outcome.kind === 'accepted') {
-    deps.gate?.accepted(ref.channel);
-  }
   if (outcome.kind === 'rejected' && outcome.suppress) {
     // The provider's own opt-out list holds the destination: ours records it too, with the
     // provider as the source, so no later notice is even tried. Best effort: the next send to
     // the destination meets the same refusal and records it then.
     await deps.store
       .appendSuppression(
-        { channel: row.channel, fingerprint: row.destination.fingerprint, masked: row.destination.masked },
+        {
+          channel: sending.channel,
+          fingerprint: sending.destination.fingerprint,
+          masked: sending.destination.masked,
+        },
         {
           action: SuppressionAction.suppress,
           reason: outcome.suppress.reason,
           source: SuppressionSource.provider,
-          actor: transport.provider,
+          actor: provider,
           at: deps.clock.now(),
           code: outcome.code,
         },
@@ -275,7 +342,7 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
   }
   const plan = planOutcome(sending, outcome, {
     now: deps.clock.now(),
-    provider: transport.provider,
+    provider,
     policy: deps.retryPolicy,
     random: deps.random,
     timing: deps.timing,
@@ -284,30 +351,62 @@ export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): P
   const followed = await applyAndFollowUp(plan, deps);
   if (followed) return recorded(plan, followed, outcome);
 
-  const current = await deps.store.get(ref.noticeId, ref.channel);
-  const late = current && planLateOutcome(current, attempt, outcome, deps, transport.provider);
+  const current = await deps.store.get(sending.noticeId, sending.channel);
+  const late = current && planLateOutcome(current, attempt, outcome, deps, provider);
   const lateFollowed = late && (await applyAndFollowUp(late, deps));
   if (late && lateFollowed) return recorded(late, lateFollowed, outcome);
   return { kind: 'left', why: 'outcome_raced', state: current?.state ?? 'missing' };
 }
 
 /**
- * Opens the envelope and renders; throws (→ `failed`) when either cannot be done. Returns the
- * one provider call of this attempt.
+ * The sender. Primary course:
+ *  1. read the row (consistent); anything but reserved / due retry_scheduled → leave it;
+ *  2. suppression check, ours then the provider's own list → `suppressed` (never reaches a
+ *     transport);
+ *  3. claim with a lease and the provider about to be called (one conditional write; losers leave);
+ *  4. open the envelope, render, make one provider call with a timeout;
+ *  5. record the typed outcome with one conditional write; schedule the next attempt or escalate.
+ * Throws only when the ledger itself cannot be read or written, so the message is redelivered.
  */
-async function prepareSend(
-  row: Intent,
-  template: TemplateDefinition,
-  transport: ChannelTransport,
-  deps: SenderDependencies,
-  opened?: SendEnvelope,
-): Promise<() => Promise<ProviderOutcome>> {
-  if (!row.envelope) throw new EnvelopeUnreadableError('envelope already removed');
-  const envelope =
-    opened ?? (await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel }));
-  const message = outgoingMessage(row, template, envelope);
-  if (row.channel === 'email') return () => (transport as EmailTransport).send(message as EmailMessage);
-  return () => (transport as SmsTransport).send(message as SmsMessage);
+export async function deliverIntent(ref: IntentRef, deps: SenderDependencies): Promise<DeliveryResult> {
+  const prepared = await prepareDelivery(ref, deps);
+  if (prepared.kind === 'done') return prepared.result;
+  return deliverReady(prepared, deps);
+}
+
+/** Steps 3 to 5 for one row that is ready to send. */
+export async function deliverReady(ready: ReadyToSend, deps: SenderDependencies): Promise<DeliveryResult> {
+  const { row, template, transport } = ready;
+  // A deferral goes back to the row's lane (docs/architecture.md §11).
+  const deferred = await admitCall(row.channel, [laneRef(row)], deps, priorityOf(row));
+  if (deferred) return deferred;
+
+  // Re-planned after the admission wait so the lease starts when the claim is written.
+  const fresh = decideClaim(row, {
+    now: deps.clock.now(),
+    workerId: deps.workerId,
+    timing: deps.timing,
+    provider: transport.provider,
+    detail: ready.claimDetail,
+  });
+  if (fresh.kind === 'leave') return { kind: 'left', why: fresh.why, state: row.state };
+  const claimed = await deps.store.apply(fresh.plan);
+  if (claimed.kind === 'stale')
+    return { kind: 'left', why: 'claimed_elsewhere', state: claimed.current?.state ?? 'missing' };
+  const sending = claimed.intent;
+
+  let message: EmailMessage | SmsMessage;
+  try {
+    message = await openMessage(sending, template, deps, ready.envelope);
+  } catch (error) {
+    return failPreparation(sending, error, deps);
+  }
+  const outcome =
+    'body' in message
+      ? await (transport as SmsTransport).send(message)
+      : await (transport as EmailTransport).send(message);
+  await reactToOutcomes(row.channel, [outcome], deps);
+  return recordOutcome(sending, outcome, transport.provider, deps);
 }
 
 /** How soon a send whose provider-list check could not be made is tried again. */

@@ -12,11 +12,12 @@ import {
 import { laneRef } from '../ports/intent-queue.port.ts';
 import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
+import { batchContextOf } from './batch-lookup.ts';
 import { type DeadlineRiskDependencies, warnRowsAtRisk } from './deadline-risk.ts';
 import type { WorkerDependencies } from './dependencies.ts';
 import { publishEscalation } from './escalate.ts';
 import { type FollowUpDependencies, followUpAccepted, PullBudget } from './follow-up.ts';
-import { outgoingMessage } from './outgoing-message.ts';
+import { matchableContent, renderMessage } from './messages.ts';
 
 export type ReconcilerDependencies = WorkerDependencies &
   FollowUpDependencies &
@@ -99,17 +100,24 @@ async function lookupUnknown(row: Intent, deps: ReconcilerDependencies): Promise
   if (!template) return { kind: 'undecidable', detail: 'template missing' };
   try {
     const envelope = await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel });
-    const message = outgoingMessage(row, template, envelope);
-    const content = 'body' in message ? message.body : message.subject;
-    const claimRecord = [...row.transitions].reverse().find((t) => t.to === 'sending');
+    const message = renderMessage(row, template, envelope);
+    // An attempt that rode in a batch call is asked about as that call (./batch-lookup.ts).
+    const batch =
+      row.batch !== undefined ? await batchContextOf({ ...row, batch: row.batch }, deps) : undefined;
+    if (batch?.kind === 'never_sent') return { kind: 'absent', detail: batch.detail };
+    if (batch?.kind === 'unreadable') return { kind: 'undecidable', detail: batch.detail };
+    const claims = row.transitions.filter((t) => t.to === 'sending');
     const verdict = await lookup.lookup({
       correlationId: correlationId(row),
       destination: envelope.destination,
-      content,
-      attemptStartedAt: claimRecord?.at ?? row.createdAt,
+      content: matchableContent(message),
+      attemptStartedAt: claims.at(-1)?.at ?? row.createdAt,
       attemptEndedAt: unknownSince(row),
       receiptId: row.providerReceiptId,
       replay: message,
+      deadline: row.deadline,
+      keyFirstUsedAt: claims[0]?.at ?? row.createdAt,
+      ...(batch?.kind === 'batch' ? { batch: batch.batch } : {}),
     });
     return verdict.kind === 'found' ? { ...verdict, provider } : verdict;
   } catch (error) {

@@ -16,6 +16,11 @@ export interface SenderRuntime {
   readonly channel: Channel;
   /** The selected provider's id, recorded on each row it claims. */
   readonly provider: string;
+  /**
+   * Most messages per provider call: `EMAIL_BATCH_MAX` capped by the transport's own limit where
+   * it can send batches (docs/architecture.md §4, "Batches"); 1 = one message per call.
+   */
+  readonly batchMax: number;
   readonly deps: SenderDependencies;
 }
 
@@ -33,12 +38,17 @@ export async function buildSenderRuntime(
     );
   }
   const transport = create(loaded.context);
+  const batchMax =
+    channel === 'email' && 'sendBatch' in transport && transport.sendBatch && transport.maxBatch
+      ? Math.max(1, Math.min(config.EMAIL_BATCH_MAX, transport.maxBatch))
+      : 1;
   const worker = await buildWorkerDependencies(config);
   const rate = config[CHANNEL_SETTINGS[channel].sendRate];
   return {
     config,
     channel,
     provider: provider.descriptor.id,
+    batchMax,
     deps: {
       ...worker,
       transports: { [channel]: transport },

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
@@ -254,13 +254,16 @@ export class NoticeFunction extends Construct {
    */
   consumeChannelQueue(
     channelQueue: ChannelQueue,
-    options: { batchSize: number; maxConcurrency: number },
+    options: { batchSize: number; maxConcurrency: number; maxBatchingWindowSeconds?: number },
   ): void {
     this.function.addEventSource(
       new SqsEventSource(channelQueue.queue, {
         batchSize: options.batchSize,
         maxConcurrency: options.maxConcurrency,
         reportBatchItemFailures: true,
+        ...(options.maxBatchingWindowSeconds
+          ? { maxBatchingWindow: Duration.seconds(options.maxBatchingWindowSeconds) }
+          : {}),
       }),
     );
   }

@@ -1,6 +1,8 @@
 import type { ProviderBinding } from './binding.ts';
 import { eumBinding } from './eum/binding.ts';
 import { infraiBinding } from './infrai/binding.ts';
+import { resendBinding } from './resend/binding.ts';
+import { sendgridBinding } from './sendgrid/binding.ts';
 import { sesBinding } from './ses/binding.ts';
 import { twilioBinding } from './twilio/binding.ts';
 
@@ -11,6 +13,8 @@ import { twilioBinding } from './twilio/binding.ts';
 export const PROVIDER_BINDINGS: readonly ProviderBinding[] = [
   sesBinding,
   twilioBinding,
+  resendBinding,
+  sendgridBinding,
   eumBinding,
   infraiBinding,
 ];

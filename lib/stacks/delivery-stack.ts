@@ -175,11 +175,11 @@ export class DeliveryStack extends Stack {
     const sendEmail = sender('SendEmail', 'sendEmail');
     // Its own queue only: short retries ride on an SQS delay, throttled sends are deferred.
     sendEmail.bindChannelQueue(queues.email);
-    sendEmail.consumeChannelQueue(queues.email, config.channels.email);
+    sendEmail.consumeChannelQueue(queues.email, emailEventSource(config, bindings));
     // Each lane its own event source, so a critical reference is received whatever waits in bulk.
     sendEmail.bindLaneQueues(lanes.email);
-    sendEmail.consumeChannelQueue(lanes.email.critical, config.channels.email);
-    sendEmail.consumeChannelQueue(lanes.email.bulk, config.channels.email);
+    sendEmail.consumeChannelQueue(lanes.email.critical, emailEventSource(config, bindings));
+    sendEmail.consumeChannelQueue(lanes.email.bulk, emailEventSource(config, bindings));
     const sendSms = sender('SendSms', 'sendSms');
     sendSms.bindChannelQueue(queues.sms);
     sendSms.consumeChannelQueue(queues.sms, config.channels.sms);
@@ -307,6 +307,24 @@ export function bundleSelection(
     // Intake reads the fingerprint key; the others only their providers' credentials.
     secrets: name === 'http' || ids.some(hasSecret),
   };
+}
+
+/**
+ * The e-mail sender's event source. Where the e-mail provider sends batches and
+ * `emailBatchMax` > 1, an invocation gets up to that many records (gathered for up to a second,
+ * which Lambda requires above 10), and the sender sends them in as few provider calls
+ * (docs/architecture.md §4, "Batches"); otherwise `emailBatchSize` records, one call each.
+ */
+export function emailEventSource(
+  config: NoticeLedgerConfig,
+  bindings: readonly ProviderBinding[],
+): { batchSize: number; maxConcurrency: number; maxBatchingWindowSeconds?: number } {
+  const channel = config.channels.email;
+  const provider = bindings.find((b) => b.descriptor.id === config.providers.email);
+  const batchMax = Number(config.runtimeEnvironment.EMAIL_BATCH_MAX ?? 1);
+  if (!provider?.descriptor.capabilities.batchSend || batchMax <= 1) return channel;
+  const batchSize = Math.max(channel.batchSize, batchMax);
+  return { ...channel, batchSize, ...(batchSize > 10 ? { maxBatchingWindowSeconds: 1 } : {}) };
 }
 
 interface BindTargets {

@@ -43,6 +43,8 @@ export interface FunctionsOptions {
   readonly concurrency: number;
   readonly reconcileIntervalMs: number;
   readonly crashPoint: CrashPointSpec | undefined;
+  /** Channels whose SQS event sources run (`LOCAL_SENDERS`; default both). */
+  readonly senders: readonly Channel[];
   /** Providers with a feed (events their simulator cannot deliver) and whether this stack started them. */
   readonly feeds: readonly { readonly provider: LocalProvider; readonly started: boolean }[];
 }
@@ -77,10 +79,11 @@ export function functionsService(options: FunctionsOptions): LocalService {
       });
       const handlers: Record<Channel, SqsHandler> = { email: sendEmail, sms: sendSms };
       const queues = options.queues();
+      const batchMaxOf = (channel: Channel) => senders[CHANNELS.indexOf(channel)]?.batchMax ?? 1;
       const sources = [
         ...CHANNELS.map((channel) => ({ ...queues[channel], channel })),
         ...(options.lanes?.() ?? []),
-      ];
+      ].filter((queue) => options.senders.includes(queue.channel));
       const pollers: SqsEventSource[] = sources.map((queue) =>
         startSqsEventSource({
           client: sqs,
@@ -91,6 +94,9 @@ export function functionsService(options: FunctionsOptions): LocalService {
           handler: handlers[queue.channel],
           functionTimeoutMs: options.functionTimeoutMs,
           concurrency: options.concurrency,
+          // A sender that sends batches gets as many records as one provider call takes (the
+          // CDK does the same: lib/stacks/delivery-stack.ts `emailEventSource`).
+          ...(batchMaxOf(queue.channel) > 10 ? { batchSize: batchMaxOf(queue.channel) } : {}),
           log,
         }),
       );

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TIMEOUT_CODE } from '../../lambdas/domain/outcome.ts';
 import type { SmsMessage } from '../../lambdas/ports/transport.port.ts';
+import { outcomeForNetworkError, parseRetryAfter } from '../../lambdas/providers/fetch-send.ts';
 import {
   fetchMessage,
   findMessages,
@@ -10,9 +11,7 @@ import {
 } from '../../lambdas/providers/twilio/messages-api.ts';
 import { computeTwilioSignature, verifyTwilioSignature } from '../../lambdas/providers/twilio/signature.ts';
 import {
-  outcomeForNetworkError,
   outcomeForTwilioResponse,
-  parseRetryAfter,
   TwilioSmsTransport,
   type TwilioSmsTransportOptions,
 } from '../../lambdas/providers/twilio/transport.ts';

@@ -20,17 +20,30 @@ function files(dir: string): string[] {
 
 const REGISTRIES = ['lambdas/providers/registry.ts', 'lib/providers/registry.ts'];
 
+/**
+ * Provider ids that are also words of the core's own vocabulary, where the id test looks for
+ * the provider's title instead (case-sensitive): `resend` is the verb, and a value of
+ * UNKNOWN_POLICY. Its variables (RESEND_…) are still looked for as they are.
+ */
+const COMMON_WORDS: Readonly<Record<string, string>> = {
+  resend: 'the verb, and an UNKNOWN_POLICY value',
+};
+
+/** Folders of provider modules and bindings: a vendor's own text may name its parent company. */
+const PROVIDER_FOLDERS = /^(lambdas|lib)\/providers\/[^/]+\//;
+
 describe('providers are modules', () => {
   for (const { descriptor } of PROVIDERS) {
     it(`nothing outside its module, binding and the registries names ${descriptor.id}`, () => {
-      const own = [`lambdas/providers/${descriptor.id}/`, `lib/providers/${descriptor.id}/`];
       const names = [
-        new RegExp(`\\b${descriptor.id}\\b`, 'i'),
+        descriptor.id in COMMON_WORDS
+          ? new RegExp(`\\b${descriptor.title}\\b`)
+          : new RegExp(`\\b${descriptor.id}\\b`, 'i'),
         ...descriptor.settings.map((s) => new RegExp(`\\b${s.name}\\b`)),
         ...(descriptor.secretVariable ? [new RegExp(`\\b${descriptor.secretVariable}\\b`)] : []),
       ];
       const offenders = [...files('lambdas'), ...files('lib')]
-        .filter((f) => !own.some((prefix) => f.startsWith(prefix)) && !REGISTRIES.includes(f))
+        .filter((f) => !PROVIDER_FOLDERS.test(f) && !REGISTRIES.includes(f))
         .filter((f) => {
           const text = readFileSync(join(ROOT, f), 'utf8');
           return names.some((name) => name.test(text));
@@ -38,6 +51,22 @@ describe('providers are modules', () => {
       expect(offenders).toEqual([]);
     });
   }
+
+  it('a provider module imports no other provider module (text about a vendor is its own business)', () => {
+    const offenders: string[] = [];
+    for (const { descriptor } of PROVIDERS) {
+      for (const dir of [`lambdas/providers/${descriptor.id}`, `lib/providers/${descriptor.id}`]) {
+        for (const f of files(dir)) {
+          const text = readFileSync(join(ROOT, f), 'utf8');
+          for (const other of PROVIDERS.filter((p) => p.descriptor.id !== descriptor.id)) {
+            if (new RegExp(`from '[./]*/${other.descriptor.id}/`).test(text))
+              offenders.push(`${f} → ${other.descriptor.id}`);
+          }
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
 
   it('every runtime module has a CDK binding and a local part, and only those', () => {
     const ids = PROVIDERS.map((p) => p.descriptor.id).sort();

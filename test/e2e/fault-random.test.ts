@@ -34,7 +34,6 @@
  * random; printed, so a failing run can be replayed with the same provider draws).
  */
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
 import { PRIORITIES, type Priority } from '../../lambdas/domain/priority.ts';
 import type { ProxyFault } from '../../local/fault-proxy.ts';
@@ -57,6 +56,8 @@ import {
   noticeRequest,
   path,
   phoneBook,
+  positiveInt,
+  postThroughKills,
   providerSide,
   RESOLVED,
   SENT,
@@ -65,7 +66,7 @@ import {
   textsFor,
   waitForTimelines,
 } from './runbook-support.ts';
-import { assertWellFormed, postNotice, type Timeline } from './support.ts';
+import { assertWellFormed, type Timeline } from './support.ts';
 
 const NOTICES = positiveInt(process.env.FAULT_NOTICES, 200);
 const KILLS = positiveInt(process.env.FAULT_KILLS, 3);
@@ -91,11 +92,6 @@ afterAll(async () => {
   await stopAllStacks();
   for (const close of closers.reverse()) await close().catch(() => undefined);
 });
-
-function positiveInt(value: string | undefined, fallback: number): number {
-  const n = Number(value);
-  return value !== undefined && Number.isInteger(n) && n > 0 ? n : fallback;
-}
 
 it(`${NOTICES} notices, faults on both providers, ${KILLS} × SIGKILL: nothing lost, nothing sent twice, every row resolved or escalated`, {
   timeout: TEST_TIMEOUT_MS,
@@ -163,45 +159,19 @@ it(`${NOTICES} notices, faults on both providers, ${KILLS} × SIGKILL: nothing l
 
   // Act: producers post on a schedule, retrying through the kills as any client would;
   // meanwhile the stack is SIGKILLed and restarted on the same data dir, port and table.
-  const posted: { status: number; tries: number }[] = new Array(NOTICES);
   const postStart = Date.now();
-  let nextIndex = 0;
-  const producers = Array.from({ length: PRODUCERS }, async () => {
-    while (nextIndex < NOTICES) {
-      const i = nextIndex++;
-      const notice = notices[i] as (typeof notices)[number];
-      const slot = postStart + Math.floor((i * POST_WINDOW_MS) / NOTICES);
-      if (slot > Date.now()) await sleep(slot - Date.now());
-      const giveUpAt = Date.now() + POST_PATIENCE_MS;
-      let tries = 0;
-      let status = 0;
-      while (Date.now() < giveUpAt && tries < 200) {
-        tries += 1;
-        try {
-          status = (await postNotice(apiUrl, notice.body)).status;
-          // 5xx: the stack is going down or coming up; the request is safe to repeat.
-          if (status < 500) break;
-        } catch {
-          status = 0;
-        }
-        await sleep(200);
-      }
-      posted[i] = { status, tries };
-    }
+  const run = await postThroughKills({
+    apiUrl,
+    bodies: notices.map((n) => n.body),
+    windowMs: POST_WINDOW_MS,
+    producers: PRODUCERS,
+    patienceMs: POST_PATIENCE_MS,
+    kills: KILLS,
+    stack,
+    restart: () => startStackProcess(options),
   });
-  const kills: { atMs: number; signal: string | null; downMs: number }[] = [];
-  const killer = (async () => {
-    for (let k = 0; k < KILLS; k++) {
-      const at = postStart + ((k + 1) * POST_WINDOW_MS) / (KILLS + 1) + (Math.random() - 0.5) * 2000;
-      if (at > Date.now()) await sleep(at - Date.now());
-      const killedAt = Date.now();
-      await stack.kill9();
-      const { signal } = await stack.exited;
-      stack = await startStackProcess(options);
-      kills.push({ atMs: killedAt - postStart, signal, downMs: Date.now() - killedAt });
-    }
-  })();
-  await Promise.all([...producers, killer]);
+  const { posted, kills } = run;
+  stack = run.stack;
   const postedMs = Date.now() - postStart;
   const timelines = await waitForTimelines(
     apiUrl,

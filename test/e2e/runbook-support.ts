@@ -4,8 +4,9 @@
  * configuration that points at them, the provider-side counts, and readers for the timeline.
  *
  * Provider-side truth, independent of the ledger:
- * - email: the SES emulator's store, one entry per accepted SendEmail, matched to its intent by
- *   the `X-Notice-Intent` header the SES transport sets (`<noticeId>-email`);
+ * - email: the SES emulator's store, one entry per accepted SendEmail, or the Resend
+ *   simulator's emails (`startProviders({ email: 'resend' })`), matched to their intent by the
+ *   `X-Notice-Intent` header both transports set (`<noticeId>-email`);
  * - SMS: the simulator's messages, matched by destination (each notice gets its own number).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
@@ -21,12 +22,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDbLedgerStore } from '../../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
 import type { Channel } from '../../lambdas/domain/channel.ts';
 import { deriveNoticeId } from '../../lambdas/domain/identity.ts';
+import { type ResendSimulator, startResendSimulator } from '../../local/email-simulators/resend.ts';
 import { type FaultProxy, startFaultProxy } from '../../local/fault-proxy.ts';
 import { readSesStore, type SesLocal, startSesLocal } from '../../local/ses/server.ts';
 import { type SmsSimulator, startSmsSimulator } from '../../local/sms-simulator/server.ts';
 import { ddbClient } from '../helpers/dynamodb.ts';
 import type { StackProcess } from '../helpers/local-stack.ts';
-import { type ChannelTimeline, getTimeline, type Timeline, type Transition } from './support.ts';
+import { type ChannelTimeline, getTimeline, postNotice, type Timeline, type Transition } from './support.ts';
 
 export const TWILIO_FROM = '+15005550006';
 export const EVENT_TYPE = 'lab-result-ready';
@@ -58,6 +60,7 @@ export const SHORT_TIMINGS = {
 export const HOLD_PAST_TIMEOUT_MS = 1500;
 
 export interface Providers {
+  readonly email: 'ses';
   readonly sms: SmsSimulator;
   readonly ses: SesLocal;
   /** What the stack calls for SES: every SendEmail passes through it; `/store` reads pass untouched. */
@@ -67,26 +70,74 @@ export interface Providers {
   close(): Promise<void>;
 }
 
+/** The same, with Resend for email: its simulator in this process, posting webhooks to the stack. */
+export interface ResendProviders {
+  readonly email: 'resend';
+  readonly sms: SmsSimulator;
+  readonly resend: ResendSimulator;
+  readonly env: Readonly<Record<string, string>>;
+  close(): Promise<void>;
+}
+
+export type AnyProviders = Providers | ResendProviders;
+
 /**
- * The SMS simulator, aws-ses-v2-local and the fault proxy in front of it, in this process.
- * `LOCAL_SES_EVENTS=store` makes the stack feed SES events from the emulator's store through
- * the proxy, as it does for an emulator it started itself.
+ * The SMS simulator and the email provider (the `email` parameter) in this process.
+ * - `ses` (default): aws-ses-v2-local and the fault proxy in front of it;
+ *   `LOCAL_SES_EVENTS=store` makes the stack feed SES events from the emulator's store through
+ *   the proxy, as it does for an emulator it started itself;
+ * - `resend`: the Resend simulator, its webhooks (Svix-signed) posted to `publicBaseUrl`'s
+ *   `/v1/provider-events/resend`, i.e. the stack that will listen there.
  */
-export async function startProviders(options: { seed?: number } = {}): Promise<Providers> {
+export async function startProviders(options?: { seed?: number; email?: 'ses' }): Promise<Providers>;
+export async function startProviders(options: {
+  seed?: number;
+  email: 'resend';
+  publicBaseUrl: string;
+}): Promise<ResendProviders>;
+export async function startProviders(
+  options: { seed?: number; email?: 'ses' | 'resend'; publicBaseUrl?: string } = {},
+): Promise<AnyProviders> {
   const sms = await startSmsSimulator({ ...(options.seed !== undefined ? { seed: options.seed } : {}) });
+  const smsEnv = {
+    TWILIO_BASE_URL: sms.baseUrl,
+    TWILIO_ACCOUNT_SID: sms.accountSid,
+    TWILIO_AUTH_TOKEN: sms.authToken,
+    TWILIO_FROM,
+  };
+  if (options.email === 'resend') {
+    const resend = await startResendSimulator({
+      webhookUrl: `${options.publicBaseUrl}/v1/provider-events/resend`,
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    });
+    return {
+      email: 'resend',
+      sms,
+      resend,
+      env: {
+        ...smsEnv,
+        EMAIL_PROVIDER: 'resend',
+        RESEND_BASE_URL: resend.baseUrl,
+        RESEND_API_KEY: resend.apiKey,
+        RESEND_WEBHOOK_SECRET: resend.webhookSecret,
+        RESEND_FROM: 'Clinic <notices@example.com>',
+      },
+      async close() {
+        await Promise.all([sms.close(), resend.close()]);
+      },
+    };
+  }
   const ses = await startSesLocal();
   const sesProxy = await startFaultProxy({ upstream: ses.endpoint });
   return {
+    email: 'ses',
     sms,
     ses,
     sesProxy,
     env: {
       AWS_ENDPOINT_URL_SESV2: sesProxy.endpoint,
       LOCAL_SES_EVENTS: 'store',
-      TWILIO_BASE_URL: sms.baseUrl,
-      TWILIO_ACCOUNT_SID: sms.accountSid,
-      TWILIO_AUTH_TOKEN: sms.authToken,
-      TWILIO_FROM,
+      ...smsEnv,
     },
     async close() {
       await sesProxy.close();
@@ -169,19 +220,25 @@ export function emailIntent(noticeId: string): string {
 }
 
 export interface ProviderSide {
-  /** `X-Notice-Intent` → SES MessageIds, in store order. */
+  /** `X-Notice-Intent` → the email provider's ids (SES MessageIds, Resend email ids), in order. */
   readonly emails: ReadonlyMap<string, readonly string[]>;
   /** Destination → Twilio SIDs, in creation order. */
   readonly texts: ReadonlyMap<string, readonly string[]>;
 }
 
 /** What the providers hold right now. */
-export async function providerSide(providers: Providers): Promise<ProviderSide> {
+export async function providerSide(providers: AnyProviders): Promise<ProviderSide> {
   const emails = new Map<string, string[]>();
-  for (const email of await readSesStore(providers.ses.endpoint)) {
-    const intent = email.headers?.find((h) => h.name.toLowerCase() === 'x-notice-intent')?.value;
+  const held =
+    providers.email === 'resend'
+      ? providers.resend.emails().map((e) => ({ intent: e.headers['X-Notice-Intent'], id: e.id }))
+      : (await readSesStore(providers.ses.endpoint)).map((e) => ({
+          intent: e.headers?.find((h) => h.name.toLowerCase() === 'x-notice-intent')?.value,
+          id: e.messageId,
+        }));
+  for (const { intent, id } of held) {
     if (intent === undefined) continue;
-    emails.set(intent, [...(emails.get(intent) ?? []), email.messageId]);
+    emails.set(intent, [...(emails.get(intent) ?? []), id]);
   }
   const texts = new Map<string, string[]>();
   for (const message of providers.sms.messages()) {
@@ -564,4 +621,81 @@ export async function startLossySqs(): Promise<LossySqs> {
       });
     },
   };
+}
+
+/** A positive integer from the environment (a test's size or seed), else `fallback`. */
+export function positiveInt(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return value !== undefined && Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+export interface KillRun {
+  /** Per body: the last status its POST got (0: no answer) and how many tries it took. */
+  readonly posted: readonly { readonly status: number; readonly tries: number }[];
+  readonly kills: readonly {
+    readonly atMs: number;
+    readonly signal: string | null;
+    readonly downMs: number;
+  }[];
+  /** The stack running after the last restart. */
+  readonly stack: StackProcess;
+}
+
+/**
+ * The randomized fault runs' act: `producers` post the bodies on a schedule spread over
+ * `windowMs`, each retrying through the kills as any client would (a 5xx or no answer is safe to
+ * repeat) for up to `patienceMs`; meanwhile `kills` SIGKILLs land at evenly spaced moments of the
+ * window (± 1 s), each followed by `restart()` on the same data.
+ */
+export async function postThroughKills(options: {
+  readonly apiUrl: string;
+  readonly bodies: readonly Record<string, unknown>[];
+  readonly windowMs: number;
+  readonly producers: number;
+  readonly patienceMs: number;
+  readonly kills: number;
+  readonly stack: StackProcess;
+  restart(): Promise<StackProcess>;
+}): Promise<KillRun> {
+  const { bodies, windowMs } = options;
+  const posted: { status: number; tries: number }[] = new Array(bodies.length);
+  const postStart = Date.now();
+  let stack = options.stack;
+  let nextIndex = 0;
+  const producers = Array.from({ length: options.producers }, async () => {
+    while (nextIndex < bodies.length) {
+      const i = nextIndex++;
+      const slot = postStart + Math.floor((i * windowMs) / bodies.length);
+      if (slot > Date.now()) await sleep(slot - Date.now());
+      const giveUpAt = Date.now() + options.patienceMs;
+      let tries = 0;
+      let status = 0;
+      while (Date.now() < giveUpAt && tries < 200) {
+        tries += 1;
+        try {
+          status = (await postNotice(options.apiUrl, bodies[i] as Record<string, unknown>)).status;
+          // 5xx: the stack is going down or coming up; the request is safe to repeat.
+          if (status < 500) break;
+        } catch {
+          status = 0;
+        }
+        await sleep(200);
+      }
+      posted[i] = { status, tries };
+    }
+  });
+  const kills: { atMs: number; signal: string | null; downMs: number }[] = [];
+  const killer = (async () => {
+    for (let k = 0; k < options.kills; k++) {
+      const at = postStart + ((k + 1) * windowMs) / (options.kills + 1) + (Math.random() - 0.5) * 2000;
+      if (at > Date.now()) await sleep(at - Date.now());
+      const killedAt = Date.now();
+      await stack.kill9();
+      const { signal } = await stack.exited;
+      stack = await options.restart();
+      kills.push({ atMs: killedAt - postStart, signal, downMs: Date.now() - killedAt });
+    }
+  })();
+  await Promise.all([...producers, killer]);
+  return { posted, kills, stack };
 }

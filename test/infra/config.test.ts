@@ -51,6 +51,7 @@ describe('deployment settings (deploy/settings.json)', () => {
       DELIVERY_REPORT_DEADLINE_MS: String(runtime.DELIVERY_REPORT_DEADLINE_MS),
       STATUS_PULLS_PER_RUN: String(runtime.STATUS_PULLS_PER_RUN),
       OPERATOR_HOLD_MS: String(runtime.OPERATOR_HOLD_MS),
+      EMAIL_BATCH_MAX: String(runtime.EMAIL_BATCH_MAX),
     });
     expect(runtime.PROVIDER_TIMEOUT_MS).toBe(SETTING_DEFAULTS.providerTimeoutMs);
     expect(runtime.SEND_LEASE_MS).toBe(SETTING_DEFAULTS.sendLeaseMs);
@@ -114,7 +115,10 @@ describe('deployment settings (deploy/settings.json)', () => {
     [{ account: '123' }, /account: a 12-digit account id/],
     [{ region: 'Ireland' }, /region: a Region code/],
     [{ account: '111122223333' }, /account and region are set together/],
-    [{ emailProvider: 'mailgun' }, /emailProvider: no provider "mailgun" \(ses, twilio, eum, infrai\)/],
+    [
+      { emailProvider: 'mailgun' },
+      /emailProvider: no provider "mailgun" \(ses, twilio, resend, sendgrid, eum, infrai\)/,
+    ],
     [{ smsProvider: 'ses' }, /smsProvider: provider "ses" does not send sms/],
     [{ retainedProviders: ['nobody'] }, /retainedProviders: no provider "nobody"/],
     [

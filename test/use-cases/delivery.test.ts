@@ -624,7 +624,7 @@ describe('shared throttle gate: gate reads', () => {
         });
         return undefined;
       },
-      closeGate: async () => undefined,
+      closeGate: async () => false,
     };
     const { gate } = gateOn(world, { store, maxInlineWaitMs: 0 });
     const until = world.clock.now() + 10_000;

@@ -38,6 +38,7 @@ import {
   type OpenIntentPage,
   type OpenIntentRef,
   type ReserveResult,
+  type SendBatch,
   type SuppressionAppend,
   type SuppressionHistory,
   type TransitionResult,
@@ -89,6 +90,8 @@ const suppressionRecordSk = (record: SuppressionRecord) =>
 const MAX_SUPPRESSION_RACES = 8;
 const gatePk = (channel: Channel) => `G#${channel}`;
 const GATE_SK = 'G';
+const batchPk = (id: string) => `B#${id}`;
+const BATCH_SK = 'B';
 const KEY_CHECK_PK = 'K#keys';
 const KEY_CHECK_SK = 'K';
 
@@ -200,6 +203,7 @@ function intentFromItem(item: Item): Intent {
     nextAttemptAt: item.nextAttemptAt as number | undefined,
     leaseOwner: item.leaseOwner as string | undefined,
     leaseExpiresAt: item.leaseExpiresAt as number | undefined,
+    batch: item.batch as string | undefined,
     dueAt: item.dueAt as number | undefined,
     envelope: item.envelope as string | undefined,
     escalationPending: item.escalationPending === true ? true : undefined,
@@ -287,6 +291,7 @@ export class DynamoDbLedgerStore implements LedgerStore {
       nextAttemptAt: intent.nextAttemptAt,
       leaseOwner: intent.leaseOwner,
       leaseExpiresAt: intent.leaseExpiresAt,
+      batch: intent.batch,
       dueAt: intent.dueAt,
       openShard: intent.dueAt !== undefined ? this.shardOf(intent.noticeId) : undefined,
       envelope: intent.envelope,
@@ -666,7 +671,7 @@ export class DynamoDbLedgerStore implements LedgerStore {
     return out.Item?.closedUntil as number | undefined;
   }
 
-  async closeGate(channel: Channel, untilMs: number, reason: string): Promise<void> {
+  async closeGate(channel: Channel, untilMs: number, reason: string): Promise<boolean> {
     try {
       const out = await this.doc.send(
         new UpdateCommand({
@@ -680,10 +685,88 @@ export class DynamoDbLedgerStore implements LedgerStore {
         }),
       );
       this.meter('closeGate', out.ConsumedCapacity);
+      return true;
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       this.meter('closeGate', undefined);
+      return false;
     }
+  }
+
+  /**
+   * One conditional UpdateItem that creates the `B#<id>` item (UpdateItem, not PutItem: the
+   * senders hold no PutItem grant, and need none). Members in short keys, the TTL in epoch
+   * seconds. A batch id is written once: a second write of the same id is refused (an error,
+   * since ids are fresh per call).
+   */
+  async recordBatch(batch: SendBatch): Promise<void> {
+    const out = await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: batchPk(batch.id), sk: BATCH_SK },
+        UpdateExpression:
+          'SET #channel = :channel, #provider = :provider, #key = :key, #createdAt = :createdAt, #members = :members, #ttl = :ttl',
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ExpressionAttributeNames: {
+          '#channel': 'channel',
+          '#provider': 'provider',
+          '#key': 'idemKey',
+          '#createdAt': 'createdAt',
+          '#members': 'members',
+          '#ttl': LedgerTable.ttlAttribute,
+        },
+        ExpressionAttributeValues: {
+          ':channel': batch.channel,
+          ':provider': batch.provider,
+          ':key': batch.idempotencyKey,
+          ':createdAt': batch.createdAt,
+          ':members': batch.members.map((m) => ({
+            n: m.noticeId,
+            c: m.channel,
+            t: m.templateId,
+            v: m.templateVersion,
+            e: m.envelope,
+            ...(m.deadline !== undefined ? { d: m.deadline } : {}),
+          })),
+          ':ttl': Math.ceil(batch.expiresAt / 1000),
+        },
+        ...this.capacityOption,
+      }),
+    );
+    this.meter('recordBatch', out.ConsumedCapacity);
+  }
+
+  async getBatch(id: string): Promise<SendBatch | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: batchPk(id), sk: BATCH_SK },
+        // Written before the call it describes; the lookup that asks must see it.
+        ConsistentRead: true,
+        ...this.capacityOption,
+      }),
+    );
+    this.meter('getBatch', out.ConsumedCapacity);
+    const item = out.Item;
+    if (!item) return undefined;
+    return {
+      id,
+      channel: item.channel as Channel,
+      provider: item.provider as string,
+      idempotencyKey: item.idemKey as string,
+      createdAt: item.createdAt as number,
+      expiresAt: (item[LedgerTable.ttlAttribute] as number) * 1000,
+      members: (item.members as { n: string; c: Channel; t: string; v: string; e: string; d?: number }[]).map(
+        (m) => ({
+          noticeId: m.n,
+          channel: m.c,
+          templateId: m.t,
+          templateVersion: m.v,
+          envelope: m.e,
+          ...(m.d !== undefined ? { deadline: m.d } : {}),
+        }),
+      ),
+    };
   }
 
   private async readSuppressionItem(channel: Channel, fingerprint: string): Promise<Item | undefined> {

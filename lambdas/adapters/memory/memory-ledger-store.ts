@@ -16,6 +16,7 @@ import {
   type OpenIntentPage,
   type OpenIntentRef,
   type ReserveResult,
+  type SendBatch,
   type SuppressionAppend,
   type SuppressionHistory,
   type TransitionResult,
@@ -57,8 +58,22 @@ export class MemoryLedgerStore implements LedgerStore {
     return this.gates.get(channel);
   }
 
-  async closeGate(channel: Channel, untilMs: number): Promise<void> {
-    if ((this.gates.get(channel) ?? 0) < untilMs) this.gates.set(channel, untilMs);
+  async closeGate(channel: Channel, untilMs: number): Promise<boolean> {
+    if ((this.gates.get(channel) ?? 0) >= untilMs) return false;
+    this.gates.set(channel, untilMs);
+    return true;
+  }
+
+  readonly batches = new Map<string, SendBatch>();
+
+  async recordBatch(batch: SendBatch): Promise<void> {
+    if (this.batches.has(batch.id)) throw new Error(`batch ${batch.id} is already recorded`);
+    this.batches.set(batch.id, structuredClone(batch));
+  }
+
+  async getBatch(id: string): Promise<SendBatch | undefined> {
+    const batch = this.batches.get(id);
+    return batch ? structuredClone(batch) : undefined;
   }
 
   async reserve(intent: Intent): Promise<ReserveResult> {

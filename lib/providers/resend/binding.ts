@@ -1,0 +1,76 @@
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { z } from 'zod';
+import { descriptor } from '../../../lambdas/providers/resend/descriptor.ts';
+import type { NoticeFunction } from '../../constructs/notice-function.ts';
+import { bindingSettings, type ProviderBinding } from '../binding.ts';
+import { providerSecret } from '../provider-secret.ts';
+
+const defaults = {
+  /** Existing Resend secret (complete ARN) to use; '' → the stack creates an empty one to fill in. */
+  resendSecretArn: '',
+  /** Sender (`From`), e.g. "Clinic <notices@example.org>", of a domain verified in Resend. */
+  resendFrom: 'notices@example.com',
+  /** API origin (RESEND_BASE_URL). */
+  resendBaseUrl: 'https://api.resend.com',
+};
+
+type ResendSettings = typeof defaults;
+
+/**
+ * Resend (lambdas/providers/resend): its credentials `{ apiKey, webhookSecret }` in a secret
+ * (created empty unless one is given), read by the e-mail sender (transport), the reconciler
+ * (lookup: replays under the key) and the provider-events function (Svix signatures of its
+ * webhook at `POST /v1/provider-events/resend`, the route the API adds for webhook providers).
+ * No AWS grant beyond the secret: Resend is reached over HTTPS.
+ */
+export const resendBinding: ProviderBinding = {
+  descriptor,
+  settings: {
+    defaults,
+    shape: {
+      resendSecretArn: z
+        .string()
+        .trim()
+        .regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
+          message: 'a complete secret ARN (with its 6-character suffix)',
+        }),
+      resendFrom: z
+        .string()
+        .trim()
+        .regex(
+          /^([^<>@\s][^<>@]*<)?[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+>?$/,
+          'an e-mail address, or "Name <address>"',
+        ),
+      resendBaseUrl: z
+        .string()
+        .trim()
+        .regex(/^https:\/\/[^\s/]+$/, 'an https origin'),
+    },
+  },
+  stateful(scope, { config, secretsKey }) {
+    const s = bindingSettings<ResendSettings>(config, resendBinding);
+    const secret = providerSecret(scope, descriptor, {
+      encryptionKey: secretsKey,
+      namePrefix: config.resourcePrefix,
+      existingArn: s.resendSecretArn || undefined,
+    });
+    return { secret };
+  },
+  deliver(_scope, { config, resources }) {
+    const s = bindingSettings<ResendSettings>(config, resendBinding);
+    const secret = resources.secret as ISecret;
+    const api = (fn: NoticeFunction) => {
+      fn.bindSecret(secret, descriptor.secretVariable);
+      // A replay must be the same body: the lookup builds it with the same sender.
+      fn.function.addEnvironment('RESEND_FROM', s.resendFrom);
+      fn.function.addEnvironment('RESEND_BASE_URL', s.resendBaseUrl);
+    };
+    return {
+      bindTransport: api,
+      bindLookup: api,
+      bindInbound(fn) {
+        fn.bindSecret(secret, descriptor.secretVariable);
+      },
+    };
+  },
+};
