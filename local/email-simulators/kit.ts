@@ -9,9 +9,15 @@ import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } fr
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
 import { seededRandom } from '../seeded-random.ts';
-
-/** Upper bound for any configured hold, so a mistyped fault cannot hang a test run for hours. */
-export const MAX_DELAY_MS = 10 * 60_000;
+import {
+  type FaultProbabilities,
+  mergeProbabilities,
+  NO_FAULT_PROBABILITIES,
+  type TransportFault,
+  validateStatusFields,
+  validateTransportFault,
+  validDelay,
+} from '../simulator-faults.ts';
 
 // --- rate limit ------------------------------------------------------------------------------
 
@@ -179,71 +185,30 @@ export type SendFault =
       /** Take the message first, then answer the status (a 5xx after the provider took it). */
       readonly afterAccept?: boolean;
     }
-  /** Take the message, then hold the answer for `delayMs`: "slow accept", the client may time out. */
-  | { readonly kind: 'timeout_after_accept'; readonly delayMs: number }
-  /** Hold for `delayMs`, take nothing, then answer 5xx: "slow drop". */
-  | { readonly kind: 'timeout_before_accept'; readonly delayMs: number }
-  /** Take the message, then destroy the socket. */
-  | { readonly kind: 'reset_after_accept' }
-  /** Destroy the socket, taking nothing. */
-  | { readonly kind: 'reset_before_accept' };
+  | TransportFault;
 
-/** Per send call, when no scripted fault is queued; their sum must be ≤ 1. */
-export interface SendFaultProbabilities {
-  readonly timeoutAfterAccept: number;
-  readonly timeoutBeforeAccept: number;
-  readonly status500: number;
-  readonly status429: number;
-}
-
-export const NO_PROBABILITIES: SendFaultProbabilities = {
-  timeoutAfterAccept: 0,
-  timeoutBeforeAccept: 0,
-  status500: 0,
-  status429: 0,
-};
-
-function validDelay(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !(value >= 0 && value <= MAX_DELAY_MS)) {
-    throw new RangeError(`${name} must be between 0 and ${MAX_DELAY_MS} ms`);
-  }
-  return value;
-}
+export type SendFaultProbabilities = FaultProbabilities;
+export const NO_PROBABILITIES = NO_FAULT_PROBABILITIES;
 
 export function validateFault(fault: unknown): SendFault {
   if (typeof fault !== 'object' || fault === null) throw new RangeError('each fault must be an object');
   const f = fault as Record<string, unknown>;
-  switch (f.kind) {
-    case 'status': {
-      if (!Number.isInteger(f.status) || (f.status as number) < 400 || (f.status as number) > 599) {
-        throw new RangeError('status fault needs a 4xx/5xx status');
-      }
-      if (f.name !== undefined && (typeof f.name !== 'string' || !/^[a-z_]{1,64}$/.test(f.name))) {
-        throw new RangeError('status fault name must be snake_case');
-      }
-      if (
-        f.retryAfterSeconds !== undefined &&
-        !(Number.isInteger(f.retryAfterSeconds) && (f.retryAfterSeconds as number) >= 0)
-      ) {
-        throw new RangeError('retryAfterSeconds must be a non-negative integer');
-      }
-      return {
-        kind: 'status',
-        status: f.status as number,
-        ...(f.name === undefined ? {} : { name: f.name as string }),
-        ...(f.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: f.retryAfterSeconds as number }),
-        ...(f.afterAccept === true ? { afterAccept: true } : {}),
-      };
-    }
-    case 'timeout_after_accept':
-    case 'timeout_before_accept':
-      return { kind: f.kind, delayMs: validDelay(f.delayMs, `${f.kind}.delayMs`) };
-    case 'reset_after_accept':
-    case 'reset_before_accept':
-      return { kind: f.kind };
-    default:
-      throw new RangeError('unknown fault kind');
+  if (f.kind !== 'status') {
+    const transport = validateTransportFault(f);
+    if (!transport) throw new RangeError('unknown fault kind');
+    return transport;
   }
+  const common = validateStatusFields(f);
+  if (f.name !== undefined && (typeof f.name !== 'string' || !/^[a-z_]{1,64}$/.test(f.name))) {
+    throw new RangeError('status fault name must be snake_case');
+  }
+  return {
+    kind: 'status',
+    status: common.status,
+    ...(f.name === undefined ? {} : { name: f.name as string }),
+    ...(common.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: common.retryAfterSeconds }),
+    ...(f.afterAccept === true ? { afterAccept: true } : {}),
+  };
 }
 
 /** Scripted faults first, then seeded random draws; `random` may be replaced by a test. */
@@ -264,15 +229,7 @@ export class SendFaults {
   }
 
   setProbabilities(value: Partial<SendFaultProbabilities>): void {
-    const merged = { ...this.#probabilities, ...value };
-    let sum = 0;
-    for (const [key, p] of Object.entries(merged)) {
-      if (typeof p !== 'number' || !(p >= 0 && p <= 1))
-        throw new RangeError(`probabilities.${key} must be in [0, 1]`);
-      sum += p;
-    }
-    if (sum > 1 + 1e-9) throw new RangeError('probabilities must sum to at most 1');
-    this.#probabilities = merged;
+    this.#probabilities = mergeProbabilities(this.#probabilities, value);
   }
 
   reseed(seed: number): void {

@@ -5,9 +5,14 @@
  * changes nothing.
  */
 import { seededRandom as prng } from '../seeded-random.ts';
-
-/** Upper bound for any configured hold, so a mistyped fault cannot hang a test run for hours. */
-export const MAX_DELAY_MS = 10 * 60_000;
+import {
+  type FaultProbabilities,
+  mergeProbabilities,
+  type TransportFault,
+  validateStatusFields,
+  validateTransportFault,
+  validDelay,
+} from '../simulator-faults.ts';
 
 export type FailNextFault =
   /** Answer with this status and a Twilio error body; nothing stored. */
@@ -17,22 +22,9 @@ export type FailNextFault =
       readonly code?: number;
       readonly retryAfterSeconds?: number;
     }
-  /** Store the message, then hold the 201 for `delayMs`: the provider accepted, the client may time out. */
-  | { readonly kind: 'timeout_after_accept'; readonly delayMs: number }
-  /** Hold for `delayMs`, store nothing, then answer 503 if the client is still there. */
-  | { readonly kind: 'timeout_before_accept'; readonly delayMs: number }
-  /** Store the message, then destroy the socket without answering. */
-  | { readonly kind: 'reset_after_accept' }
-  /** Destroy the socket without storing anything. */
-  | { readonly kind: 'reset_before_accept' };
+  | TransportFault;
 
-/** Per create call, drawn from the seeded PRNG when `failNext` is empty; their sum must be ≤ 1. */
-export interface FaultProbabilities {
-  readonly timeoutAfterAccept: number;
-  readonly timeoutBeforeAccept: number;
-  readonly status500: number;
-  readonly status429: number;
-}
+export type { FaultProbabilities };
 
 /** A destination whose number ends in `toSuffix` is accepted, then ends in `status` with `errorCode`. */
 export interface DeliveryFailureRule {
@@ -161,15 +153,7 @@ export class FaultState implements FaultControls {
     return this.#settings.probabilities;
   }
   set probabilities(value: Partial<FaultProbabilities>) {
-    const merged = { ...this.#settings.probabilities, ...value };
-    let sum = 0;
-    for (const [key, p] of Object.entries(merged)) {
-      if (typeof p !== 'number' || !(p >= 0 && p <= 1))
-        throw new RangeError(`probabilities.${key} must be in [0, 1]`);
-      sum += p;
-    }
-    if (sum > 1 + 1e-9) throw new RangeError('probabilities must sum to at most 1');
-    this.#settings.probabilities = merged;
+    this.#settings.probabilities = mergeProbabilities(this.#settings.probabilities, value);
   }
   get seed(): number {
     return this.#settings.seed;
@@ -300,44 +284,22 @@ export function zeroCounters(): { -readonly [K in keyof SimulatorCounters]: numb
   };
 }
 
-function validDelay(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !(value >= 0 && value <= MAX_DELAY_MS)) {
-    throw new RangeError(`${name} must be between 0 and ${MAX_DELAY_MS} ms`);
-  }
-  return value;
-}
-
 function validateFault(fault: unknown): FailNextFault {
   if (typeof fault !== 'object' || fault === null)
     throw new RangeError('each failNext entry must be an object');
   const f = fault as Record<string, unknown>;
-  switch (f.kind) {
-    case 'status': {
-      if (!Number.isInteger(f.status) || (f.status as number) < 400 || (f.status as number) > 599) {
-        throw new RangeError('status fault needs a 4xx/5xx status');
-      }
-      if (f.code !== undefined && !Number.isInteger(f.code))
-        throw new RangeError('status fault code must be an integer');
-      if (
-        f.retryAfterSeconds !== undefined &&
-        !(Number.isInteger(f.retryAfterSeconds) && (f.retryAfterSeconds as number) >= 0)
-      ) {
-        throw new RangeError('retryAfterSeconds must be a non-negative integer');
-      }
-      return {
-        kind: 'status',
-        status: f.status as number,
-        ...(f.code === undefined ? {} : { code: f.code as number }),
-        ...(f.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: f.retryAfterSeconds as number }),
-      };
-    }
-    case 'timeout_after_accept':
-    case 'timeout_before_accept':
-      return { kind: f.kind, delayMs: validDelay(f.delayMs, `${f.kind}.delayMs`) };
-    case 'reset_after_accept':
-    case 'reset_before_accept':
-      return { kind: f.kind };
-    default:
-      throw new RangeError('unknown fault kind');
+  if (f.kind !== 'status') {
+    const transport = validateTransportFault(f);
+    if (!transport) throw new RangeError('unknown fault kind');
+    return transport;
   }
+  const common = validateStatusFields(f);
+  if (f.code !== undefined && !Number.isInteger(f.code))
+    throw new RangeError('status fault code must be an integer');
+  return {
+    kind: 'status',
+    status: common.status,
+    ...(f.code === undefined ? {} : { code: f.code as number }),
+    ...(common.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: common.retryAfterSeconds }),
+  };
 }
