@@ -1,12 +1,23 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { getHttpRuntime } from '../wiring/http.ts';
-import { createHttpApi } from './http/router.ts';
+import { createHttpApi, type HttpRuntime } from './http/router.ts';
+import { metrics } from './observability.ts';
 
 /**
  * The HTTP API Lambda (API Gateway HTTP API, payload format 2.0), and the same function the
- * local stack serves. Routing, problem responses and request logging live in `./http/`.
+ * local stack serves. Routing, problem responses and request logging live in `./http/`; the
+ * metrics a request stored (intake's deadline-risk warnings) are published as it ends.
  */
-const api = createHttpApi(getHttpRuntime);
+export function createHttpHandler(runtime: () => Promise<HttpRuntime>) {
+  const api = createHttpApi(runtime);
+  return async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
+    try {
+      return await api(event);
+    } finally {
+      // Most requests add no metric; publishing an empty set only makes Powertools complain.
+      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+    }
+  };
+}
 
-export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> =>
-  api(event);
+export const handler = createHttpHandler(getHttpRuntime);

@@ -291,9 +291,11 @@ export class Monitoring extends Construct {
     );
     this.dashboard.addWidgets(
       new SingleValueWidget({
-        title: 'Escalations / poison messages (24 h)',
+        title: 'Escalations / deadline-risk warnings / poison messages (24 h)',
         metrics: [
           appMetric(AppMetric.escalations, 'Sum', Duration.days(1)).with({ label: 'escalations' }),
+          // Intake's warnings and the reconciler's re-check, one metric (docs/architecture.md §11).
+          appMetric(AppMetric.deadlineAtRisk, 'Sum', Duration.days(1)).with({ label: 'deadline at risk' }),
           appMetric(AppMetric.poisonMessages, 'Sum', Duration.days(1)).with({ label: 'poison messages' }),
         ],
         width: 6,

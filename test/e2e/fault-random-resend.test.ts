@@ -20,11 +20,17 @@
  * Resend lookup inside the 24 h window is decisive (replay under the key), no row is failed as
  * `unknown_unresolved`; every `accepted`/`delivered` row names Resend's id for the one email.
  *
+ * Priorities in the mix (issue 15, docs/architecture.md §11): notices cycle through critical,
+ * standard and bulk, each lane has its own queues (`LOCAL_LANES=on`) and email sends through the
+ * shared rate budget, so kills land on bookings and lane queues too; one email per intent
+ * whatever the lane, and each row keeps its notice's priority.
+ *
  * Sizes and seed: FAULT_RESEND_NOTICES (default 150), FAULT_KILLS (default 3), FAULT_SEED
  * (default random; printed, so a failing run can be replayed with the same provider draws).
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, expect, it } from 'vitest';
+import { PRIORITIES, type Priority } from '../../lambdas/domain/priority.ts';
 import type { SendFault } from '../../local/email-simulators/kit.ts';
 import { seededRandom as prng } from '../../local/seeded-random.ts';
 import { uniqueTableName } from '../helpers/dynamodb.ts';
@@ -124,6 +130,8 @@ it(`${NOTICES} email notices on Resend (single and batch sends), random faults, 
       MAX_ATTEMPTS: '12',
       UNKNOWN_POLICY: 'escalate',
       EMAIL_BATCH_MAX: '5',
+      LOCAL_LANES: 'on',
+      EMAIL_RATE_BUDGET_PER_SECOND: '40',
     },
   };
   let stack: StackProcess = await startStackProcess(options);
@@ -132,6 +140,7 @@ it(`${NOTICES} email notices on Resend (single and batch sends), random faults, 
     noticeRequest({
       eventId: eventId(`rr${i}`),
       email: `patient+${randomBytes(4).toString('hex')}@example.com`,
+      priority: PRIORITIES[i % PRIORITIES.length] as Priority,
     }),
   );
 
@@ -200,6 +209,9 @@ it(`${NOTICES} email notices on Resend (single and batch sends), random faults, 
   for (const { i, c, ids } of rows) {
     const where = `notice ${i} (${c.state}, provider-side ${ids.length}): ${path(c)}`;
     if (ids.length > 1) problems.push(`duplicate: ${where}`);
+    // Whatever lane it waited in, the row keeps its notice's priority.
+    const priority = PRIORITIES[i % PRIORITIES.length];
+    if (c.priority !== priority) problems.push(`priority ${c.priority} instead of ${priority}: ${where}`);
     if (!RESOLVED.has(c.state)) problems.push(`unresolved: ${where}`);
     if (c.state === 'failed') {
       const reason = c.transitions.at(-1)?.reason ?? '';

@@ -11,6 +11,11 @@
  * or (when the original never arrived) takes it now, once. No case here needs UNKNOWN_POLICY.
  * The batch case sends one `POST /emails/batch` for several notices and kills the worker after
  * the call answered, before any member's result is written.
+ *
+ * Priorities in the mix (issue 15, docs/architecture.md §11): every lab runs with lane queues of
+ * its own (`LOCAL_LANES=on`) and its notices are spread over critical / standard / bulk by event
+ * id, as in runbook.test.ts; the two-workers case still injects its copies into the standard
+ * queue, whatever the notice's lane.
  */
 import { randomBytes } from 'node:crypto';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -30,6 +35,7 @@ import {
   emailsFor,
   eventId,
   expectCrash,
+  lanePriority,
   ledgerRow,
   logRecords,
   noticeRequest,
@@ -67,7 +73,8 @@ async function lab(name: string, env: Record<string, string> = {}): Promise<Lab>
   closers.push(() => providers.close());
   const tableName = uniqueTableName(`runbook-resend-${name}`);
   const dataDir = await makeDataDir(`notice-ledger-runbook-resend-${name}-`);
-  const fullEnv = { ...providers.env, ...SHORT_TIMINGS, ...env };
+  // Priorities in the mix (issue 15): every lane has its own queues, notices are spread over them.
+  const fullEnv = { ...providers.env, ...SHORT_TIMINGS, LOCAL_LANES: 'on', ...env };
   return {
     providers,
     tableName,
@@ -80,8 +87,10 @@ async function lab(name: string, env: Record<string, string> = {}): Promise<Lab>
 
 const mail = (prefix = 'patient') => `${prefix}+${randomBytes(4).toString('hex')}@example.com`;
 
+/** The suite's notices, spread over the three lanes by event id (docs/architecture.md §11). */
 function emailNotice(tag: string, address = mail()) {
-  return noticeRequest({ eventId: eventId(tag), email: address });
+  const id = eventId(tag);
+  return noticeRequest({ eventId: id, email: address, priority: lanePriority(id) });
 }
 
 function detailOf(channel: ChannelTimeline, reason: string): string {

@@ -7,6 +7,7 @@ import {
   ESCALATION_DETAIL_TYPE as RUNTIME_ESCALATION_DETAIL_TYPE,
   ESCALATION_SOURCE as RUNTIME_ESCALATION_SOURCE,
 } from '../../lambdas/adapters/eventbridge/escalation-publishers.ts';
+import { Metric } from '../../lambdas/contract/metrics.ts';
 import { UNRESOLVED_STATES as DOMAIN_UNRESOLVED_STATES } from '../../lambdas/domain/state-machine.ts';
 import { ConfigSchema, readConfig as readRuntimeConfig } from '../../lambdas/edge/config.ts';
 import { PROVIDERS } from '../../lambdas/providers/registry.ts';
@@ -644,7 +645,7 @@ describe('delivery stack: alarms and dashboard', () => {
     });
   });
 
-  it('has one dashboard with open rows per state, oldest age, queue ages, throttling and outcomes', () => {
+  it('has one dashboard with open rows per state, oldest age, queue ages, throttling, outcomes and deadline-risk warnings', () => {
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     const body = JSON.stringify(
       Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]?.Properties.DashboardBody,
@@ -656,6 +657,7 @@ describe('delivery stack: alarms and dashboard', () => {
       'Outcome_retry_scheduled',
       'Outcome_accepted',
       'Throttles',
+      Metric.deadlineAtRisk,
     ]) {
       expect(body, needle).toContain(needle);
     }

@@ -1,3 +1,5 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { Metric } from '../../contract/metrics.ts';
 import { isNoticeId } from '../../domain/identity.ts';
 import { readJsonBody } from '../../edge/http-body.ts';
 import { parseBatchRequest, parseNoticeRequest } from '../../edge/notice-request.ts';
@@ -18,15 +20,32 @@ import type { IntakeDependencies } from '../../use-cases/dependencies.ts';
 import { readNotice } from '../../use-cases/read-notice.ts';
 import { withCoalescedEnqueue } from '../../use-cases/submit-batch.ts';
 import { type ChannelResult, submitNotice, type Violation } from '../../use-cases/submit-notice.ts';
-import { logger } from '../observability.ts';
+import { logger, metrics } from '../observability.ts';
 import type { HttpRequest, HttpRuntime, RouteReply } from './router.ts';
 
 /** Batch items are submitted this many at a time: bounded load on the ledger and the KMS. */
 export const BATCH_CONCURRENCY = 10;
 
-type Submitted =
+type Submitted = (
   | { readonly status: 200 | 202; readonly noticeId: string; readonly body: unknown }
-  | { readonly status: number; readonly noticeId?: string | undefined; readonly problem: Problem };
+  | { readonly status: number; readonly noticeId?: string | undefined; readonly problem: Problem }
+) & {
+  /** Channels this request reserved already warned deadline_at_risk (docs/architecture.md §11). */
+  readonly warned?: number;
+};
+
+/** Created channels reserved with their deadline-risk warning. */
+const warnedAtIntake = (channels: readonly ChannelResult[]) =>
+  channels.filter((c) => c.outcome === 'created' && c.deadlineAtRisk === true).length;
+
+/**
+ * Intake's warnings counted in the same metric as the reconciler's re-check (DeadlineAtRisk), so
+ * the sum over a period is every channel warned early, wherever it was caught. The function's
+ * handler publishes what a request stored (lambdas/handlers/http-api.ts).
+ */
+function countWarnings(warned: number): void {
+  if (warned > 0) metrics.addMetric(Metric.deadlineAtRisk, MetricUnit.Count, warned);
+}
 
 /**
  * Use-case messages name variables, channels and rules, never values; the one that quotes the
@@ -79,6 +98,7 @@ async function submitOne(input: unknown, deps: IntakeDependencies): Promise<Subm
       return {
         status: 409,
         noticeId: result.noticeId,
+        warned: warnedAtIntake(result.channels),
         problem: problem(409, ProblemType.conflict, {
           detail:
             'this notice is recorded with different content (see errors); the recorded intent is unchanged',
@@ -98,6 +118,7 @@ async function submitOne(input: unknown, deps: IntakeDependencies): Promise<Subm
       return {
         status: result.created ? 202 : 200,
         noticeId: result.noticeId,
+        warned: warnedAtIntake(result.channels),
         body: {
           noticeId: result.noticeId,
           created: result.created,
@@ -121,9 +142,14 @@ export async function submitNoticeRoute(request: HttpRequest, runtime: HttpRunti
   const body = readJsonBody(request.event);
   if (!body.ok) return { response: problemResponse(body.problem) };
   const outcome = await submitOne(body.value, runtime.deps);
+  countWarnings(outcome.warned ?? 0);
   const response =
     'problem' in outcome ? problemResponse(outcome.problem) : jsonResponse(outcome.status, outcome.body);
-  return { response, noticeId: outcome.noticeId };
+  return {
+    response,
+    noticeId: outcome.noticeId,
+    ...(outcome.warned ? { log: { deadlineAtRisk: outcome.warned } } : {}),
+  };
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight; results keep the input order. */
@@ -162,8 +188,17 @@ export async function submitBatchRoute(request: HttpRequest, runtime: HttpRuntim
   } = await withCoalescedEnqueue(runtime.deps, (deps) => submitItems(batch.notices, deps));
   if (enqueueFailed) logger.warn('batch enqueue failed; the reconciler re-enqueues the reserved rows');
   const statuses: Record<string, number> = {};
-  for (const { status } of results) statuses[status] = (statuses[status] ?? 0) + 1;
-  return { response: jsonResponse(200, { results }), log: { items: results.length, statuses, enqueued } };
+  let warned = 0;
+  for (const { status, warned: itemWarned } of results) {
+    statuses[status] = (statuses[status] ?? 0) + 1;
+    warned += itemWarned;
+  }
+  countWarnings(warned);
+  const answers = results.map(({ warned: _counted, ...answer }) => answer);
+  return {
+    response: jsonResponse(200, { results: answers }),
+    log: { items: results.length, statuses, enqueued, ...(warned > 0 ? { deadlineAtRisk: warned } : {}) },
+  };
 }
 
 function submitItems(items: readonly unknown[], deps: IntakeDependencies) {
@@ -173,6 +208,7 @@ function submitItems(items: readonly unknown[], deps: IntakeDependencies) {
       return {
         index,
         status: outcome.status,
+        warned: outcome.warned ?? 0,
         ...(outcome.noticeId ? { noticeId: outcome.noticeId } : {}),
         ...('problem' in outcome ? { error: outcome.problem } : {}),
       };
@@ -182,7 +218,7 @@ function submitItems(items: readonly unknown[], deps: IntakeDependencies) {
         errorName: error instanceof Error ? error.name : typeof error,
         errorMessage: error instanceof Error ? error.message : undefined,
       });
-      return { index, status: 500, error: internalError() };
+      return { index, status: 500, warned: 0, error: internalError() };
     }
   });
 }
