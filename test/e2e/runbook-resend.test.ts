@@ -14,12 +14,14 @@
  *
  * Priorities in the mix (issue 15, docs/architecture.md §11): every lab runs with lane queues of
  * its own (`LOCAL_LANES=on`) and its notices are spread over critical / standard / bulk by event
- * id, as in runbook.test.ts; the two-workers case still injects its copies into the standard
- * queue, whatever the notice's lane.
+ * id, as in runbook.test.ts (the batch case puts its six in the critical lane: a poller's batch
+ * comes from one lane's queue); the two-workers case injects its copies into the standard queue,
+ * whatever the notice's lane.
  */
 import { randomBytes } from 'node:crypto';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Priority } from '../../lambdas/domain/priority.ts';
 import { uniqueTableName } from '../helpers/dynamodb.ts';
 import {
   freePort,
@@ -87,10 +89,10 @@ async function lab(name: string, env: Record<string, string> = {}): Promise<Lab>
 
 const mail = (prefix = 'patient') => `${prefix}+${randomBytes(4).toString('hex')}@example.com`;
 
-/** The suite's notices, spread over the three lanes by event id (docs/architecture.md §11). */
-function emailNotice(tag: string, address = mail()) {
+/** The suite's notices, spread over the three lanes by event id unless a lane is given (docs/architecture.md §11). */
+function emailNotice(tag: string, address = mail(), lane?: Priority) {
   const id = eventId(tag);
-  return noticeRequest({ eventId: id, email: address, priority: lanePriority(id) });
+  return noticeRequest({ eventId: id, email: address, priority: lane ?? lanePriority(id) });
 }
 
 function detailOf(channel: ChannelTimeline, reason: string): string {
@@ -161,7 +163,8 @@ describe('Resend batch: kill -9 after the batch call answered, before any result
     const { resend } = l.providers;
     // Webhooks off: the members can only be settled by the reconciler's replay of the batch.
     resend.set({ webhooksEnabled: false });
-    const notices = Array.from({ length: 6 }, (_, i) => emailNotice(`batch${i}`));
+    // One lane (critical, a queue of its own): a poller's batch is drawn from one lane's queue.
+    const notices = Array.from({ length: 6 }, (_, i) => emailNotice(`batch${i}`, mail(), 'critical'));
     // Life 1: intake only (no email sender), so the second life finds all six in the queue.
     const intake = await l.start({ LOCAL_SENDERS: 'sms' });
     for (const n of notices) expect((await postNotice(intake.apiUrl, n.body)).status).toBe(202);
