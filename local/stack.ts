@@ -271,6 +271,7 @@ async function start(
     tableName,
     services: running,
     queues: queues.info,
+    lanes: queues.lanes.length > 0,
     visibilityTimeoutS: queues.visibilityTimeoutS,
     concurrency: p.concurrency,
     providers: p.providers,
@@ -363,10 +364,11 @@ async function ensureQueues(
     e.SMS_QUEUE_URL = info.sms.url;
     e.EMAIL_QUEUE_ARN = info.email.arn;
     e.SMS_QUEUE_ARN = info.sms.arn;
-    // LOCAL_LANES=on: the critical and bulk lanes get queues (and pollers) of their own;
-    // otherwise every priority rides on the channel queue (one lane).
+    // As the CDK stack has them (docs/architecture.md §11): the critical and bulk lanes get
+    // queues (and pollers) of their own; LOCAL_LANES=off puts every priority on the channel
+    // queue (one lane, the `priority` benchmark's baseline).
     const lanes: (QueueInfo & { channel: Channel })[] = [];
-    if (e.LOCAL_LANES === 'on') {
+    if (e.LOCAL_LANES !== 'off') {
       for (const channel of CHANNELS) {
         for (const lane of ['critical', 'bulk'] as const) {
           const queue = await ensureChannelQueue(sqs, channel, visibilityTimeoutS, log, lane);
@@ -432,6 +434,8 @@ interface BannerInput {
   readonly tableName: string;
   readonly services: readonly Running[];
   readonly queues: Record<Channel, QueueInfo>;
+  /** The critical and bulk lanes have queues of their own. */
+  readonly lanes: boolean;
   readonly visibilityTimeoutS: number;
   readonly concurrency: number;
   readonly providers: Readonly<Record<Channel, string>>;
@@ -451,7 +455,7 @@ function bannerLines(input: BannerInput): string[] {
       .map(({ name, label, service }) =>
         `  ${(label ?? LABELS[name] ?? name).padEnd(12)} ${service.endpoint ? `${service.endpoint}  ` : ''}${service.describe ?? ''}`.trimEnd(),
       ),
-    `  Queues       ${input.queues.email.name}, ${input.queues.sms.name} (+ -dlq), visibility ${input.visibilityTimeoutS} s, ${input.concurrency} batches per queue`,
+    `  Queues       ${input.queues.email.name}, ${input.queues.sms.name}${input.lanes ? ' and their critical and bulk lanes' : ' (one lane: LOCAL_LANES=off)'} (+ -dlq), visibility ${input.visibilityTimeoutS} s, ${input.concurrency} batches per queue`,
     `  Data dir     ${input.dataDir}`,
     ...(pgid !== undefined
       ? [

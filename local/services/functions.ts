@@ -37,7 +37,7 @@ export const dispatchHttp: HttpApiHandler = async (event: APIGatewayProxyEventV2
 
 export interface FunctionsOptions {
   readonly queues: () => Readonly<Record<Channel, QueueInfo>>;
-  /** Lane queues of their own (LOCAL_LANES=on), each polled for its channel's sender. */
+  /** Lane queues of their own (unless LOCAL_LANES=off), each polled for its channel's sender. */
   readonly lanes?: () => readonly (QueueInfo & { readonly channel: Channel })[];
   readonly functionTimeoutMs: number;
   readonly concurrency: number;
