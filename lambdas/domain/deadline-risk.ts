@@ -1,5 +1,5 @@
 import type { Intent, TransitionPlan } from './intent.ts';
-import { nextRecord } from './intent.ts';
+import { nextRecord, planSameState } from './intent.ts';
 import type { Priority } from './priority.ts';
 import { isUnresolved, Reason } from './state-machine.ts';
 
@@ -74,15 +74,8 @@ export function planDeadlineRisk(
     reason: Reason.deadlineAtRisk,
     detail: `estimatedSendAt ${new Date(change.estimatedSendAt).toISOString()}`,
   });
-  return {
-    expected: { state: intent.state, version: intent.version },
-    record,
-    next: {
-      ...intent,
-      version: record.seq,
-      escalationPending: true,
-      dueAt: Math.min(record.at, intent.deadline),
-      transitions: [...intent.transitions, record],
-    },
-  };
+  return planSameState(intent, record, {
+    escalationPending: true,
+    dueAt: Math.min(record.at, intent.deadline),
+  });
 }

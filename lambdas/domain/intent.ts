@@ -365,6 +365,23 @@ export function nextRecord(
 }
 
 /**
+ * A record that keeps the row's state (`from === to`), with `changes` to its other fields, as
+ * one conditional write on the version read: facts, the end of a follow-up, and the escalations
+ * an open row carries without moving (`planUnknownEscalation`, `planDeadlineRisk`).
+ */
+export function planSameState(
+  intent: Intent,
+  record: TransitionRecord,
+  changes: Partial<Intent> = {},
+): TransitionPlan {
+  return {
+    expected: { state: intent.state, version: intent.version },
+    record,
+    next: { ...intent, ...changes, version: record.seq, transitions: [...intent.transitions, record] },
+  };
+}
+
+/**
  * Appends a fact to a terminal row: a record with `from === to` (the current state), in the
  * same append-only, seq-ordered history, changing no other field. The timeline stays the whole
  * story (a complaint after `delivered` is there) without reopening a finished row.
@@ -374,12 +391,7 @@ export function planFact(intent: Intent, fact: Fact): TransitionPlan {
     // Facts are for finished rows; an open row records what it learns as a transition.
     throw new IllegalTransitionError(intent.state, intent.state);
   }
-  const record = nextRecord(intent, intent.state, fact);
-  return {
-    expected: { state: intent.state, version: intent.version },
-    record,
-    next: { ...intent, version: record.seq, transitions: [...intent.transitions, record] },
-  };
+  return planSameState(intent, nextRecord(intent, intent.state, fact));
 }
 
 /**
@@ -390,11 +402,7 @@ export function planFact(intent: Intent, fact: Fact): TransitionPlan {
 export function planFollowUpEnd(intent: Intent, at: number, detail: string): TransitionPlan {
   if (intent.state !== 'accepted') throw new IllegalTransitionError(intent.state, intent.state);
   const record = nextRecord(intent, intent.state, { reason: Reason.deliveryUnconfirmed, at, detail });
-  return {
-    expected: { state: intent.state, version: intent.version },
-    record,
-    next: { ...intent, version: record.seq, dueAt: undefined, transitions: [...intent.transitions, record] },
-  };
+  return planSameState(intent, record, { dueAt: undefined });
 }
 
 /**
@@ -419,18 +427,11 @@ export function planUnknownEscalation(
     attempt: intent.attempts,
     detail: change.detail,
   });
-  return {
-    expected: { state: intent.state, version: intent.version },
-    record,
-    next: {
-      ...intent,
-      version: record.seq,
-      escalatedAt: record.at,
-      escalationPending: true,
-      dueAt: change.dueAt,
-      transitions: [...intent.transitions, record],
-    },
-  };
+  return planSameState(intent, record, {
+    escalatedAt: record.at,
+    escalationPending: true,
+    dueAt: change.dueAt,
+  });
 }
 
 /** Whether a record is an `unknown` row's escalation (`planUnknownEscalation`). */

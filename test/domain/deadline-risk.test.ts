@@ -3,6 +3,14 @@ import { estimateSendAt, isDeadlineAtRisk, planDeadlineRisk } from '../../lambda
 import { decideClaim, type Intent, planOutcome } from '../../lambdas/domain/intent.ts';
 import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
 
+/** How the sender records an outcome in these tests. */
+const OUTCOME_CONTEXT = {
+  provider: 'twilio',
+  policy: { baseMs: 1000, capMs: 60_000, maxAttempts: 4 },
+  random: () => 0.5,
+  timing: TEST_TIMING,
+};
+
 describe('deadline risk: the estimate of when a channel is sent', () => {
   const options = { leadMs: 0, pipelineMs: 100 };
 
@@ -56,24 +64,12 @@ describe('deadline risk: the warning on the row', () => {
     const accepted = planOutcome(
       claim.plan.next,
       { kind: 'accepted', receiptId: 'SM1' },
-      {
-        now: T0 + 2,
-        provider: 'twilio',
-        policy: { baseMs: 1000, capMs: 60_000, maxAttempts: 4 },
-        random: () => 0.5,
-        timing: TEST_TIMING,
-      },
+      { ...OUTCOME_CONTEXT, now: T0 + 2 },
     );
     expect(accepted.next.escalationPending).toBeUndefined();
   });
 
   it("an operator hold's pending marker still goes with the row's next move; with a warning too, the hold is what is published first", () => {
-    const ctx = {
-      provider: 'twilio',
-      policy: { baseMs: 1000, capMs: 60_000, maxAttempts: 4 },
-      random: () => 0.5,
-      timing: TEST_TIMING,
-    };
     const claimOf = (row: Intent, now: number) => {
       const claim = decideClaim(row, { now, workerId: 'w', timing: TEST_TIMING });
       if (claim.kind !== 'claim') throw new Error(claim.why);
@@ -83,7 +79,7 @@ describe('deadline risk: the warning on the row', () => {
     const held = planOutcome(
       claimOf(row, T0 + 1),
       { kind: 'operator_action_required', code: 'spend_limit', retryAfterMs: 1_000 },
-      { ...ctx, now: T0 + 2 },
+      { ...OUTCOME_CONTEXT, now: T0 + 2 },
     ).next;
     expect(held.escalationPending).toBe(true);
     expect(claimOf(held, T0 + 5_000).escalationPending).toBeUndefined();
@@ -92,7 +88,7 @@ describe('deadline risk: the warning on the row', () => {
     const warnedAndHeld = planOutcome(
       claimOf(warned, T0 + 1),
       { kind: 'operator_action_required', code: 'spend_limit', retryAfterMs: 1_000 },
-      { ...ctx, now: T0 + 2 },
+      { ...OUTCOME_CONTEXT, now: T0 + 2 },
     ).next;
     expect(warnedAndHeld.transitions.at(-1)?.reason).toBe('operator_action_required');
     expect(warnedAndHeld.escalationPending).toBe(true);
