@@ -75,10 +75,26 @@ describe('deploy:check ordering rules', () => {
     fn.DependsOn = dependsOnOf(fn as never).filter(
       (id) => broken.Resources[id]?.Type !== 'AWS::IAM::ManagedPolicy',
     );
+    // Every mapping of that function is caught: one per lane queue (standard, critical, bulk).
+    const mappings = Object.entries(delivery.Resources)
+      .filter(
+        ([, r]) =>
+          r.Type === 'AWS::Lambda::EventSourceMapping' &&
+          (r.Properties?.FunctionName as { Ref?: string } | undefined)?.Ref === functionId,
+      )
+      .map(([id]) => id);
+    expect(mappings).toHaveLength(3);
     const problems = orderingProblems(broken);
-    expect(problems.length).toBe(3);
-    for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes']) {
-      expect(problems.some((p) => p.includes(action) && p.includes('may be created before'))).toBe(true);
+    expect(problems).toHaveLength(3 * mappings.length);
+    for (const id of mappings) {
+      for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes']) {
+        expect(
+          problems.some(
+            (p) => p.startsWith(`${id}:`) && p.includes(action) && p.includes('may be created before'),
+          ),
+          `${id} ${action}`,
+        ).toBe(true);
+      }
     }
   });
 
