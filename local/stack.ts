@@ -342,7 +342,7 @@ async function ensureQueues(
   log: (line: string) => void,
 ): Promise<{
   info: Record<Channel, QueueInfo>;
-  lanes: readonly (QueueInfo & { readonly channel: Channel })[];
+  lanes: readonly (QueueInfo & { readonly channel: Channel; readonly lane: 'critical' | 'bulk' })[];
   visibilityTimeoutS: number;
 }> {
   const visibilityTimeoutS = Math.min(
@@ -365,14 +365,14 @@ async function ensureQueues(
     e.SMS_QUEUE_ARN = info.sms.arn;
     // LOCAL_LANES=on: the critical and bulk lanes get queues (and pollers) of their own;
     // otherwise every priority rides on the channel queue (one lane).
-    const lanes: (QueueInfo & { channel: Channel })[] = [];
+    const lanes: (QueueInfo & { channel: Channel; lane: 'critical' | 'bulk' })[] = [];
     if (e.LOCAL_LANES === 'on') {
       for (const channel of CHANNELS) {
         for (const lane of ['critical', 'bulk'] as const) {
           const queue = await ensureChannelQueue(sqs, channel, visibilityTimeoutS, log, lane);
           e[LANE_SETTINGS[channel].queueUrls[lane]] = queue.url;
           e[LANE_SETTINGS[channel].queueArns[lane]] = queue.arn;
-          lanes.push({ ...queue, channel });
+          lanes.push({ ...queue, channel, lane });
         }
       }
     }

@@ -2,6 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
+import { bulkLaneEventSource } from '../../lambdas/contract/lanes.ts';
 import type { ProviderChannel } from '../../lambdas/contract/providers.ts';
 import { CHANNEL_SETTINGS, LANE_SETTINGS } from '../../lambdas/contract/settings.ts';
 import type { NoticeLedgerConfig } from '../config.ts';
@@ -179,13 +180,21 @@ export class DeliveryStack extends Stack {
     // Each lane its own event source, so a critical reference is received whatever waits in bulk.
     sendEmail.bindLaneQueues(lanes.email);
     sendEmail.consumeChannelQueue(lanes.email.critical, emailEventSource(config, bindings));
-    sendEmail.consumeChannelQueue(lanes.email.bulk, emailEventSource(config, bindings));
+    // Bulk's records in flight are capped from the rate, so that bulk cannot book the budget far
+    // ahead of critical (docs/architecture.md §11, "Bulk cannot book far ahead").
+    sendEmail.consumeChannelQueue(
+      lanes.email.bulk,
+      bulkLaneEventSource(emailEventSource(config, bindings), config.channels.email.sendRatePerSecond),
+    );
     const sendSms = sender('SendSms', 'sendSms');
     sendSms.bindChannelQueue(queues.sms);
     sendSms.consumeChannelQueue(queues.sms, config.channels.sms);
     sendSms.bindLaneQueues(lanes.sms);
     sendSms.consumeChannelQueue(lanes.sms.critical, config.channels.sms);
-    sendSms.consumeChannelQueue(lanes.sms.bulk, config.channels.sms);
+    sendSms.consumeChannelQueue(
+      lanes.sms.bulk,
+      bulkLaneEventSource(config.channels.sms, config.channels.sms.sendRatePerSecond),
+    );
 
     // Reconciler: every interval, sweep the open index.
     const reconcileInterval = Duration.minutes(config.runtime.reconcileIntervalMinutes);

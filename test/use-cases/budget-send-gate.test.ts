@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
 import { MemoryRateClock } from '../../lambdas/adapters/memory/memory-rate-clock.ts';
+import { BULK_BOOKING_HORIZON_MS, bulkLaneEventSource } from '../../lambdas/contract/lanes.ts';
 import type { Priority } from '../../lambdas/domain/priority.ts';
 import { budgetRules } from '../../lambdas/domain/rate-budget.ts';
 import { BudgetSendGate } from '../../lambdas/use-cases/budget-send-gate.ts';
@@ -75,6 +76,39 @@ describe('BudgetSendGate', () => {
     expect(await wait('critical')).toBe(2_000 - 500);
     expect(await wait('standard')).toBe(2_040 - 250);
     expect(await wait('bulk')).toBe(2_080);
+  });
+
+  describe('bulk in flight as the event source allows, then one critical caller', () => {
+    /** Every bulk record the source can hold in flight books at once; then a critical caller. */
+    async function criticalWaitBehind(source: { batchSize: number; maxConcurrency: number }) {
+      const w = world({ rate: 25, leadMs: 500 });
+      const instances = Array.from({ length: source.maxConcurrency }, () => w.instance());
+      await Promise.all(
+        instances.flatMap((gate) =>
+          Array.from({ length: source.batchSize }, () => gate.admit('sms', 'bulk')),
+        ),
+      );
+      w.waits.length = 0;
+      const critical = await instances[0]?.admit('sms', 'critical');
+      return { critical, wait: w.waits[0] ?? 0 };
+    }
+
+    it('capped from the rate, critical waits at most the horizon less its lead, at any channel concurrency', async () => {
+      for (const maxConcurrency of [2, 10, 50, 200]) {
+        const source = bulkLaneEventSource({ batchSize: 10, maxConcurrency }, 25);
+        expect(source.batchSize * source.maxConcurrency).toBeLessThanOrEqual(
+          (25 * BULK_BOOKING_HORIZON_MS) / 1000,
+        );
+        const { critical, wait } = await criticalWaitBehind(source);
+        expect(critical).toEqual({ kind: 'go' });
+        expect(wait).toBeLessThanOrEqual(BULK_BOOKING_HORIZON_MS - 500);
+      }
+    });
+
+    it('uncapped (the negative control), critical waits behind bulk for seconds, or is deferred', async () => {
+      const { critical, wait } = await criticalWaitBehind({ batchSize: 10, maxConcurrency: 50 });
+      expect(critical?.kind === 'wait' || wait > 2_000).toBe(true);
+    });
   });
 
   it('defers a caller whose lane is booked beyond the inline wait, without booking', async () => {
