@@ -1,6 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, EventBridgeEvent } from 'aws-lambda';
-import { bulkLaneEventSource } from '../../lambdas/contract/lanes.ts';
+import { laneEventSource } from '../../lambdas/contract/lanes.ts';
 import { findRoute } from '../../lambdas/contract/routes.ts';
 import { LANE_SETTINGS } from '../../lambdas/contract/settings.ts';
 import { CHANNELS, type Channel } from '../../lambdas/domain/channel.ts';
@@ -99,11 +99,12 @@ export function functionsService(options: FunctionsOptions): LocalService {
           batchSize: Math.max(batchMax, 10),
           maxConcurrency: options.concurrency,
         };
-        // The bulk lane's records in flight are capped from the rate, as in the CDK stack.
-        const source =
-          queue.lane === 'bulk'
-            ? bulkLaneEventSource(channelSource, config[LANE_SETTINGS[queue.channel].rateBudget])
-            : channelSource;
+        // The lower lanes' records in flight are capped from the rate, as in the CDK stack.
+        const source = laneEventSource(
+          queue.lane,
+          channelSource,
+          config[LANE_SETTINGS[queue.channel].rateBudget],
+        );
         return startSqsEventSource({
           client: sqs,
           queueUrl: queue.url,

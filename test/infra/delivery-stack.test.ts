@@ -7,7 +7,7 @@ import {
   ESCALATION_DETAIL_TYPE as RUNTIME_ESCALATION_DETAIL_TYPE,
   ESCALATION_SOURCE as RUNTIME_ESCALATION_SOURCE,
 } from '../../lambdas/adapters/eventbridge/escalation-publishers.ts';
-import { BULK_BOOKING_HORIZON_MS } from '../../lambdas/contract/lanes.ts';
+import { LANE_BOOKING_HORIZON_MS } from '../../lambdas/contract/lanes.ts';
 import { UNRESOLVED_STATES as DOMAIN_UNRESOLVED_STATES } from '../../lambdas/domain/state-machine.ts';
 import { ConfigSchema, readConfig as readRuntimeConfig } from '../../lambdas/edge/config.ts';
 import { PROVIDERS } from '../../lambdas/providers/registry.ts';
@@ -387,8 +387,8 @@ describe('delivery stack: SQS event sources', () => {
   });
 });
 
-describe('delivery stack: the bulk lanes are capped from the rate', () => {
-  it('with a known rate, bulk holds at most R × the booking horizon in flight; the other lanes keep the channel concurrency', () => {
+describe('delivery stack: the lower lanes are capped from the rate', () => {
+  it('with a known rate, standard and bulk hold at most R × their horizon in flight; critical keeps the channel concurrency', () => {
     const rate = { sms: 25, email: 14 };
     const capped = synthesize({
       bundle: false,
@@ -402,26 +402,34 @@ describe('delivery stack: the bulk lanes are capped from the rate', () => {
     const mappings = Object.values(
       capped.deliveryTemplate.findResources('AWS::Lambda::EventSourceMapping'),
     ).map((m) => m.Properties);
+    const source = (channel: 'sms' | 'email', queue: string) => {
+      const found = mappings.filter((m) =>
+        JSON.stringify(m.EventSourceArn).includes(`${cap(channel)}${queue}`),
+      );
+      expect(found, `${channel} ${queue}`).toHaveLength(1);
+      return found[0];
+    };
     for (const channel of ['sms', 'email'] as const) {
-      const own = mappings.filter((m) => JSON.stringify(m.EventSourceArn).includes(`${cap(channel)}`));
-      const bulk = own.filter((m) => JSON.stringify(m.EventSourceArn).includes(`${cap(channel)}BulkQueue`));
-      const others = own.filter((m) => !bulk.includes(m));
-      expect(bulk, channel).toHaveLength(1);
-      expect(others, channel).toHaveLength(2);
-      const [b] = bulk;
-      const inFlight = b.BatchSize * b.ScalingConfig.MaximumConcurrency;
-      expect(inFlight, channel).toBeLessThanOrEqual((rate[channel] * BULK_BOOKING_HORIZON_MS) / 1000);
-      expect(b.ScalingConfig.MaximumConcurrency, channel).toBeGreaterThanOrEqual(2);
-      for (const m of others)
-        expect(m.ScalingConfig.MaximumConcurrency, channel).toBe(
-          capped.config.channels[channel].maxConcurrency,
+      for (const [lane, queue] of [
+        ['standard', 'Queue'],
+        ['bulk', 'BulkQueue'],
+      ] as const) {
+        const m = source(channel, queue);
+        const inFlight = m.BatchSize * m.ScalingConfig.MaximumConcurrency;
+        expect(inFlight, `${channel} ${lane}`).toBeLessThanOrEqual(
+          (rate[channel] * LANE_BOOKING_HORIZON_MS[lane]) / 1000,
         );
+        expect(m.ScalingConfig.MaximumConcurrency, channel).toBeGreaterThanOrEqual(2);
+      }
+      expect(source(channel, 'CriticalQueue').ScalingConfig.MaximumConcurrency).toBe(
+        capped.config.channels[channel].maxConcurrency,
+      );
     }
-    // Without a rate (the default) there is no budget to book ahead of: bulk is as the channel.
-    const sms = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'))
+    // Without a rate (the default) there is no budget to book ahead of: every lane is as the channel.
+    const bulk = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'))
       .map((m) => m.Properties)
       .filter((m) => JSON.stringify(m.EventSourceArn).includes('SmsBulkQueue'));
-    expect(sms[0]?.ScalingConfig).toEqual({ MaximumConcurrency: synth.config.channels.sms.maxConcurrency });
+    expect(bulk[0]?.ScalingConfig).toEqual({ MaximumConcurrency: synth.config.channels.sms.maxConcurrency });
   });
 });
 
