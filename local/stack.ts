@@ -343,7 +343,7 @@ async function ensureQueues(
   log: (line: string) => void,
 ): Promise<{
   info: Record<Channel, QueueInfo>;
-  lanes: readonly (QueueInfo & { readonly channel: Channel })[];
+  lanes: readonly (QueueInfo & { readonly channel: Channel; readonly lane: 'critical' | 'bulk' })[];
   visibilityTimeoutS: number;
 }> {
   const visibilityTimeoutS = Math.min(
@@ -367,14 +367,14 @@ async function ensureQueues(
     // As the CDK stack has them (docs/architecture.md §11): the critical and bulk lanes get
     // queues (and pollers) of their own; LOCAL_LANES=off puts every priority on the channel
     // queue (one lane, the `priority` benchmark's baseline).
-    const lanes: (QueueInfo & { channel: Channel })[] = [];
+    const lanes: (QueueInfo & { channel: Channel; lane: 'critical' | 'bulk' })[] = [];
     if (e.LOCAL_LANES !== 'off') {
       for (const channel of CHANNELS) {
         for (const lane of ['critical', 'bulk'] as const) {
           const queue = await ensureChannelQueue(sqs, channel, visibilityTimeoutS, log, lane);
           e[LANE_SETTINGS[channel].queueUrls[lane]] = queue.url;
           e[LANE_SETTINGS[channel].queueArns[lane]] = queue.arn;
-          lanes.push({ ...queue, channel });
+          lanes.push({ ...queue, channel, lane });
         }
       }
     }

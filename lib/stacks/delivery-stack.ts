@@ -2,6 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
+import { laneEventSource } from '../../lambdas/contract/lanes.ts';
 import type { ProviderChannel } from '../../lambdas/contract/providers.ts';
 import { CHANNEL_SETTINGS, LANE_SETTINGS } from '../../lambdas/contract/settings.ts';
 import type { NoticeLedgerConfig } from '../config.ts';
@@ -172,20 +173,26 @@ export class DeliveryStack extends Stack {
       fn.bindEscalations(this.escalations.bus);
       return fn;
     };
+    // One event source per lane, so a critical reference is received whatever waits in bulk; the
+    // lower lanes' records in flight capped from the rate, so that they cannot book the budget far
+    // ahead of critical (docs/architecture.md §11, "Lower lanes cannot book far ahead").
+    const consumeLanes = (
+      fn: NoticeFunction,
+      channel: ProviderChannel,
+      source: { batchSize: number; maxConcurrency: number; maxBatchingWindowSeconds?: number },
+    ) => {
+      const rate = config.channels[channel].sendRatePerSecond;
+      // Its own queues only: short retries ride on an SQS delay, throttled sends are deferred.
+      fn.bindChannelQueue(queues[channel]);
+      fn.bindLaneQueues(lanes[channel]);
+      fn.consumeChannelQueue(queues[channel], laneEventSource('standard', source, rate));
+      fn.consumeChannelQueue(lanes[channel].critical, laneEventSource('critical', source, rate));
+      fn.consumeChannelQueue(lanes[channel].bulk, laneEventSource('bulk', source, rate));
+    };
     const sendEmail = sender('SendEmail', 'sendEmail');
-    // Its own queue only: short retries ride on an SQS delay, throttled sends are deferred.
-    sendEmail.bindChannelQueue(queues.email);
-    sendEmail.consumeChannelQueue(queues.email, emailEventSource(config, bindings));
-    // Each lane its own event source, so a critical reference is received whatever waits in bulk.
-    sendEmail.bindLaneQueues(lanes.email);
-    sendEmail.consumeChannelQueue(lanes.email.critical, emailEventSource(config, bindings));
-    sendEmail.consumeChannelQueue(lanes.email.bulk, emailEventSource(config, bindings));
+    consumeLanes(sendEmail, 'email', emailEventSource(config, bindings));
     const sendSms = sender('SendSms', 'sendSms');
-    sendSms.bindChannelQueue(queues.sms);
-    sendSms.consumeChannelQueue(queues.sms, config.channels.sms);
-    sendSms.bindLaneQueues(lanes.sms);
-    sendSms.consumeChannelQueue(lanes.sms.critical, config.channels.sms);
-    sendSms.consumeChannelQueue(lanes.sms.bulk, config.channels.sms);
+    consumeLanes(sendSms, 'sms', config.channels.sms);
 
     // Reconciler: every interval, sweep the open index.
     const reconcileInterval = Duration.minutes(config.runtime.reconcileIntervalMinutes);

@@ -1,7 +1,10 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, EventBridgeEvent } from 'aws-lambda';
+import { laneEventSource } from '../../lambdas/contract/lanes.ts';
 import { findRoute } from '../../lambdas/contract/routes.ts';
+import { LANE_SETTINGS } from '../../lambdas/contract/settings.ts';
 import { CHANNELS, type Channel } from '../../lambdas/domain/channel.ts';
+import { readConfig } from '../../lambdas/edge/config.ts';
 import { handler as httpApi } from '../../lambdas/handlers/http-api.ts';
 import { handler as providerEvents } from '../../lambdas/handlers/provider-events.ts';
 import { handler as reconcilerHandler } from '../../lambdas/handlers/reconciler.ts';
@@ -38,7 +41,10 @@ export const dispatchHttp: HttpApiHandler = async (event: APIGatewayProxyEventV2
 export interface FunctionsOptions {
   readonly queues: () => Readonly<Record<Channel, QueueInfo>>;
   /** Lane queues of their own (unless LOCAL_LANES=off), each polled for its channel's sender. */
-  readonly lanes?: () => readonly (QueueInfo & { readonly channel: Channel })[];
+  readonly lanes?: () => readonly (QueueInfo & {
+    readonly channel: Channel;
+    readonly lane: 'critical' | 'bulk';
+  })[];
   readonly functionTimeoutMs: number;
   readonly concurrency: number;
   readonly reconcileIntervalMs: number;
@@ -80,12 +86,26 @@ export function functionsService(options: FunctionsOptions): LocalService {
       const handlers: Record<Channel, SqsHandler> = { email: sendEmail, sms: sendSms };
       const queues = options.queues();
       const batchMaxOf = (channel: Channel) => senders[CHANNELS.indexOf(channel)]?.batchMax ?? 1;
+      const config = readConfig(context.env);
       const sources = [
-        ...CHANNELS.map((channel) => ({ ...queues[channel], channel })),
+        ...CHANNELS.map((channel) => ({ ...queues[channel], channel, lane: 'standard' as const })),
         ...(options.lanes?.() ?? []),
       ].filter((queue) => options.senders.includes(queue.channel));
-      const pollers: SqsEventSource[] = sources.map((queue) =>
-        startSqsEventSource({
+      const pollers: SqsEventSource[] = sources.map((queue) => {
+        // A sender that sends batches gets as many records as one provider call takes (the
+        // CDK does the same: lib/stacks/delivery-stack.ts `emailEventSource`).
+        const batchMax = batchMaxOf(queue.channel);
+        const channelSource = {
+          batchSize: Math.max(batchMax, 10),
+          maxConcurrency: options.concurrency,
+        };
+        // The lower lanes' records in flight are capped from the rate, as in the CDK stack.
+        const source = laneEventSource(
+          queue.lane,
+          channelSource,
+          config[LANE_SETTINGS[queue.channel].rateBudget],
+        );
+        return startSqsEventSource({
           client: sqs,
           queueUrl: queue.url,
           queueArn: queue.arn,
@@ -93,13 +113,11 @@ export function functionsService(options: FunctionsOptions): LocalService {
           functionName: `notice-ledger-send-${queue.channel}`,
           handler: handlers[queue.channel],
           functionTimeoutMs: options.functionTimeoutMs,
-          concurrency: options.concurrency,
-          // A sender that sends batches gets as many records as one provider call takes (the
-          // CDK does the same: lib/stacks/delivery-stack.ts `emailEventSource`).
-          ...(batchMaxOf(queue.channel) > 10 ? { batchSize: batchMaxOf(queue.channel) } : {}),
+          concurrency: source.maxConcurrency,
+          batchSize: source.batchSize,
           log,
-        }),
-      );
+        });
+      });
       const reconciler = startPeriodicTask({
         intervalMs: options.reconcileIntervalMs,
         firstRunAfterMs: RECONCILER_FIRST_RUN_MS,

@@ -7,6 +7,7 @@ import {
   ESCALATION_DETAIL_TYPE as RUNTIME_ESCALATION_DETAIL_TYPE,
   ESCALATION_SOURCE as RUNTIME_ESCALATION_SOURCE,
 } from '../../lambdas/adapters/eventbridge/escalation-publishers.ts';
+import { LANE_BOOKING_HORIZON_MS } from '../../lambdas/contract/lanes.ts';
 import { Metric } from '../../lambdas/contract/metrics.ts';
 import { UNRESOLVED_STATES as DOMAIN_UNRESOLVED_STATES } from '../../lambdas/domain/state-machine.ts';
 import { ConfigSchema, readConfig as readRuntimeConfig } from '../../lambdas/edge/config.ts';
@@ -386,6 +387,54 @@ describe('delivery stack: SQS event sources', () => {
     template.resourceCountIs('AWS::Lambda::EventSourceMapping', 6);
   });
 });
+
+describe('delivery stack: the lower lanes are capped from the rate', () => {
+  it('with a known rate, standard and bulk hold at most R × their horizon in flight; critical keeps the channel concurrency', () => {
+    const rate = { sms: 25, email: 14 };
+    const capped = synthesize({
+      bundle: false,
+      settings: {
+        smsSendRatePerSecond: rate.sms,
+        smsMaxConcurrency: 50,
+        emailSendRatePerSecond: rate.email,
+        emailMaxConcurrency: 20,
+      },
+    });
+    const mappings = Object.values(
+      capped.deliveryTemplate.findResources('AWS::Lambda::EventSourceMapping'),
+    ).map((m) => m.Properties);
+    const source = (channel: 'sms' | 'email', queue: string) => {
+      const found = mappings.filter((m) =>
+        JSON.stringify(m.EventSourceArn).includes(`${cap(channel)}${queue}`),
+      );
+      expect(found, `${channel} ${queue}`).toHaveLength(1);
+      return found[0];
+    };
+    for (const channel of ['sms', 'email'] as const) {
+      for (const [lane, queue] of [
+        ['standard', 'Queue'],
+        ['bulk', 'BulkQueue'],
+      ] as const) {
+        const m = source(channel, queue);
+        const inFlight = m.BatchSize * m.ScalingConfig.MaximumConcurrency;
+        expect(inFlight, `${channel} ${lane}`).toBeLessThanOrEqual(
+          (rate[channel] * LANE_BOOKING_HORIZON_MS[lane]) / 1000,
+        );
+        expect(m.ScalingConfig.MaximumConcurrency, channel).toBeGreaterThanOrEqual(2);
+      }
+      expect(source(channel, 'CriticalQueue').ScalingConfig.MaximumConcurrency).toBe(
+        capped.config.channels[channel].maxConcurrency,
+      );
+    }
+    // Without a rate (the default) there is no budget to book ahead of: every lane is as the channel.
+    const bulk = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'))
+      .map((m) => m.Properties)
+      .filter((m) => JSON.stringify(m.EventSourceArn).includes('SmsBulkQueue'));
+    expect(bulk[0]?.ScalingConfig).toEqual({ MaximumConcurrency: synth.config.channels.sms.maxConcurrency });
+  });
+});
+
+const cap = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
 
 describe('delivery stack: HTTP API', () => {
   it('requires IAM on every route but the provider webhooks, one route per deployed webhook provider', () => {

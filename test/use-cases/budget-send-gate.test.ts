@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
 import { MemoryRateClock } from '../../lambdas/adapters/memory/memory-rate-clock.ts';
+import { LANE_BOOKING_HORIZON_MS, laneEventSource } from '../../lambdas/contract/lanes.ts';
 import type { Priority } from '../../lambdas/domain/priority.ts';
 import { budgetRules } from '../../lambdas/domain/rate-budget.ts';
 import { BudgetSendGate } from '../../lambdas/use-cases/budget-send-gate.ts';
@@ -75,6 +76,49 @@ describe('BudgetSendGate', () => {
     expect(await wait('critical')).toBe(2_000 - 500);
     expect(await wait('standard')).toBe(2_040 - 250);
     expect(await wait('bulk')).toBe(2_080);
+  });
+
+  describe('the lower lanes in flight as their event sources allow, then one critical caller', () => {
+    type Source = { batchSize: number; maxConcurrency: number };
+    /** Every record the sources can hold in flight books at once (an instance per batch); then a critical caller. */
+    async function criticalWaitBehind(sources: Partial<Record<'standard' | 'bulk', Source>>) {
+      const w = world({ rate: 25, leadMs: 500 });
+      const instances = Object.entries(sources).flatMap(([lane, source]) =>
+        Array.from({ length: source.maxConcurrency }, () => ({ gate: w.instance(), lane, source })),
+      );
+      await Promise.all(
+        instances.flatMap(({ gate, lane, source }) =>
+          Array.from({ length: source.batchSize }, () => gate.admit('sms', lane as Priority)),
+        ),
+      );
+      w.waits.length = 0;
+      const critical = await w.instance().admit('sms', 'critical');
+      return { critical, wait: w.waits[0] ?? 0 };
+    }
+
+    it('capped from the rate, critical waits at most the lower horizons less its lead, at any channel concurrency', async () => {
+      const { standard, bulk } = LANE_BOOKING_HORIZON_MS;
+      for (const maxConcurrency of [2, 10, 50, 200]) {
+        const channel = { batchSize: 10, maxConcurrency };
+        const capped = {
+          standard: laneEventSource('standard', channel, 25),
+          bulk: laneEventSource('bulk', channel, 25),
+        };
+        expect(capped.bulk.batchSize * capped.bulk.maxConcurrency).toBeLessThanOrEqual((25 * bulk) / 1000);
+        expect(laneEventSource('critical', channel, 25)).toEqual(channel);
+        const behindBulk = await criticalWaitBehind({ bulk: capped.bulk });
+        expect(behindBulk.critical).toEqual({ kind: 'go' });
+        expect(behindBulk.wait).toBeLessThanOrEqual(bulk - 500);
+        const behindBoth = await criticalWaitBehind(capped);
+        expect(behindBoth.critical).toEqual({ kind: 'go' });
+        expect(behindBoth.wait).toBeLessThanOrEqual(standard + bulk - 500);
+      }
+    });
+
+    it('uncapped (the negative control), critical waits behind bulk for seconds, or is deferred', async () => {
+      const { critical, wait } = await criticalWaitBehind({ bulk: { batchSize: 10, maxConcurrency: 50 } });
+      expect(critical.kind === 'wait' || wait > 2_000).toBe(true);
+    });
   });
 
   it('defers a caller whose lane is booked beyond the inline wait, without booking', async () => {
