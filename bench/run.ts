@@ -12,6 +12,9 @@
  *                               bench/results/priority-latest.json and replaces `priority` in latest.json
  *   --only-deadline-risk        only the deadline-risk scenario: deadline-risk-latest.json and
  *                               `deadlineRisk` in latest.json
+ *   --priority-concurrency C    batches in flight per queue of the priority and deadline-risk
+ *                               stacks (LOCAL_SQS_CONCURRENCY; default 2): with a rate budget the
+ *                               standard and bulk lanes stay capped from the rate (§11)
  *   --skip-email / --email-only  leave out, or run only, the email batch comparison below
  *   --email-notices N / --email-single-notices N / --email-rate R / --email-concurrency C
  *                               (defaults 3000 / 300 (quick: 150) / 5 / 5: the deployed e-mail
@@ -77,6 +80,7 @@ interface Args {
   readonly emailSingleNotices: number;
   readonly emailRate: number;
   readonly emailConcurrency: number;
+  readonly priorityConcurrency: number;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -106,6 +110,7 @@ function parseArgs(argv: readonly string[]): Args {
     '--email-single-notices',
     '--email-rate',
     '--email-concurrency',
+    '--priority-concurrency',
   ]);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -119,6 +124,7 @@ function parseArgs(argv: readonly string[]): Args {
         '--email-single-notices',
         '--email-rate',
         '--email-concurrency',
+        '--priority-concurrency',
       ].includes(arg)
     )
       i++;
@@ -140,6 +146,7 @@ function parseArgs(argv: readonly string[]): Args {
     emailSingleNotices: Math.round(value('--email-single-notices') ?? (quick ? 150 : 300)),
     emailRate: value('--email-rate') ?? 5,
     emailConcurrency: Math.round(value('--email-concurrency') ?? 5),
+    priorityConcurrency: Math.round(value('--priority-concurrency') ?? POLLER_CONCURRENCY),
   };
 }
 
@@ -260,7 +267,12 @@ async function main(): Promise<void> {
     };
     const startVariantStack = (variant: PriorityVariant) =>
       startStackChild(
-        { ...env, LEDGER_TABLE_NAME: `bench-${tag}-${variant}`, ...priorityStackEnv(variant, args.rate) },
+        {
+          ...env,
+          LEDGER_TABLE_NAME: `bench-${tag}-${variant}`,
+          LOCAL_SQS_CONCURRENCY: String(args.priorityConcurrency),
+          ...priorityStackEnv(variant, args.rate),
+        },
         log,
       );
     const runPriorityScenario = async (): Promise<Record<PriorityVariant, PriorityFigures>> => {
@@ -328,7 +340,14 @@ async function main(): Promise<void> {
     }
     if (args.onlyPriority) {
       const priority = await runPriorityScenario();
-      await writeAlone('priority-latest.json', { priority });
+      // At another concurrency than the pollers' default: a key (and file) of its own, so the
+      // issue's `priority` figures stay those of the default.
+      const c = args.priorityConcurrency;
+      if (c === POLLER_CONCURRENCY) await writeAlone('priority-latest.json', { priority });
+      else
+        await writeAlone(`priority-c${c}-latest.json`, {
+          [`priorityAtConcurrency${c}`]: { concurrency: c, ...priority },
+        });
       printPriority(priority);
       return;
     }

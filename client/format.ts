@@ -65,7 +65,20 @@ export const ESCALATING_REASONS: readonly string[] = [
 /** The record of an `unknown` handed to a person while it stays unknown (UNKNOWN_POLICY=escalate). */
 export const UNKNOWN_ESCALATED = 'unknown_escalated';
 
-/** Whether a timeline record raised an escalation: a failure of the kinds above, or an unknown's escalation. */
+/**
+ * The early warning of a channel that will likely miss its deadline (docs/architecture.md §11):
+ * an escalation while the row keeps trying.
+ */
+export const DEADLINE_AT_RISK = 'deadline_at_risk';
+
+/**
+ * Whether a timeline record raised an escalation: a failure of the kinds above, an unknown's
+ * escalation, or a deadline-risk warning.
+ */
 export function isEscalationRecord(t: { readonly to: string; readonly reason: string }): boolean {
-  return t.reason === UNKNOWN_ESCALATED || (t.to === 'failed' && ESCALATING_REASONS.includes(t.reason));
+  return (
+    t.reason === UNKNOWN_ESCALATED ||
+    t.reason === DEADLINE_AT_RISK ||
+    (t.to === 'failed' && ESCALATING_REASONS.includes(t.reason))
+  );
 }

@@ -72,7 +72,7 @@ export function batchText(body: BatchResponse): string {
 function channelText(channel: TimelineChannel, now: Date): string {
   const head = [
     `${channel.channel}: ${channel.state}  to ${channel.destination.masked}  (${channel.destination.fingerprint})`,
-    `  provider ${channel.provider ?? '—'}  receipt ${channel.providerReceiptId ?? '—'}  attempts ${channel.attempts}${
+    `  priority ${channel.priority}  provider ${channel.provider ?? '—'}  receipt ${channel.providerReceiptId ?? '—'}  attempts ${channel.attempts}${
       channel.nextAttemptAt ? `  next attempt ${when(channel.nextAttemptAt, now)}` : ''
     }`,
   ];

@@ -169,6 +169,7 @@ function channelFacts(channel: TimelinePageChannel, now: Date): string {
   const facts: [string, string][] = [
     ['destination', `<span class="mono">${escapeHtml(channel.destination.masked)}</span>`],
     ['fingerprint', `<span class="mono">${escapeHtml(channel.destination.fingerprint)}</span>`],
+    ['priority', escapeHtml(channel.priority)],
     ['provider', escapeHtml(channel.provider ?? '—')],
     ['receipt', `<span class="mono">${escapeHtml(channel.providerReceiptId ?? '—')}</span>`],
     ['attempts', String(channel.attempts)],

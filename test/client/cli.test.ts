@@ -84,6 +84,7 @@ const timeline = {
       provider: 'twilio',
       providerReceiptId: null,
       attempts: 1,
+      priority: 'critical',
       nextAttemptAt: null,
       sms: { encoding: 'GSM-7', segments: 1, characters: 80 },
       transitions: [
@@ -226,11 +227,42 @@ describe('commands', () => {
     expect(result.code).toBe(0);
     expect(seen[0]).toMatchObject({ method: 'GET', url: `/v1/notices/${NOTICE_ID}` });
     expect(result.stdout).toContain('sms: accepted  to +1******4567');
+    expect(result.stdout).toContain('  priority critical  provider twilio');
     expect(result.stdout).toContain('created 2026-11-30 10:00:00Z (30m 00s ago)');
     expect(result.stdout).toMatch(
       /4\s+2026-11-30 10:20:00Z\s+\+19m 49s\s+unknown → accepted\s+operator_confirmed_accepted\s+1\s+arn:aws:sts::123456789012:assumed-role\/Operator\/ada\s+seen in provider console/,
     );
     expect(result.stdout).not.toContain('\u001b');
+  });
+
+  it('get: a deadline-risk warning is marked as the escalation it raised, while the row keeps trying', async () => {
+    const [channel] = timeline.channels;
+    const warned = {
+      ...timeline,
+      channels: [
+        {
+          ...channel,
+          state: 'reserved',
+          priority: 'bulk',
+          transitions: [
+            channel?.transitions[0],
+            {
+              seq: 2,
+              at: '2026-11-30T10:00:00.000Z',
+              from: 'reserved',
+              to: 'reserved',
+              reason: 'deadline_at_risk',
+              detail: 'estimatedSendAt 2026-11-30T10:05:00.000Z',
+            },
+          ],
+        },
+      ],
+    };
+    replies = [{ status: 200, body: warned }];
+    const result = await cli(['get', NOTICE_ID]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('priority bulk');
+    expect(result.stdout).toMatch(/reserved → reserved\s+deadline_at_risk \(escalated\)\s+estimatedSendAt/);
   });
 
   it('get --json prints the body as the API gave it', async () => {

@@ -38,6 +38,7 @@ describe('renderTimelinePage', () => {
       const lefts = points.map((p) => Number(p[1]));
       for (let i = 1; i < lefts.length; i++) expect(lefts[i]).toBeGreaterThanOrEqual(lefts[i - 1] as number);
     }
+    expect(html).toContain('<dt>priority</dt><dd>standard</dd>');
     expect(html).toContain('data-wait="retry"');
     expect(html).toContain('data-wait="unknown"');
     expect(html).toContain(`data-actor="${escapeHtml(TEST_ACTOR)}"`);
