@@ -59,6 +59,12 @@ export function priorityStackEnv(variant: PriorityVariant, rate: number): Record
 const withPriority = (notices: BenchNotice[], priority: string): BenchNotice[] =>
   notices.map((n) => ({ ...n, body: { ...n.body, priority } }));
 
+/** The burst's priorities, taken in turn (`bulk` alone by default; `standard,bulk` saturates both lower lanes). */
+export type BurstPriority = 'standard' | 'bulk';
+
+const inTurn = (notices: BenchNotice[], priorities: readonly BurstPriority[]): BenchNotice[] =>
+  notices.map((n, i) => ({ ...n, body: { ...n.body, priority: priorities[i % priorities.length] } }));
+
 export async function runPriority(options: {
   readonly variant: PriorityVariant;
   readonly stack: StackHandle;
@@ -69,12 +75,15 @@ export async function runPriority(options: {
   readonly rate: number;
   readonly tag: string;
   readonly log: (line: string) => void;
+  /** @default ['bulk'] */
+  readonly burstPriorities?: readonly BurstPriority[];
 }): Promise<PriorityFigures> {
   const { stack, simulator, notices: n, rate, log } = options;
   await warmUp(stack, simulator, options.ddb, options.tag);
   simulator.reset();
   simulator.faults.set({ rateLimitPerSecond: rate, callbacksEnabled: false, deliveryFailures: [] });
-  const bulk = withPriority(benchNotices(`${options.tag}b`, n), 'bulk');
+  const burstPriorities = options.burstPriorities ?? ['bulk'];
+  const bulk = inTurn(benchNotices(`${options.tag}b`, n), burstPriorities);
   // One a second for at most three times the ideal drain; the run stops posting once bulk is done.
   const criticalPool = withPriority(
     benchNotices(`${options.tag}c`, Math.ceil((3 * n) / rate), ['sms'], 1),
@@ -82,7 +91,9 @@ export async function runPriority(options: {
   );
   const criticalTriggers: number[] = [];
   const criticalAnswered: number[] = [];
-  log(`priority (${options.variant}): ${n} bulk SMS at ${rate}/s, one critical a second during the burst`);
+  log(
+    `priority (${options.variant}): ${n} ${burstPriorities.join('/')} SMS at ${rate}/s, one critical a second during the burst`,
+  );
 
   const t0 = Date.now();
   let bulkDone = false;

@@ -15,6 +15,8 @@
  *   --priority-concurrency C    batches in flight per queue of the priority and deadline-risk
  *                               stacks (LOCAL_SQS_CONCURRENCY; default 2): with a rate budget the
  *                               standard and bulk lanes stay capped from the rate (§11)
+ *   --priority-burst P[,P]      the burst's priorities, in turn (default bulk; standard,bulk
+ *                               saturates both lower lanes): a key and file of its own
  *   --skip-email / --email-only  leave out, or run only, the email batch comparison below
  *   --email-notices N / --email-single-notices N / --email-rate R / --email-concurrency C
  *                               (defaults 3000 / 300 (quick: 150) / 5 / 5: the deployed e-mail
@@ -50,6 +52,7 @@ import { type StackHandle, startStackChild, startStackInProcess } from './lib/st
 import { relativeDifference, round } from './lib/stats.ts';
 import { linePlot } from './lib/svg.ts';
 import {
+  type BurstPriority,
   type PriorityFigures,
   type PriorityVariant,
   priorityStackEnv,
@@ -81,6 +84,16 @@ interface Args {
   readonly emailRate: number;
   readonly emailConcurrency: number;
   readonly priorityConcurrency: number;
+  readonly priorityBurst: readonly BurstPriority[];
+}
+
+function burstPriorities(argv: readonly string[]): readonly BurstPriority[] {
+  const i = argv.indexOf('--priority-burst');
+  if (i === -1) return ['bulk'];
+  const list = String(argv[i + 1] ?? '').split(',');
+  if (!list.every((p): p is BurstPriority => p === 'standard' || p === 'bulk'))
+    throw new Error('--priority-burst takes standard and/or bulk, comma-separated');
+  return list;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -111,6 +124,7 @@ function parseArgs(argv: readonly string[]): Args {
     '--email-rate',
     '--email-concurrency',
     '--priority-concurrency',
+    '--priority-burst',
   ]);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -125,6 +139,7 @@ function parseArgs(argv: readonly string[]): Args {
         '--email-rate',
         '--email-concurrency',
         '--priority-concurrency',
+        '--priority-burst',
       ].includes(arg)
     )
       i++;
@@ -147,6 +162,7 @@ function parseArgs(argv: readonly string[]): Args {
     emailRate: value('--email-rate') ?? 5,
     emailConcurrency: Math.round(value('--email-concurrency') ?? 5),
     priorityConcurrency: Math.round(value('--priority-concurrency') ?? POLLER_CONCURRENCY),
+    priorityBurst: burstPriorities(argv),
   };
 }
 
@@ -290,6 +306,7 @@ async function main(): Promise<void> {
             rate: args.rate,
             tag: `${tag}${variant[0]}`,
             log,
+            burstPriorities: args.priorityBurst,
           });
         } finally {
           await variantStack.stop();
@@ -343,10 +360,16 @@ async function main(): Promise<void> {
       // At another concurrency than the pollers' default: a key (and file) of its own, so the
       // issue's `priority` figures stay those of the default.
       const c = args.priorityConcurrency;
-      if (c === POLLER_CONCURRENCY) await writeAlone('priority-latest.json', { priority });
+      const burst = args.priorityBurst.join('-');
+      const suffix = `${c === POLLER_CONCURRENCY ? '' : `-c${c}`}${burst === 'bulk' ? '' : `-${burst}`}`;
+      if (suffix === '') await writeAlone('priority-latest.json', { priority });
       else
-        await writeAlone(`priority-c${c}-latest.json`, {
-          [`priorityAtConcurrency${c}`]: { concurrency: c, ...priority },
+        await writeAlone(`priority${suffix}-latest.json`, {
+          [`priority${suffix.replace(/-(\w)/g, (_, ch: string) => ch.toUpperCase())}`]: {
+            concurrency: c,
+            burstPriorities: args.priorityBurst,
+            ...priority,
+          },
         });
       printPriority(priority);
       return;

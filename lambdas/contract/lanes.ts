@@ -10,14 +10,15 @@
  * needs (a channel given a maximum concurrency of 50 at 25/s: 250 records, 10 s) would therefore
  * queue critical behind them again, up to the sender's inline wait. Capping each lower lane's
  * records in flight at R × its horizon keeps its bookings within that horizon whatever maximum
- * concurrency the deployment gives the channel; together at most 2 s, so critical waits at most
- * 2 s − its lead behind both. Each horizon is still several provider calls long, so a lane that
- * has the channel to itself keeps the provider busy.
+ * concurrency the deployment gives the channel; together at most 1.6 s, so critical waits at most
+ * 1.6 s − its lead behind both (measured: with both 1.2 s and 0.8 s, the 2 s behind both gave a
+ * critical p99 of 2.07 s; docs/benchmarks.md). Each horizon is still several provider calls long,
+ * so a lane that has the channel to itself keeps the provider busy.
  */
 export const LANE_BOOKING_HORIZON_MS = {
   /** Critical is not capped: it goes ahead of the others, and its volume is its own. */
   critical: undefined,
-  standard: 1_200,
+  standard: 800,
   bulk: 800,
 } as const satisfies Record<'critical' | 'standard' | 'bulk', number | undefined>;
 
