@@ -34,10 +34,11 @@
  * limit, `duplicateWebhooks` (each event delivered twice), webhook on/off and delay.
  * Test-only endpoints: `GET /__emails`, `GET|POST /__faults`, `POST /__reset`, `GET /__webhooks`.
  */
+
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sign } from '../../lambdas/providers/resend/svix.ts';
+import { closeServer, listenOnLoopback } from '../loopback-server.ts';
 import {
   applyCommonSettings,
   Holds,
@@ -654,14 +655,8 @@ export async function startResendSimulator(options: ResendSimulatorOptions = {})
       else errorAnswer(res, new ApiError(500, 'application_error', 'Internal server error.'));
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await listenOnLoopback(server, options.port);
+  const baseUrl = `http://127.0.0.1:${port}`;
   // Keys whose first request was cut short by the last stop: that request is no longer running.
   for (const record of store.all) {
     if (record.kind === 'key' && !(record as IdempotencyEntry).response) store.delete(record.id);
@@ -703,9 +698,7 @@ export async function startResendSimulator(options: ResendSimulatorOptions = {})
     async close() {
       holds.clear();
       outbox.stop();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
+      await closeServer(server);
     },
   };
 }

@@ -25,6 +25,7 @@
  * often does), webhooks on/off, `activity` (the add-on) and its lag.
  * Test-only endpoints: `GET /__messages`, `GET|POST /__faults`, `POST /__reset`, `GET /__webhooks`.
  */
+
 import {
   createPrivateKey,
   createPublicKey,
@@ -33,7 +34,7 @@ import {
   randomBytes,
 } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeServer, listenOnLoopback } from '../loopback-server.ts';
 import {
   applyCommonSettings,
   Holds,
@@ -490,14 +491,8 @@ export async function startSendGridSimulator(
       else answerError(res, new ApiError(500, 'internal server error'));
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await listenOnLoopback(server, options.port);
+  const baseUrl = `http://127.0.0.1:${port}`;
   outbox.kick();
 
   function reset(): void {
@@ -540,9 +535,7 @@ export async function startSendGridSimulator(
       holds.clear();
       outbox.stop();
       if (flushTimer) clearTimeout(flushTimer);
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
+      await closeServer(server);
     },
   };
 }

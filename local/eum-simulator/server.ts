@@ -15,10 +15,11 @@
  * timeout after or before acceptance), `spendLimitReached`, `eventsEnabled`, `eventDelayMs`.
  * `GET /__messages`, `GET /__events?after=<seq>`, `POST /__reset`.
  */
+
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { JsonFileState, readBody } from '../json-file-state.ts';
+import { closeServer, listenOnLoopback } from '../loopback-server.ts';
 
 export type EumFault =
   | { readonly kind: 'error'; readonly name: string; readonly reason?: string; readonly status?: number }
@@ -400,11 +401,7 @@ export async function startEumSimulator(
       reply(res, 500, { __type: 'InternalServerException', message: 'simulator error' }),
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOnLoopback(server, options.port);
 
   const simulator: EumSimulator = {
     endpoint: `http://127.0.0.1:${port}`,
@@ -430,8 +427,7 @@ export async function startEumSimulator(
     async close() {
       for (const timer of holds) clearTimeout(timer);
       holds.clear();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeServer(server);
     },
   };
   return simulator;

@@ -17,10 +17,11 @@
  * `deliveryDelayMs`. `POST /__suppressions {channel, destination}` lists a destination;
  * `GET /__messages` returns messages and counters; `POST /__reset`.
  */
+
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { JsonFileState, readBody } from '../json-file-state.ts';
+import { closeServer, listenOnLoopback } from '../loopback-server.ts';
 
 export type InfraiFault =
   | {
@@ -496,11 +497,7 @@ export async function startInfraiSimulator(
   const server = createServer((req, res) => {
     handle(req, res).catch(() => fail(res, 500, 'INTERNAL', false));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOnLoopback(server, options.port);
   const simulator: InfraiSimulator = {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     apiKey,
@@ -534,8 +531,7 @@ export async function startInfraiSimulator(
     async close() {
       for (const timer of holds) clearTimeout(timer);
       holds.clear();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeServer(server);
     },
   };
   return simulator;

@@ -51,9 +51,10 @@
  * [--region us-east-1] [--state-file .local/scheduler.json] [--tick-ms 250]` (`--sqs`
  * defaults to AWS_ENDPOINT_URL_SQS) prints its endpoint and runs until SIGINT/SIGTERM.
  */
+
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeServer, listenOnLoopback } from '../loopback-server.ts';
 import { closeOnSignal, isMainModule } from '../process-utils.ts';
 import { SchedulerFaults } from './faults.ts';
 import { createFiring } from './firing.ts';
@@ -252,14 +253,7 @@ export async function startSchedulerStandIn(options: SchedulerStandInOptions): P
     });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOnLoopback(server, options.port);
   firing.start();
 
   let closing: Promise<void> | undefined;
@@ -272,9 +266,7 @@ export async function startSchedulerStandIn(options: SchedulerStandInOptions): P
     tick: () => firing.runPass(),
     close() {
       closing ??= (async () => {
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeAllConnections();
-        await stopped;
+        await closeServer(server);
         await firing.close();
       })();
       return closing;

@@ -30,8 +30,9 @@
  * (credentials default to TWILIO_ACCOUNT_SID / TWILIO_AUTH_TOKEN, else the constants below)
  * prints its base URL and runs until SIGINT/SIGTERM.
  */
+
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeServer, listenOnLoopback } from '../loopback-server.ts';
 import { closeOnSignal, isMainModule } from '../process-utils.ts';
 import {
   API_VERSION,
@@ -293,14 +294,7 @@ export async function startSmsSimulator(options: SmsSimulatorOptions = {}): Prom
     });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOnLoopback(server, options.port);
   const baseUrl = `http://127.0.0.1:${port}`;
   // Messages the previous run left on their way go on (and call back where they were told to).
   lifecycle.resume();
@@ -316,9 +310,7 @@ export async function startSmsSimulator(options: SmsSimulatorOptions = {}): Prom
     reset: resetState,
     close: async () => {
       lifecycle.abort();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
+      await closeServer(server);
     },
   };
 }
