@@ -1,5 +1,3 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDbRateClock } from '../adapters/dynamodb/dynamodb-rate-clock.ts';
 import { SqsBacklogProbe } from '../adapters/sqs/sqs-backlog-probe.ts';
 import { LANE_SETTINGS } from '../contract/settings.ts';
@@ -7,16 +5,23 @@ import { CHANNELS, type Channel } from '../domain/channel.ts';
 import { PRIORITIES, type Priority } from '../domain/priority.ts';
 import { budgetRules } from '../domain/rate-budget.ts';
 import type { Config } from '../edge/config.ts';
+import type { EscalationPublisher } from '../ports/escalation.port.ts';
 import type { DeadlineRiskDependencies } from '../use-cases/deadline-risk.ts';
+import type { AwsClients } from './aws-clients.ts';
 import { buildEscalations } from './escalations.ts';
 import { channelQueueUrls, laneQueues } from './queue.ts';
 
 /**
  * Intake's estimates (docs/architecture.md §11): for the channels with a shared rate budget
  * (`<CHANNEL>_RATE_BUDGET_PER_SECOND`), the lane queues' backlog and the budget's clock, and
- * the escalation publisher for the warnings. Nothing when no channel has one.
+ * the escalation publisher for the warnings (the runtime's own when it has one). Nothing when no
+ * channel has one.
  */
-export function buildDeadlineRisk(config: Config): DeadlineRiskDependencies {
+export function buildDeadlineRisk(
+  config: Config,
+  clients: AwsClients,
+  escalations?: EscalationPublisher,
+): DeadlineRiskDependencies {
   const rates: Partial<Record<Channel, number>> = {};
   for (const channel of CHANNELS) {
     const rate = config[LANE_SETTINGS[channel].rateBudget];
@@ -26,13 +31,13 @@ export function buildDeadlineRisk(config: Config): DeadlineRiskDependencies {
   const leads = budgetRules(1, config.RATE_BUDGET_LEAD_MS).leadUs;
   return {
     backlog: new SqsBacklogProbe({
-      sqs: new SQSClient({}),
+      sqs: clients.sqs,
       queueUrls: channelQueueUrls(config),
       laneUrls: laneQueues(config, 'queueUrls'),
       ratePerSecond: rates,
-      clock: new DynamoDbRateClock({ client: new DynamoDBClient({}), tableName: config.LEDGER_TABLE_NAME }),
+      clock: new DynamoDbRateClock({ client: clients.dynamodb, tableName: config.LEDGER_TABLE_NAME }),
     }),
-    escalations: buildEscalations(config),
+    escalations: escalations ?? buildEscalations(config),
     laneLeadMs: Object.fromEntries(PRIORITIES.map((p) => [p, leads[p] / 1000])) as Record<Priority, number>,
   };
 }

@@ -3,6 +3,7 @@ import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { DeadlineRiskDependencies } from '../use-cases/deadline-risk.ts';
 import type { IntakeDependencies, OperatorDependencies } from '../use-cases/dependencies.ts';
+import { buildAwsClients } from './aws-clients.ts';
 import { retryPolicyOf, timingOf } from './core.ts';
 import { buildDeadlineRisk } from './deadline-risk.ts';
 import { buildSealer } from './envelope.ts';
@@ -26,7 +27,8 @@ export async function buildHttpRuntime(
   env: Record<string, string | undefined> = process.env,
 ): Promise<HttpRuntime> {
   const config = readConfig(env);
-  const store = buildLedgerStore(config);
+  const clients = buildAwsClients();
+  const store = buildLedgerStore(config, clients.dynamodb);
   const { sealer, held } = buildSealer(config);
   const fingerprint = await loadFingerprintKey(config);
   await verifyKeys(store, [fingerprint, ...held]);
@@ -34,7 +36,7 @@ export async function buildHttpRuntime(
     config,
     deps: {
       store,
-      queue: buildQueue(config),
+      queue: buildQueue(config, clients.sqs),
       sealer,
       catalog: templateCatalog,
       clock: systemClock,
@@ -43,7 +45,7 @@ export async function buildHttpRuntime(
       retryPolicy: retryPolicyOf(config),
       random: Math.random,
       defaultDeadlineMs: config.NOTICE_DEFAULT_DEADLINE_MS,
-      ...buildDeadlineRisk(config),
+      ...buildDeadlineRisk(config, clients),
     },
   };
 }

@@ -5,9 +5,9 @@ import type { Config } from '../edge/config.ts';
 import { ConfigError } from '../edge/config-error.ts';
 import type { KeyChecks, LedgerStore } from '../ports/ledger-store.port.ts';
 
-export function buildLedgerStore(config: Config): DynamoDbLedgerStore {
+export function buildLedgerStore(config: Config, client = new DynamoDBClient({})): DynamoDbLedgerStore {
   return new DynamoDbLedgerStore({
-    client: new DynamoDBClient({}),
+    client,
     tableName: config.LEDGER_TABLE_NAME,
     openShards: config.OPEN_INDEX_SHARDS,
     ...(config.RETENTION_DAYS ? { retentionMs: config.RETENTION_DAYS * 86_400_000 } : {}),

@@ -4,8 +4,8 @@ import { CHANNEL_SETTINGS, LANE_SETTINGS } from '../contract/settings.ts';
 import { CHANNELS, type Channel } from '../domain/channel.ts';
 import type { Config } from '../edge/config.ts';
 
-export function buildQueue(config: Config): SqsIntentQueue {
-  return new SqsIntentQueue(new SQSClient({}), channelQueueUrls(config), laneQueues(config, 'queueUrls'));
+export function buildQueue(config: Config, client = new SQSClient({})): SqsIntentQueue {
+  return new SqsIntentQueue(client, channelQueueUrls(config), laneQueues(config, 'queueUrls'));
 }
 
 /** Each channel's queue (its standard lane). */

@@ -5,6 +5,7 @@ import { systemClock } from '../ports/clock.port.ts';
 import type { ProviderStatus } from '../ports/provider.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import type { ReconcilerDependencies } from '../use-cases/reconcile.ts';
+import { buildAwsClients } from './aws-clients.ts';
 import { buildDeadlineRisk } from './deadline-risk.ts';
 import { once } from './once.ts';
 import { answeringProviders, loadFacet, selectedProvider } from './providers.ts';
@@ -37,10 +38,12 @@ export async function buildReconcilerRuntime(
   const channelProviders = Object.fromEntries(
     CHANNELS.map((channel) => [channel, selectedProvider(channel, env).descriptor.id]),
   ) as ReconcilerDependencies['channelProviders'];
+  const clients = buildAwsClients();
+  const worker = await buildWorkerDependencies(config, clients);
   return {
     config,
     deps: {
-      ...(await buildWorkerDependencies(config)),
+      ...worker,
       lookups,
       statuses,
       followUp: {
@@ -52,7 +55,7 @@ export async function buildReconcilerRuntime(
       unknownGraceMs: config.UNKNOWN_GRACE_MS,
       unknownPolicy: config.UNKNOWN_POLICY,
       recheckMs: config.RECONCILE_INTERVAL_MS,
-      ...buildDeadlineRisk(config),
+      ...buildDeadlineRisk(config, clients, worker.escalations),
       ...(onRowError ? { onRowError } : {}),
     },
   };

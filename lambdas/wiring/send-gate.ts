@@ -1,4 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbRateClock } from '../adapters/dynamodb/dynamodb-rate-clock.ts';
 import { LANE_SETTINGS } from '../contract/settings.ts';
 import type { Channel } from '../domain/channel.ts';
@@ -21,6 +21,8 @@ export function buildSendGate(
   config: Config,
   store: Pick<LedgerStore, 'readGate' | 'closeGate'>,
   perProcessRate: number | undefined,
+  /** The runtime's client (./aws-clients.ts), for the budget's clock. */
+  dynamodb: DynamoDBClient,
 ): SendGate {
   const budgetRate = config[LANE_SETTINGS[channel].rateBudget];
   if (!budgetRate) {
@@ -31,7 +33,7 @@ export function buildSendGate(
     });
   }
   const budget = new RateBudget(
-    new DynamoDbRateClock({ client: new DynamoDBClient({}), tableName: config.LEDGER_TABLE_NAME }),
+    new DynamoDbRateClock({ client: dynamodb, tableName: config.LEDGER_TABLE_NAME }),
     { [channel]: budgetRules(budgetRate, config.RATE_BUDGET_LEAD_MS) },
   );
   return new BudgetSendGate({

@@ -4,6 +4,7 @@ import { type Config, readConfig } from '../edge/config.ts';
 import { ConfigError } from '../edge/config-error.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { SenderDependencies } from '../use-cases/dependencies.ts';
+import { buildAwsClients } from './aws-clients.ts';
 import { workerIdOf } from './core.ts';
 import { once } from './once.ts';
 import { loadFacet, selectedProvider } from './providers.ts';
@@ -42,7 +43,8 @@ export async function buildSenderRuntime(
     channel === 'email' && 'sendBatch' in transport && transport.sendBatch && transport.maxBatch
       ? Math.max(1, Math.min(config.EMAIL_BATCH_MAX, transport.maxBatch))
       : 1;
-  const worker = await buildWorkerDependencies(config);
+  const clients = buildAwsClients();
+  const worker = await buildWorkerDependencies(config, clients);
   const rate = config[CHANNEL_SETTINGS[channel].sendRate];
   return {
     config,
@@ -54,7 +56,7 @@ export async function buildSenderRuntime(
       transports: { [channel]: transport },
       workerId: workerIdOf(),
       operatorHoldMs: config.OPERATOR_HOLD_MS,
-      gate: buildSendGate(channel, config, worker.store, rate),
+      gate: buildSendGate(channel, config, worker.store, rate, clients.dynamodb),
     },
   };
 }
