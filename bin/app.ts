@@ -1,6 +1,6 @@
 #!/usr/bin/env node
+import { ConfigError } from '../lambdas/contract/config-error.ts';
 import { createNoticeLedgerApp } from '../lib/app.ts';
-import { ConfigurationError } from '../lib/config.ts';
 
 // Run by the CDK CLI through `npx tsx bin/app.ts` (cdk.json): TypeScript 7 has no JS API, so
 // ts-node cannot load it. Settings come from deploy/settings.json only; the CLI passes the
@@ -9,7 +9,7 @@ try {
   createNoticeLedgerApp({ cli: process.env }).app.synth();
 } catch (error) {
   // A settings mistake is the operator's to fix: say which setting, without a stack trace.
-  if (!(error instanceof ConfigurationError)) throw error;
+  if (!(error instanceof ConfigError)) throw error;
   console.error(`notice-ledger: ${error.message}`);
   process.exit(1);
 }

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, type AppProps, type Environment, Validations } from 'aws-cdk-lib';
+import { ConfigError } from '../lambdas/contract/config-error.ts';
 import {
-  ConfigurationError,
   loadSettings,
   type NoticeLedgerConfig,
   readConfig,
@@ -117,7 +117,7 @@ export function createNoticeLedgerApp(
   const app = new App(options.appProps);
   for (const key of Object.keys(SETTING_DEFAULTS)) {
     if (app.node.tryGetContext(key) !== undefined) {
-      throw new ConfigurationError(
+      throw new ConfigError(
         `${key} was given as CDK context (-c ${key}=… or cdk.json "context"): deployment settings live in ` +
           `${SETTINGS_FILE} only, so that every later deploy uses the same values. Set it there and commit it.`,
       );

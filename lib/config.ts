@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { z } from 'zod';
+import { ConfigError } from '../lambdas/contract/config-error.ts';
 import { FUNCTION_NAMES, type FunctionName } from '../lambdas/contract/functions.ts';
 import type { ProviderChannel } from '../lambdas/contract/providers.ts';
 import {
@@ -244,13 +245,6 @@ export interface NoticeLedgerConfig {
   readonly reservedConcurrency: Readonly<Partial<Record<FunctionName, number>>>;
 }
 
-export class ConfigurationError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigurationError';
-  }
-}
-
 function kebab(value: string): string {
   return value
     .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
@@ -267,7 +261,7 @@ export function loadSettings(path: string, name = SETTINGS_FILE): Record<string,
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigurationError(
+    throw new ConfigError(
       `${name} cannot be read (${(error as Error).message}); it holds the deployment settings`,
     );
   }
@@ -275,10 +269,10 @@ export function loadSettings(path: string, name = SETTINGS_FILE): Record<string,
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ConfigurationError(`${name} is not valid JSON: ${(error as Error).message}`);
+    throw new ConfigError(`${name} is not valid JSON: ${(error as Error).message}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ConfigurationError(`${name} must hold one JSON object of settings`);
+    throw new ConfigError(`${name} must hold one JSON object of settings`);
   }
   return value as Record<string, unknown>;
 }
@@ -307,7 +301,7 @@ export function readConfig(
   }
   const parsed = SettingsSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new ConfigurationError(`invalid ${source}: ${parsed.error.issues.map(describeIssue).join('; ')}`);
+    throw new ConfigError(`invalid ${source}: ${parsed.error.issues.map(describeIssue).join('; ')}`);
   }
   // Runtime settings by deployment key are typed by the contract, not by this schema.
   const c = parsed.data as unknown as CoreSettings & Readonly<Record<string, unknown>>;
@@ -329,27 +323,27 @@ export function readConfig(
   // A sender must be gone before its lease expires: the reconciler turns an expired `sending`
   // lease into `unknown` on the assumption that the worker holding it is dead.
   if (senderTimeoutSeconds * 1000 >= timings.SEND_LEASE_MS) {
-    throw new ConfigurationError(
+    throw new ConfigError(
       `sendLeaseMs (${timings.SEND_LEASE_MS}) must exceed the sender timeout (${senderTimeoutSeconds} s, ` +
         `2 × providerTimeoutMs + 10 s): raise sendLeaseMs or lower providerTimeoutMs`,
     );
   }
   for (const rule of INVARIANTS) {
     if (!rule.holds(timings))
-      throw new ConfigurationError(`invalid ${source}: ${deployWords(rule.message(timings))}`);
+      throw new ConfigError(`invalid ${source}: ${deployWords(rule.message(timings))}`);
   }
   for (const channel of ['email', 'sms'] as const) {
     const reserved = c.reservedConcurrency[channel === 'email' ? 'sendEmail' : 'sendSms'];
     const cap = channel === 'email' ? c.emailMaxConcurrency : c.smsMaxConcurrency;
     // Lambda's advice: a maximum concurrency above the reserved concurrency throttles messages.
     if (reserved !== undefined && reserved < cap) {
-      throw new ConfigurationError(
+      throw new ConfigError(
         `reservedConcurrency of the ${channel} sender (${reserved}) is below ${channel}MaxConcurrency (${cap})`,
       );
     }
   }
   if (Boolean(c.account) !== Boolean(c.region)) {
-    throw new ConfigurationError(
+    throw new ConfigError(
       `invalid ${source}: account and region are set together (both pin the deployment) or both left empty`,
     );
   }
@@ -420,10 +414,9 @@ function checkProviders(
   const ids = PROVIDER_BINDINGS.map((b) => b.descriptor.id);
   const check = (key: string, id: string, channel?: ProviderChannel) => {
     const binding = PROVIDER_BINDINGS.find((b) => b.descriptor.id === id);
-    if (!binding)
-      throw new ConfigurationError(`invalid ${source}: ${key}: no provider "${id}" (${ids.join(', ')})`);
+    if (!binding) throw new ConfigError(`invalid ${source}: ${key}: no provider "${id}" (${ids.join(', ')})`);
     if (channel && !(binding.descriptor.channels as readonly string[]).includes(channel)) {
-      throw new ConfigurationError(`invalid ${source}: ${key}: provider "${id}" does not send ${channel}`);
+      throw new ConfigError(`invalid ${source}: ${key}: provider "${id}" does not send ${channel}`);
     }
   };
   check('emailProvider', email, 'email');

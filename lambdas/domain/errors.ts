@@ -39,17 +39,3 @@ export class IncompleteTransitionError extends DomainError {
     this.name = 'IncompleteTransitionError';
   }
 }
-
-/**
- * This deployment cannot send a recorded intent: its template version is not in the catalog, or
- * the channel has no transport. Recorded as `configuration_error` (and escalated), not as a
- * rendering problem of the notice.
- */
-export class MissingConfigurationError extends DomainError {
-  readonly missing: 'template' | 'transport';
-  constructor(missing: 'template' | 'transport', message: string) {
-    super('configuration_error', message);
-    this.name = 'MissingConfigurationError';
-    this.missing = missing;
-  }
-}

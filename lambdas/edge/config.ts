@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfigError } from '../contract/config-error.ts';
 import {
   INVARIANTS,
   type NumberSetting,
@@ -6,10 +7,6 @@ import {
   type Setting,
   type SettingName,
 } from '../contract/settings.ts';
-
-import { ConfigError } from './config-error.ts';
-
-export { ConfigError };
 
 const optionalText = z
   .string()

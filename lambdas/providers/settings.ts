@@ -1,5 +1,5 @@
+import { ConfigError } from '../contract/config-error.ts';
 import type { ProviderDescriptor, ProviderFacet } from '../contract/providers.ts';
-import { ConfigError } from '../edge/config-error.ts';
 import type { ProviderContext } from '../ports/provider.port.ts';
 
 /**

@@ -1,5 +1,5 @@
+import { ConfigError } from '../contract/config-error.ts';
 import type { Channel } from '../domain/channel.ts';
-import { MissingConfigurationError } from '../domain/errors.ts';
 import {
   DEFAULT_OPERATOR_HOLD_MS,
   decideClaim,
@@ -116,17 +116,15 @@ export type ChannelTransport = EmailTransport | SmsTransport;
 function sendingSetup(
   row: Intent,
   deps: SenderDependencies,
-): { template: TemplateDefinition; transport: ChannelTransport } | MissingConfigurationError {
+): { template: TemplateDefinition; transport: ChannelTransport } | ConfigError {
   const template = deps.catalog.lookup(row.templateId, row.templateVersion);
   if (!template) {
-    return new MissingConfigurationError(
-      'template',
+    return new ConfigError(
       `template ${row.templateId} ${row.templateVersion} is not in this deployment's catalog`,
     );
   }
   const transport = deps.transports[row.channel];
-  if (!transport)
-    return new MissingConfigurationError('transport', `no ${row.channel} transport is configured`);
+  if (!transport) return new ConfigError(`no ${row.channel} transport is configured`);
   return { template, transport };
 }
 
@@ -186,7 +184,7 @@ export async function prepareDelivery(
   }
 
   const setup = sendingSetup(row, deps);
-  if (setup instanceof MissingConfigurationError) {
+  if (setup instanceof ConfigError) {
     const plan = planTransition(
       row,
       { to: 'failed', reason: Reason.configurationError, at: now, detail: setup.message },

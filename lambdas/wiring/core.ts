@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { ConfigError } from '../contract/config-error.ts';
 import type { LedgerTiming } from '../domain/intent.ts';
 import type { RetryPolicy } from '../domain/retry-policy.ts';
 import type { Config } from '../edge/config.ts';
-import { ConfigError } from '../edge/config-error.ts';
 
 /** Base64 of exactly 32 bytes (an AES-256 or HMAC-SHA-256 key), or a ConfigError naming `name`. */
 export function key32(base64: string, name: string): Uint8Array {

@@ -1,8 +1,8 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import { AesGcmEnvelopeSealer, StaticDataKeySource } from '../adapters/crypto/aes-gcm-envelope-sealer.ts';
 import { KmsDataKeySource } from '../adapters/crypto/kms-data-key-source.ts';
+import { ConfigError } from '../contract/config-error.ts';
 import type { Config } from '../edge/config.ts';
-import { ConfigError } from '../edge/config-error.ts';
 import { key32 } from './core.ts';
 import type { HeldKey } from './ledger.ts';
 

@@ -1,6 +1,6 @@
 import { readSecretJson } from '../adapters/secrets/secrets-manager.ts';
+import { ConfigError } from '../contract/config-error.ts';
 import type { Config } from '../edge/config.ts';
-import { ConfigError } from '../edge/config-error.ts';
 import { key32 } from './core.ts';
 import type { HeldKey } from './ledger.ts';
 

@@ -1,8 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbLedgerStore } from '../adapters/dynamodb/dynamodb-ledger-store.ts';
+import { ConfigError } from '../contract/config-error.ts';
 import { keyCheckValue } from '../domain/identity.ts';
 import type { Config } from '../edge/config.ts';
-import { ConfigError } from '../edge/config-error.ts';
 import type { KeyChecks, LedgerStore } from '../ports/ledger-store.port.ts';
 
 export function buildLedgerStore(config: Config, client = new DynamoDBClient({})): DynamoDbLedgerStore {

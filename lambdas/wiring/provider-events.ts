@@ -1,5 +1,5 @@
+import { ConfigError } from '../contract/config-error.ts';
 import { type Config, readConfig } from '../edge/config.ts';
-import { ConfigError } from '../edge/config-error.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { InboundEvent, InboundRequest, InboundVerdict } from '../ports/provider.port.ts';
 import type { ReportDependencies } from '../use-cases/dependencies.ts';

@@ -1,9 +1,9 @@
 import * as secretsManager from '../adapters/secrets/secrets-manager.ts';
+import { ConfigError } from '../contract/config-error.ts';
 import type { ProviderFacet } from '../contract/providers.ts';
 import { CHANNEL_SETTINGS } from '../contract/settings.ts';
 import { CHANNELS, type Channel } from '../domain/channel.ts';
 import type { Config } from '../edge/config.ts';
-import { ConfigError } from '../edge/config-error.ts';
 import type { Clock } from '../ports/clock.port.ts';
 import type {
   InboundFacet,

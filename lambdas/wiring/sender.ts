@@ -1,7 +1,7 @@
+import { ConfigError } from '../contract/config-error.ts';
 import { CHANNEL_SETTINGS } from '../contract/settings.ts';
 import type { Channel } from '../domain/channel.ts';
 import { type Config, readConfig } from '../edge/config.ts';
-import { ConfigError } from '../edge/config-error.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { SenderDependencies } from '../use-cases/dependencies.ts';
 import { buildAwsClients } from './aws-clients.ts';

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbLedgerStore } from '../../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
 import { ensureLedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
+import { ConfigError } from '../../lambdas/contract/config-error.ts';
 import { keyCheckValue } from '../../lambdas/domain/identity.ts';
-import { ConfigError } from '../../lambdas/edge/config-error.ts';
 import { LOCAL_SECRETS_FILE } from '../local-secrets.ts';
 import type { LocalService } from '../service.ts';
 

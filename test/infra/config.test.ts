@@ -2,15 +2,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../lambdas/contract/config-error.ts';
 import { readConfig as readRuntimeConfig } from '../../lambdas/edge/config.ts';
 import { createNoticeLedgerApp, deploymentEnvironment } from '../../lib/app.ts';
-import {
-  ConfigurationError,
-  loadSettings,
-  readConfig,
-  SETTING_DEFAULTS,
-  SETTINGS_FILE,
-} from '../../lib/config.ts';
+import { loadSettings, readConfig, SETTING_DEFAULTS, SETTINGS_FILE } from '../../lib/config.ts';
 import { ROOT } from './synth.ts';
 
 const fromSettings = (settings: Record<string, unknown>) => readConfig(settings);
@@ -126,7 +121,7 @@ describe('deployment settings (deploy/settings.json)', () => {
       /retryCapMs \(1000\) must be at least retryBaseMs/,
     ],
   ])('rejects %j, naming the setting and the file', (settings, message) => {
-    expect(() => fromSettings(settings)).toThrow(ConfigurationError);
+    expect(() => fromSettings(settings)).toThrow(ConfigError);
     expect(() => fromSettings(settings)).toThrow(message);
     if (!/must exceed|below/.test(String(message)))
       expect(() => fromSettings(settings)).toThrow(SETTINGS_FILE);

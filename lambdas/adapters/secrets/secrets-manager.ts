@@ -1,5 +1,5 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { ConfigError } from '../../edge/config-error.ts';
+import { ConfigError } from '../../contract/config-error.ts';
 
 let client: SecretsManagerClient | undefined;
 
