@@ -15,7 +15,7 @@ import { ensureLedgerTable } from '../lambdas/adapters/dynamodb/ledger-table.ts'
 import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
 import { systemClock } from '../lambdas/ports/clock.port.ts';
 import { applyDeliveryReport } from '../lambdas/use-cases/apply-delivery-report.ts';
-import { deliverIntent } from '../lambdas/use-cases/deliver-intent.ts';
+import { deliverIntent } from '../lambdas/use-cases/deliver.ts';
 import type { Dependencies } from '../lambdas/use-cases/dependencies.ts';
 import { SharedSendGate } from '../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../lambdas/use-cases/submit-notice.ts';

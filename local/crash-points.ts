@@ -5,7 +5,7 @@
  * A kill -9 from outside cannot land between two lines of the sender; this can. When
  * `CRASH_POINT` is set, the local stack wraps the ports of its process-wide runtime (the
  * transports and the ledger store) so that the process SIGKILLs itself at that point for the
- * targeted intent. The use case (lambdas/use-cases/deliver-intent.ts) is untouched: each point
+ * targeted intent. The use case (lambdas/use-cases/deliver.ts) is untouched: each point
  * is a port call it already makes.
  *
  *   before_send    at the transport's `send` (or `sendBatch`) entry, before any byte reaches the provider

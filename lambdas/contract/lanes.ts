@@ -3,8 +3,9 @@
  * used by the CDK stack (the lanes' event sources) and the local stack (their pollers) alike
  * (docs/architecture.md §11, "Lower lanes cannot book far ahead").
  *
- * Why: every record in flight books its token before it waits for it, so a lane's records in
- * flight hold (in flight ÷ R) seconds of the channel's budget. A critical reference may go ahead
+ * Why: every provider call in flight books its token before it waits for it, so a lane's calls
+ * in flight hold (in flight ÷ R) seconds of the channel's budget (one record is one call unless
+ * the provider takes many per call). A critical reference may go ahead
  * of those only by its lead (`RATE_BUDGET_LEAD_MS`, 500 ms by default); anything booked beyond
  * that it waits for. An event source running many more standard or bulk records than the rate
  * needs (a channel given a maximum concurrency of 50 at 25/s: 250 records, 10 s) would therefore
@@ -33,26 +34,33 @@ export interface EventSourceShape {
 }
 
 /**
- * A lane's event source: the channel's own, narrowed so that batch size × concurrency stays
- * within R × the lane's horizon (never below one record per batch and Lambda's minimum
- * concurrency, never above what the channel is given). Without a known rate there is no budget
- * to book ahead of, and the channel's event source is used as it is; so is critical's.
+ * A lane's event source: the channel's own, narrowed so that the provider calls its records in
+ * flight make stay within R × the lane's horizon (never below one call per invocation and
+ * Lambda's minimum concurrency, never above what the channel is given). Without a known rate
+ * there is no budget to book ahead of, and the channel's event source is used as it is; so is
+ * critical's.
+ *
+ * The budget counts provider CALLS (a provider limits requests, not messages), and a call
+ * carries up to `recordsPerCall` records where the provider has a batch call (`EMAIL_BATCH_MAX`):
+ * an invocation keeps at least one full call's worth of records, so that batches stay batches
+ * when the rate is low (at 1 call/s and 5 e-mails per call, a cap counted in records would give
+ * one record per invocation, and the batch lever would vanish exactly when it is needed).
  */
 export function laneEventSource<T extends EventSourceShape>(
   lane: LaneName,
   source: T,
   ratePerSecond: number | undefined,
+  recordsPerCall = 1,
 ): T {
   const horizonMs = LANE_BOOKING_HORIZON_MS[lane];
   if (horizonMs === undefined || !ratePerSecond || ratePerSecond <= 0) return source;
-  const records = Math.max(1, Math.floor((ratePerSecond * horizonMs) / 1000));
-  const batchSize = Math.min(
-    source.batchSize,
-    Math.max(1, Math.floor(records / MIN_EVENT_SOURCE_CONCURRENCY)),
-  );
+  const perCall = Math.max(1, Math.floor(recordsPerCall));
+  const calls = Math.max(1, Math.floor((ratePerSecond * horizonMs) / 1000));
+  const callsPerInvocation = Math.max(1, Math.floor(calls / MIN_EVENT_SOURCE_CONCURRENCY));
+  const batchSize = Math.min(source.batchSize, callsPerInvocation * perCall);
   const maxConcurrency = Math.min(
     source.maxConcurrency,
-    Math.max(MIN_EVENT_SOURCE_CONCURRENCY, Math.floor(records / batchSize)),
+    Math.max(MIN_EVENT_SOURCE_CONCURRENCY, Math.floor(calls / Math.ceil(batchSize / perCall))),
   );
   return { ...source, batchSize, maxConcurrency };
 }

@@ -30,3 +30,13 @@ export function priorityOf(row: { readonly priority?: Priority | undefined }): P
 export function lanesAhead(priority: Priority): readonly Priority[] {
   return PRIORITIES.slice(0, PRIORITIES.indexOf(priority) + 1);
 }
+
+/**
+ * The lane a provider call carrying these rows books in: the highest among them, so that a
+ * critical row never waits in a lower lane because it shares a call (docs/architecture.md §4).
+ */
+export function highestPriority(rows: readonly { readonly priority?: Priority | undefined }[]): Priority {
+  let best = PRIORITIES.length - 1;
+  for (const row of rows) best = Math.min(best, PRIORITIES.indexOf(priorityOf(row)));
+  return PRIORITIES[best] ?? DEFAULT_PRIORITY;
+}

@@ -5,18 +5,17 @@ import { Metric, outcomeMetric } from '../contract/metrics.ts';
 import type { Channel } from '../domain/channel.ts';
 import { type ChannelMessage, PoisonMessageError, parseChannelMessage } from '../edge/intent-message.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
-import { deliverBatch } from '../use-cases/deliver-batch.ts';
-import { type DeliveryResult, deliverIntent } from '../use-cases/deliver-intent.ts';
+import { type DeliveryResult, type DeliveryStep, deliver } from '../use-cases/deliver.ts';
 import { mirrorSuppression } from '../use-cases/mirror-suppression.ts';
-import { getSenderRuntime } from '../wiring/sender.ts';
+import { getSenderRuntime, type SenderRuntime } from '../wiring/sender.ts';
 import { logger, metrics } from './observability.ts';
 
 /**
- * SQS handler for one channel queue: parse → deliver → log, with partial batch responses so a
- * failed record is retried alone. A record fails only when the ledger could not be read or
- * written; provider answers are recorded, not thrown. Where the channel's provider takes many
- * messages per call (and EMAIL_BATCH_MAX > 1), the invocation's records are sent together
- * (deliverBatch), each still with its own result; otherwise one at a time.
+ * SQS handler for one channel's lane queues: parse → deliver → log, with partial batch responses
+ * (Powertools) so a failed record is retried alone. The invocation's intent references go through
+ * the one dispatch path together (`deliver`: as few provider calls as the transport allows, one
+ * gate admission per call); each record's handler then answers its own step. A record fails
+ * only when the ledger could not be read or written; provider answers are recorded, not thrown.
  */
 export function channelSenderHandler(channel: Channel) {
   const processor = new BatchProcessor(EventType.SQS);
@@ -34,12 +33,6 @@ export function channelSenderHandler(channel: Channel) {
     }
   }
 
-  async function mirror(message: Extract<ChannelMessage, { kind: 'suppression_sync' }>): Promise<void> {
-    const { deps } = await getSenderRuntime(channel);
-    const mirrored = await mirrorSuppression(message.sync, deps);
-    logger.info('suppression sync', { channel, fingerprint: message.sync.fingerprint, result: mirrored });
-  }
-
   function report(ref: IntentRef, record: SQSRecord, result: DeliveryResult): void {
     logger.info('delivery step', {
       ...ref,
@@ -54,52 +47,58 @@ export function channelSenderHandler(channel: Channel) {
     }
   }
 
-  async function recordHandler(record: SQSRecord): Promise<void> {
-    const message = messageOf(record);
-    if (!message) return;
-    if (message.kind === 'suppression_sync') return mirror(message);
-    const { deps } = await getSenderRuntime(channel);
-    report(message.ref, record, await deliverIntent(message.ref, deps));
+  /** Every intent reference of the event delivered together; each record's step by message id. */
+  async function deliverAll(
+    parsed: ReadonlyMap<string, ChannelMessage | undefined>,
+    runtime: SenderRuntime,
+  ): Promise<Map<string, DeliveryStep>> {
+    const taken = [...parsed].flatMap(([messageId, message]) =>
+      message?.kind === 'intent' ? [{ messageId, ref: message.ref }] : [],
+    );
+    const steps = await deliver(
+      taken.map((t) => t.ref),
+      runtime.deps,
+      { maxBatch: runtime.batchMax },
+    );
+    return new Map(taken.map((t, i) => [t.messageId, steps[i] as DeliveryStep]));
   }
 
-  async function batchHandler(event: SQSEvent, maxBatch: number): Promise<SQSBatchResponse> {
-    const { deps } = await getSenderRuntime(channel);
-    const failures: { itemIdentifier: string }[] = [];
-    const taken: { record: SQSRecord; ref: IntentRef }[] = [];
-    for (const record of event.Records) {
-      const message = messageOf(record);
-      if (message?.kind === 'intent') taken.push({ record, ref: message.ref });
-      else if (message?.kind === 'suppression_sync') {
-        // Not a send: mirrored on its own, its failure retried alone.
-        await mirror(message).catch(() => failures.push({ itemIdentifier: record.messageId }));
-      }
+  async function recordHandler(
+    record: SQSRecord,
+    message: ChannelMessage | undefined,
+    delivered: Promise<Map<string, DeliveryStep>>,
+    runtime: SenderRuntime,
+  ): Promise<void> {
+    if (message?.kind === 'suppression_sync') {
+      // Not a send: mirrored on its own, its failure retried alone.
+      const mirrored = await mirrorSuppression(message.sync, runtime.deps);
+      logger.info('suppression sync', { channel, fingerprint: message.sync.fingerprint, result: mirrored });
+      return;
     }
-    const steps = await deliverBatch(
-      taken.map((t) => t.ref),
-      deps,
-      { maxBatch },
-    );
-    steps.forEach((step, i) => {
-      const { record, ref } = taken[i] as (typeof taken)[number];
-      if (step.kind === 'error') {
-        logger.error('delivery step failed', {
-          ...ref,
-          errorName: step.error instanceof Error ? step.error.name : typeof step.error,
-          errorMessage: step.error instanceof Error ? step.error.message : undefined,
-        });
-        failures.push({ itemIdentifier: record.messageId });
-      } else {
-        report(ref, record, step);
-      }
-    });
-    return { batchItemFailures: failures };
+    const step = (await delivered).get(record.messageId);
+    if (!message || !step) return;
+    if (step.kind === 'error') {
+      logger.error('delivery step failed', {
+        ...message.ref,
+        errorName: step.error instanceof Error ? step.error.name : typeof step.error,
+        errorMessage: step.error instanceof Error ? step.error.message : undefined,
+      });
+      throw step.error;
+    }
+    report(message.ref, record, step);
   }
 
   return async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
     try {
-      const { batchMax } = await getSenderRuntime(channel);
-      if (batchMax > 1 && event.Records.length > 1) return await batchHandler(event, batchMax);
-      return await processPartialResponse(event, recordHandler, processor, { context });
+      const runtime = await getSenderRuntime(channel);
+      const parsed = new Map(event.Records.map((record) => [record.messageId, messageOf(record)]));
+      const delivered = deliverAll(parsed, runtime);
+      return await processPartialResponse(
+        event,
+        (record: SQSRecord) => recordHandler(record, parsed.get(record.messageId), delivered, runtime),
+        processor,
+        { context },
+      );
     } finally {
       metrics.publishStoredMetrics();
     }

@@ -15,9 +15,11 @@ import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import { batchContextOf } from './batch-lookup.ts';
 import { type DeadlineRiskDependencies, warnRowsAtRisk } from './deadline-risk.ts';
 import type { WorkerDependencies } from './dependencies.ts';
-import { publishEscalation } from './escalate.ts';
+import { type EscalationOutcome, publishEscalation } from './escalate.ts';
 import { type FollowUpDependencies, followUpAccepted, PullBudget } from './follow-up.ts';
+import { forEachLimited } from './limited.ts';
 import { matchableContent, renderMessage } from './messages.ts';
+import { applyAndFollowUp } from './record-step.ts';
 
 export type ReconcilerDependencies = WorkerDependencies &
   FollowUpDependencies &
@@ -63,23 +65,8 @@ export interface ReconcileReport {
   readonly rowErrors: number;
 }
 
+/** Rows handled at once in one run (ledger and provider requests in flight). */
 const CONCURRENCY = 8;
-
-async function mapLimited<T>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const item = items[next++] as T;
-        await fn(item);
-      }
-    }),
-  );
-}
 
 /** The provider a row answers to: the one it records; for older rows, its channel's current one. */
 export function providerOf(row: Intent, deps: Pick<ReconcilerDependencies, 'channelProviders'>): string {
@@ -157,8 +144,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
   let escalations = 0;
   let escalationFailures = 0;
   let rowErrors = 0;
-  const escalate = async (row: Intent) => {
-    const outcome = await publishEscalation(row, deps);
+  const tally = (outcome: EscalationOutcome) => {
     if (outcome === 'published') escalations += 1;
     if (outcome === 'pending') escalationFailures += 1;
   };
@@ -181,7 +167,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
     if (!row) return;
     if (row.escalationPending) {
       count('escalation_retry');
-      await escalate(row);
+      tally(await publishEscalation(row, deps));
       return;
     }
     let action = decideReconcile(row, ctx);
@@ -211,34 +197,26 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
         count(`reenqueue_${row.state}`);
         return;
       case 'transition': {
-        const result = await deps.store.apply(action.plan);
-        if (result.kind === 'stale') {
+        // The same step the senders record with: the write, the retry wake-up, the escalation.
+        const followed = await applyAndFollowUp(action.plan, deps);
+        if (!followed) {
           count('raced');
           return;
         }
         count(`${action.plan.record.from}_to_${action.plan.record.to}`);
-        const next = result.intent;
-        if (next.state === 'retry_scheduled' && next.nextAttemptAt !== undefined) {
-          await deps.scheduler
-            .scheduleAttempt(next, next.attempts + 1, next.nextAttemptAt)
-            .catch(() => undefined);
-        }
-        await escalate(next);
+        tally(followed.escalation);
         return;
       }
     }
   };
 
-  await mapLimited(due, CONCURRENCY, async (ref) => {
-    try {
-      await handle(ref);
-    } catch (error) {
-      // The row stays due: the next run looks at it again.
-      rowErrors += 1;
-      count('row_error');
-      deps.onRowError?.(ref, error);
-    }
-  });
+  const errors = await forEachLimited(due, (ref) => handle(ref), CONCURRENCY);
+  for (const [index, error] of errors) {
+    // The row stays due: the next run looks at it again.
+    rowErrors += 1;
+    count('row_error');
+    deps.onRowError?.(due[index] as OpenIntentRef, error);
+  }
 
   // Deadline risk (docs/architecture.md §11): rows the channel can no longer reach in time.
   const deadlineAtRisk = await warnRowsAtRisk(deps, CHANNELS).catch(() => 0);

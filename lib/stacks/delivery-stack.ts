@@ -2,7 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
-import { laneEventSource } from '../../lambdas/contract/lanes.ts';
+import { type LaneName, laneEventSource } from '../../lambdas/contract/lanes.ts';
 import type { ProviderChannel } from '../../lambdas/contract/providers.ts';
 import { CHANNEL_SETTINGS, LANE_SETTINGS } from '../../lambdas/contract/settings.ts';
 import type { NoticeLedgerConfig } from '../config.ts';
@@ -180,19 +180,22 @@ export class DeliveryStack extends Stack {
       fn: NoticeFunction,
       channel: ProviderChannel,
       source: { batchSize: number; maxConcurrency: number; maxBatchingWindowSeconds?: number },
+      recordsPerCall: number,
     ) => {
       const rate = config.channels[channel].sendRatePerSecond;
       // Its own queues only: short retries ride on an SQS delay, throttled sends are deferred.
       fn.bindChannelQueue(queues[channel]);
       fn.bindLaneQueues(lanes[channel]);
-      fn.consumeChannelQueue(queues[channel], laneEventSource('standard', source, rate));
-      fn.consumeChannelQueue(lanes[channel].critical, laneEventSource('critical', source, rate));
-      fn.consumeChannelQueue(lanes[channel].bulk, laneEventSource('bulk', source, rate));
+      const lane = (name: LaneName) => laneEventSource(name, source, rate, recordsPerCall);
+      fn.consumeChannelQueue(queues[channel], lane('standard'));
+      fn.consumeChannelQueue(lanes[channel].critical, lane('critical'));
+      fn.consumeChannelQueue(lanes[channel].bulk, lane('bulk'));
     };
     const sendEmail = sender('SendEmail', 'sendEmail');
-    consumeLanes(sendEmail, 'email', emailEventSource(config, bindings));
+    const email = emailEventSource(config, bindings);
+    consumeLanes(sendEmail, 'email', email.source, email.recordsPerCall);
     const sendSms = sender('SendSms', 'sendSms');
-    consumeLanes(sendSms, 'sms', config.channels.sms);
+    consumeLanes(sendSms, 'sms', config.channels.sms, 1);
 
     // Reconciler: every interval, sweep the open index.
     const reconcileInterval = Duration.minutes(config.runtime.reconcileIntervalMinutes);
@@ -325,13 +328,20 @@ export function bundleSelection(
 export function emailEventSource(
   config: NoticeLedgerConfig,
   bindings: readonly ProviderBinding[],
-): { batchSize: number; maxConcurrency: number; maxBatchingWindowSeconds?: number } {
+): {
+  source: { batchSize: number; maxConcurrency: number; maxBatchingWindowSeconds?: number };
+  /** Records one provider call carries (the lanes' caps count calls: lambdas/contract/lanes.ts). */
+  recordsPerCall: number;
+} {
   const channel = config.channels.email;
   const provider = bindings.find((b) => b.descriptor.id === config.providers.email);
   const batchMax = Number(config.runtimeEnvironment.EMAIL_BATCH_MAX ?? 1);
-  if (!provider?.descriptor.capabilities.batchSend || batchMax <= 1) return channel;
+  if (!provider?.descriptor.capabilities.batchSend || batchMax <= 1) return { source: channel, recordsPerCall: 1 };
   const batchSize = Math.max(channel.batchSize, batchMax);
-  return { ...channel, batchSize, ...(batchSize > 10 ? { maxBatchingWindowSeconds: 1 } : {}) };
+  return {
+    source: { ...channel, batchSize, ...(batchSize > 10 ? { maxBatchingWindowSeconds: 1 } : {}) },
+    recordsPerCall: batchMax,
+  };
 }
 
 interface BindTargets {

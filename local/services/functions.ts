@@ -104,6 +104,7 @@ export function functionsService(options: FunctionsOptions): LocalService {
           queue.lane,
           channelSource,
           config[LANE_SETTINGS[queue.channel].rateBudget],
+          batchMax,
         );
         return startSqsEventSource({
           client: sqs,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mapSesEvent, SesEventSchema } from '../../lambdas/providers/ses/inbound.ts';
 import { applyDeliveryReport } from '../../lambdas/use-cases/apply-delivery-report.ts';
-import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { sesEventsFor } from '../../local/ses/event-feeder.ts';
 import { EXAMPLE_REQUEST, fakeWorld } from '../helpers/fakes.ts';

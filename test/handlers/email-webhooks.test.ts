@@ -10,7 +10,7 @@ import type { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-led
 import { readConfig } from '../../lambdas/edge/config.ts';
 import { createProviderEventsHandler } from '../../lambdas/handlers/provider-events.ts';
 import { sign } from '../../lambdas/providers/resend/svix.ts';
-import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { loadInbound, providerEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
 import { apiEvent } from '../helpers/api-events.ts';

@@ -8,7 +8,7 @@ import { readConfig } from '../../lambdas/edge/config.ts';
 import { createHttpApi } from '../../lambdas/handlers/http/router.ts';
 import { logger } from '../../lambdas/handlers/observability.ts';
 import { computeTwilioSignature } from '../../lambdas/providers/twilio/signature.ts';
-import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { loadInbound, providerEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
 import { type ApiEventInput, apiEvent, contentType, responseJson } from '../helpers/api-events.ts';
 import { T0, TEST_KEY } from '../helpers/factories.ts';

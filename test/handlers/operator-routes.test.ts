@@ -8,7 +8,7 @@ import { type Intent, planTransition } from '../../lambdas/domain/intent.ts';
 import { Reason } from '../../lambdas/domain/state-machine.ts';
 import { NoticeListSchema, TimelineChannelSchema } from '../../lambdas/edge/api-responses.ts';
 import type { LedgerStore } from '../../lambdas/ports/ledger-store.port.ts';
-import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { apiEvent } from '../helpers/api-events.ts';
 import { newIntent, T0 } from '../helpers/factories.ts';
 import { type Harness, harness } from '../helpers/http-harness.ts';

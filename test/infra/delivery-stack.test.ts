@@ -432,6 +432,33 @@ describe('delivery stack: the lower lanes are capped from the rate', () => {
       .filter((m) => JSON.stringify(m.EventSourceArn).includes('SmsBulkQueue'));
     expect(bulk[0]?.ScalingConfig).toEqual({ MaximumConcurrency: synth.config.channels.sms.maxConcurrency });
   });
+
+  it('through a batching provider the caps count provider calls: a lower lane keeps one full call per invocation', () => {
+    // 2 calls/s, 10 e-mails per call (Resend's batch call): records capped at R × 0.8 s would be
+    // one per invocation and no call would carry more than one e-mail.
+    const batched = synthesize({
+      bundle: false,
+      settings: {
+        emailProvider: 'resend',
+        emailBatchMax: 10,
+        emailSendRatePerSecond: 2,
+        emailMaxConcurrency: 20,
+      },
+    });
+    const mappings = Object.values(batched.deliveryTemplate.findResources('AWS::Lambda::EventSourceMapping'))
+      .map((m) => m.Properties)
+      .filter((m) => JSON.stringify(m.EventSourceArn).includes('Email'));
+    const lane = (queue: string) =>
+      mappings.find((m) => JSON.stringify(m.EventSourceArn).includes(`Email${queue}`));
+    for (const queue of ['Queue', 'BulkQueue']) {
+      const m = lane(queue);
+      expect(m?.BatchSize, queue).toBe(10);
+      // Calls in flight: one per invocation, at Lambda's minimum concurrency.
+      expect(m?.ScalingConfig.MaximumConcurrency, queue).toBe(2);
+    }
+    expect(lane('CriticalQueue')?.BatchSize).toBe(10);
+    expect(lane('CriticalQueue')?.ScalingConfig.MaximumConcurrency).toBe(20);
+  });
 });
 
 const cap = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);

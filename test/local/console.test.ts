@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { PAGE_CSP } from '../../client/html/html.ts';
-import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { isConsolePath, serveConsole } from '../../local/console.ts';
 import { apiEvent } from '../helpers/api-events.ts';
 import { T0 } from '../helpers/factories.ts';

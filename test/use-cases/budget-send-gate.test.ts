@@ -115,6 +115,29 @@ describe('BudgetSendGate', () => {
       }
     });
 
+    it('through a batching provider the cap counts calls: an invocation keeps a full call, calls in flight stay within R × horizon (or 2)', () => {
+      const channel = { batchSize: 100, maxConcurrency: 50 };
+      // 1 call/s, 5 e-mails per call: R × 0.8 s is under one call; one full call per invocation, 2 invocations.
+      expect(laneEventSource('bulk', channel, 1, 5)).toEqual({ batchSize: 5, maxConcurrency: 2 });
+      // 25 calls/s, 10 per call: 20 calls in 0.8 s → 10 calls (100 records) per invocation, 2 invocations.
+      expect(laneEventSource('standard', channel, 25, 10)).toEqual({ batchSize: 100, maxConcurrency: 2 });
+      // 25 calls/s, 4 per call: 20 calls → batch 40 (10 calls), 2 invocations; never above the channel's.
+      expect(laneEventSource('bulk', channel, 25, 4)).toEqual({ batchSize: 40, maxConcurrency: 2 });
+      for (const [rate, perCall] of [
+        [1, 5],
+        [4, 10],
+        [25, 10],
+        [60, 100],
+      ] as const) {
+        const s = laneEventSource('bulk', channel, rate, perCall);
+        const callsInFlight = Math.ceil(s.batchSize / perCall) * s.maxConcurrency;
+        expect(callsInFlight).toBeLessThanOrEqual(Math.max(2, (rate * LANE_BOOKING_HORIZON_MS.bulk) / 1000));
+        expect(s.batchSize).toBeGreaterThanOrEqual(Math.min(perCall, channel.batchSize));
+      }
+      // One record per call is the rule as it was.
+      expect(laneEventSource('bulk', channel, 25, 1)).toEqual(laneEventSource('bulk', channel, 25));
+    });
+
     it('uncapped (the negative control), critical waits behind bulk for seconds, or is deferred', async () => {
       const { critical, wait } = await criticalWaitBehind({ bulk: { batchSize: 10, maxConcurrency: 50 } });
       expect(critical.kind === 'wait' || wait > 2_000).toBe(true);

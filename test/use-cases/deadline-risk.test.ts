@@ -4,7 +4,7 @@ import { MemoryRateClock } from '../../lambdas/adapters/memory/memory-rate-clock
 import { SqsBacklogProbe } from '../../lambdas/adapters/sqs/sqs-backlog-probe.ts';
 import type { Backlog } from '../../lambdas/domain/deadline-risk.ts';
 import type { BacklogProbe } from '../../lambdas/ports/backlog.port.ts';
-import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { EXAMPLE_REQUEST, fakeWorld } from '../helpers/fakes.ts';

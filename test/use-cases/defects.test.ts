@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LogEscalationPublisher } from '../../lambdas/adapters/eventbridge/escalation-publishers.ts';
 import type { Escalation } from '../../lambdas/ports/escalation.port.ts';
 import { applyDeliveryReport } from '../../lambdas/use-cases/apply-delivery-report.ts';
-import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld } from '../helpers/fakes.ts';

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import type { BatchSending, EmailMessage, MessageBatch } from '../../lambdas/ports/transport.port.ts';
-import { deliverBatch } from '../../lambdas/use-cases/deliver-batch.ts';
-import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { deliver, deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
 import { SharedSendGate } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
@@ -57,7 +56,7 @@ async function notices(world: FakeWorld, count: number, tag = 'b'): Promise<stri
 
 const refs = (ids: readonly string[]) => ids.map((noticeId) => ({ noticeId, channel: 'email' as const }));
 
-describe('deliverBatch', () => {
+describe('deliver: provider calls of many rows', () => {
   it('one provider call for the batch; every member claimed with the batch id, recorded before the call; one result per row', async () => {
     const world = batchWorld();
     const ids = await notices(world, 5);
@@ -70,7 +69,7 @@ describe('deliverBatch', () => {
       expect(record?.idempotencyKey).toBe(call.idempotencyKey);
       for (const id of ids) seen.push((await world.store.get(id, 'email'))?.state as string);
     };
-    const steps = await deliverBatch(refs(ids), world.deps, { maxBatch: 100 });
+    const steps = await deliver(refs(ids), world.deps, { maxBatch: 100 });
     expect(world.batch.calls).toHaveLength(1);
     expect(world.batch.sent).toHaveLength(0);
     expect(seen).toEqual(ids.map(() => 'sending'));
@@ -98,7 +97,7 @@ describe('deliverBatch', () => {
           : { kind: 'accepted', receiptId: `id-${i}` },
       ),
     );
-    await deliverBatch(refs(ids), world.deps, { maxBatch: 100 });
+    await deliver(refs(ids), world.deps, { maxBatch: 100 });
     const states = await Promise.all(ids.map(async (id) => (await world.store.get(id, 'email'))?.state));
     expect(states).toEqual(['accepted', 'failed', 'accepted', 'accepted']);
     expect((await world.store.get(ids[1] as string, 'email'))?.transitions.at(-1)).toMatchObject({
@@ -120,7 +119,7 @@ describe('deliverBatch', () => {
       { channel: 'email', fingerprint: row1?.destination.fingerprint as string, masked: 'x' },
       { action: 'suppress', reason: 'hard_bounce', source: 'provider', actor: 'test', at: 0 },
     );
-    const steps = await deliverBatch(refs([ids[0], ids[1], ids[2], ids[2], ids[3]] as string[]), world.deps, {
+    const steps = await deliver(refs([ids[0], ids[1], ids[2], ids[2], ids[3]] as string[]), world.deps, {
       maxBatch: 100,
     });
     expect(world.batch.calls).toHaveLength(1);
@@ -141,7 +140,7 @@ describe('deliverBatch', () => {
     const world = batchWorld();
     const ids = await notices(world, 3);
     world.batch.batchScript.push((call) => call.messages.map(() => ({ kind: 'ambiguous', code: 'timeout' })));
-    await deliverBatch(refs(ids), world.deps, { maxBatch: 100 });
+    await deliver(refs(ids), world.deps, { maxBatch: 100 });
     const rows = await Promise.all(ids.map((id) => world.store.get(id, 'email')));
     expect(rows.map((r) => r?.state)).toEqual(['unknown', 'unknown', 'unknown']);
     const batchId = rows[0]?.batch as string;
@@ -177,7 +176,7 @@ describe('deliverBatch', () => {
         },
       }) as typeof world.store,
     };
-    const steps = await deliverBatch(refs(ids), failing, { maxBatch: 100 });
+    const steps = await deliver(refs(ids), failing, { maxBatch: 100 });
     expect(world.batch.calls).toHaveLength(0);
     // The members were told "not sent" at once: retry_scheduled, provably not accepted.
     expect(steps.map((s) => (s.kind === 'recorded' ? s.state : s.kind))).toEqual([
@@ -237,7 +236,7 @@ describe('deliverBatch', () => {
     world.batch.batchScript.push((call) =>
       call.messages.map(() => ({ kind: 'operator_action_required', code: 'key_refused' })),
     );
-    const steps = await deliverBatch(refs(ids), deps, { maxBatch: 100 });
+    const steps = await deliver(refs(ids), deps, { maxBatch: 100 });
     expect(world.batch.calls).toHaveLength(1);
     for (const id of ids) {
       const row = await world.store.get(id, 'email');
@@ -253,7 +252,7 @@ describe('deliverBatch', () => {
 
     // Held: the next messages wait behind the gate; no call, no further escalation.
     const later = await notices(world, 2, 'later');
-    const held = await deliverBatch(refs(later), deps, { maxBatch: 100 });
+    const held = await deliver(refs(later), deps, { maxBatch: 100 });
     expect(held.map((s) => s.kind)).toEqual(['deferred', 'deferred']);
     expect(world.batch.calls).toHaveLength(1);
     expect(world.escalations).toHaveLength(3);
@@ -262,7 +261,7 @@ describe('deliverBatch', () => {
   it('chunks a larger queue batch into calls of at most maxBatch, one gate admission each', async () => {
     const world = batchWorld();
     const ids = await notices(world, 7);
-    await deliverBatch(refs(ids), world.deps, { maxBatch: 3 });
+    await deliver(refs(ids), world.deps, { maxBatch: 3 });
     expect(world.batch.calls.map((c) => c.messages.length)).toEqual([3, 3, 1]);
     expect(new Set(world.batch.calls.map((c) => c.idempotencyKey)).size).toBe(3);
   });
@@ -270,7 +269,7 @@ describe('deliverBatch', () => {
   it('with maxBatch 1, or a single ready row, rows are sent alone under their own keys', async () => {
     const world = batchWorld();
     const ids = await notices(world, 2);
-    await deliverBatch(refs(ids), world.deps, { maxBatch: 1 });
+    await deliver(refs(ids), world.deps, { maxBatch: 1 });
     expect(world.batch.calls).toHaveLength(0);
     expect(world.batch.sent.map((m) => m.idempotencyKey)).toEqual(ids.map((id) => `${id}.email`));
   });

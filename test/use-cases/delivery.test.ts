@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyDeliveryReport } from '../../lambdas/use-cases/apply-delivery-report.ts';
-import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
 import { SharedSendGate, type SharedSendGateOptions } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';

@@ -6,7 +6,7 @@ import { budgetRules } from '../../lambdas/domain/rate-budget.ts';
 import type { Admission, SendGate } from '../../lambdas/ports/send-gate.port.ts';
 import type { BatchSending, EmailMessage, MessageBatch } from '../../lambdas/ports/transport.port.ts';
 import { BudgetSendGate } from '../../lambdas/use-cases/budget-send-gate.ts';
-import { deliverBatch } from '../../lambdas/use-cases/deliver-batch.ts';
+import { deliver } from '../../lambdas/use-cases/deliver.ts';
 import { RateBudget } from '../../lambdas/use-cases/rate-budget.ts';
 import { SharedSendGate } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
@@ -46,7 +46,11 @@ class RecordingGate implements SendGate {
 function world(gate: SendGate): FakeWorld & { batch: BatchTransport } {
   const batch = new BatchTransport('batchy');
   const base = fakeWorld({ channelProviders: { email: 'batchy', sms: 'twilio' } });
-  return { ...base, batch, deps: { ...base.deps, gate, transports: { ...base.deps.transports, email: batch } } };
+  return {
+    ...base,
+    batch,
+    deps: { ...base.deps, gate, transports: { ...base.deps.transports, email: batch } },
+  };
 }
 
 async function emails(w: FakeWorld, priorities: readonly Priority[], tag: string) {
@@ -77,7 +81,7 @@ describe('one dispatch path: priority through a batching provider', () => {
     expect(refs.every((r) => r.priority === 'critical')).toBe(true);
 
     gate.answer = { kind: 'wait', untilMs: w.clock.now() + 5_000 };
-    const steps = await deliverBatch(refs, w.deps, { maxBatch: 100 });
+    const steps = await deliver(refs, w.deps, { maxBatch: 100 });
 
     expect(steps.map((s) => s.kind)).toEqual(['deferred', 'deferred', 'deferred']);
     // One admission for the one call, in the critical lane.
@@ -94,12 +98,12 @@ describe('one dispatch path: priority through a batching provider', () => {
     const refs = await emails(w, ['bulk', 'critical', 'standard', 'bulk'], 'm');
 
     gate.answer = { kind: 'wait', untilMs: w.clock.now() + 2_000 };
-    await deliverBatch(refs, w.deps, { maxBatch: 100 });
+    await deliver(refs, w.deps, { maxBatch: 100 });
     expect(gate.admissions).toEqual([{ channel: 'email', priority: 'critical' }]);
     expect(w.enqueued.map((e) => e.ref.priority)).toEqual(['bulk', 'critical', undefined, 'bulk']);
 
     gate.answer = { kind: 'go' };
-    await deliverBatch(refs, w.deps, { maxBatch: 100 });
+    await deliver(refs, w.deps, { maxBatch: 100 });
     expect(gate.admissions).toHaveLength(2);
     expect(w.batch.calls).toHaveLength(1);
     expect(w.batch.calls[0]?.messages).toHaveLength(4);
@@ -109,7 +113,7 @@ describe('one dispatch path: priority through a batching provider', () => {
     const gate = new RecordingGate();
     const w = world(gate);
     const refs = await emails(w, ['bulk', 'bulk', 'critical', 'bulk', 'bulk'], 'k');
-    await deliverBatch(refs, w.deps, { maxBatch: 2 });
+    await deliver(refs, w.deps, { maxBatch: 2 });
     expect(gate.admissions.map((a) => a.priority)).toEqual(['bulk', 'critical', 'bulk']);
     expect(w.batch.calls.map((c) => c.messages.length)).toEqual([2, 2, 1]);
   });
@@ -135,9 +139,10 @@ describe('one dispatch path: priority through a batching provider', () => {
     const w = world(gate);
     w.clock.current = clock.current;
     const refs = await emails(w, ['critical', 'critical'], 'b');
-    await deliverBatch(refs, w.deps, { maxBatch: 100 });
-    // One token for the call, taken 500 ms ahead of the bulk lane's last booked token (3 s).
-    expect(waits).toEqual([3_000 - 500]);
+    await deliver(refs, w.deps, { maxBatch: 100 });
+    // One token for the call, due 500 ms (critical's lead) before the bulk lane's next token
+    // (4 s); booked as standard it would be 250 ms before it, as bulk at 4 s.
+    expect(waits).toEqual([4_000 - 500]);
     expect(w.batch.calls).toHaveLength(1);
   });
 });

@@ -5,7 +5,7 @@ import type { Priority } from '../../lambdas/domain/priority.ts';
 import { parseNoticeRequest } from '../../lambdas/edge/notice-request.ts';
 import { toTimeline } from '../../lambdas/edge/timeline.ts';
 import type { Admission, SendGate } from '../../lambdas/ports/send-gate.port.ts';
-import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { templateCatalog } from '../../templates/catalog.ts';
 import { EXAMPLE_REQUEST, fakeWorld } from '../helpers/fakes.ts';

@@ -19,7 +19,7 @@ import type {
 import type { EmailTransport, SmsTransport } from '../../lambdas/ports/transport.port.ts';
 import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { applyDeliveryReport } from '../../lambdas/use-cases/apply-delivery-report.ts';
-import { deliverIntent } from '../../lambdas/use-cases/deliver-intent.ts';
+import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { listUnresolved } from '../../lambdas/use-cases/list-unresolved.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
 import { SharedSendGate } from '../../lambdas/use-cases/shared-send-gate.ts';

@@ -1,0 +1,193 @@
+import { ConfigError } from '../contract/config-error.ts';
+import { decideClaim, type Intent, planTransition } from '../domain/intent.ts';
+import { Reason } from '../domain/state-machine.ts';
+import { isSuppressed, SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
+import type { TemplateDefinition } from '../domain/template.ts';
+import type { SendEnvelope } from '../ports/envelope-sealer.port.ts';
+import { type IntentRef, laneRef } from '../ports/intent-queue.port.ts';
+import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
+import type { SenderDependencies } from './dependencies.ts';
+import { applyOrLeave, type DeliveryResult } from './record-step.ts';
+
+export type ChannelTransport = EmailTransport | SmsTransport;
+
+/** A row this worker may send now: claimable, not suppressed, and the deployment can send it. */
+export interface ReadyToSend {
+  readonly row: Intent;
+  readonly template: TemplateDefinition;
+  readonly transport: ChannelTransport;
+  /** On the claim record: what the provider's own suppression list answered, when it was asked. */
+  readonly claimDetail?: string | undefined;
+  /** The envelope, when the provider-list check already opened it (reused for the send). */
+  readonly envelope?: SendEnvelope | undefined;
+}
+
+export type Prepared =
+  | { readonly kind: 'done'; readonly result: DeliveryResult }
+  | ({ readonly kind: 'ready' } & ReadyToSend);
+
+/** How soon a send whose provider-list check could not be made is tried again. */
+const PROVIDER_CHECK_RETRY_MS = 30_000;
+
+/**
+ * What this deployment needs to send the row at all: its template version and the channel's
+ * transport. Checked before the claim, so a missing one fails the row as `configuration_error`
+ * (escalated: a person must fix the deployment) without pretending an attempt was made.
+ */
+function sendingSetup(
+  row: Intent,
+  deps: SenderDependencies,
+): { template: TemplateDefinition; transport: ChannelTransport } | ConfigError {
+  const template = deps.catalog.lookup(row.templateId, row.templateVersion);
+  if (!template) {
+    return new ConfigError(
+      `template ${row.templateId} ${row.templateVersion} is not in this deployment's catalog`,
+    );
+  }
+  const transport = deps.transports[row.channel];
+  if (!transport) return new ConfigError(`no ${row.channel} transport is configured`);
+  return { template, transport };
+}
+
+/**
+ * The sender's steps before any provider call, per row: read it; anything but reserved / due
+ * retry_scheduled is left alone, a past deadline fails it, a suppressed destination ends it (our
+ * list, then the provider's own where it keeps one), a missing template or transport fails it
+ * (configuration_error). What remains is ready for a provider call (./provider-call.ts).
+ */
+export async function prepareDelivery(ref: IntentRef, deps: SenderDependencies): Promise<Prepared> {
+  const done = (result: DeliveryResult) => ({ kind: 'done' as const, result });
+  const row = await deps.store.get(ref.noticeId, ref.channel);
+  if (!row) return done({ kind: 'missing' });
+  const now = deps.clock.now();
+  const claim = decideClaim(row, { now, workerId: deps.workerId, timing: deps.timing });
+  if (claim.kind === 'leave') {
+    if (claim.why === 'past_deadline') {
+      const plan = planTransition(
+        row,
+        { to: 'failed', reason: Reason.deadlineExceeded, at: now },
+        deps.timing,
+      );
+      return done(await applyOrLeave(plan, row, deps));
+    }
+    return done({ kind: 'left', why: claim.why, state: row.state });
+  }
+
+  const suppression = await deps.store.getSuppression(row.channel, row.destination.fingerprint);
+  if (suppression && isSuppressed(suppression)) {
+    const plan = planTransition(
+      row,
+      {
+        to: row.state === 'reserved' ? 'suppressed' : 'failed',
+        reason: Reason.onSuppressionList,
+        at: now,
+        detail: suppression.latest.reason,
+      },
+      deps.timing,
+    );
+    return done(await applyOrLeave(plan, row, deps));
+  }
+
+  const setup = sendingSetup(row, deps);
+  if (setup instanceof ConfigError) {
+    const plan = planTransition(
+      row,
+      { to: 'failed', reason: Reason.configurationError, at: now, detail: setup.message },
+      deps.timing,
+    );
+    return done(await applyOrLeave(plan, row, deps));
+  }
+
+  // The provider's own list, where it keeps one, before any work: a listed destination never
+  // reaches the transport, and the answer is recorded on the row (on the claim, or as the reason).
+  const { transport } = setup;
+  if (transport.suppressions?.check) {
+    const checked = await checkProviderList(row, transport, deps);
+    if (checked.kind === 'suppressed')
+      return done(await recordProviderSuppression(row, transport, checked, deps));
+    if (checked.kind === 'unavailable') {
+      const untilMs = deps.clock.now() + PROVIDER_CHECK_RETRY_MS;
+      await deps.queue.enqueue([laneRef(row)], { delayMs: PROVIDER_CHECK_RETRY_MS });
+      return done({ kind: 'deferred', untilMs });
+    }
+    if (checked.kind === 'clear') {
+      return {
+        kind: 'ready',
+        row,
+        ...setup,
+        claimDetail: `${transport.provider} suppression list: not listed`,
+        envelope: checked.envelope,
+      };
+    }
+  }
+  return { kind: 'ready', row, ...setup };
+}
+
+type ProviderListCheck =
+  | { readonly kind: 'not_asked' }
+  /** Not listed; the envelope opened for the check is reused for the send. */
+  | { readonly kind: 'clear'; readonly envelope: SendEnvelope }
+  | { readonly kind: 'suppressed'; readonly code: string }
+  | { readonly kind: 'unavailable' };
+
+/**
+ * Asks the provider's own suppression list about the row's destination (the envelope is opened
+ * for it; an unreadable one is left to the claim path, which fails the row as it always has).
+ */
+async function checkProviderList(
+  row: Intent,
+  transport: ChannelTransport,
+  deps: SenderDependencies,
+): Promise<ProviderListCheck> {
+  const check = transport.suppressions?.check;
+  if (!check || !row.envelope) return { kind: 'not_asked' };
+  let envelope: SendEnvelope;
+  try {
+    envelope = await deps.sealer.open(row.envelope, { noticeId: row.noticeId, channel: row.channel });
+  } catch {
+    return { kind: 'not_asked' };
+  }
+  const answer = await check.call(transport.suppressions, envelope.destination).catch(() => ({
+    kind: 'unavailable' as const,
+    code: 'check_failed',
+  }));
+  if (answer.kind === 'suppressed') return { kind: 'suppressed', code: answer.code };
+  if (answer.kind === 'unavailable') return { kind: 'unavailable' };
+  return { kind: 'clear', envelope };
+}
+
+/**
+ * The provider lists the destination: ours records it (the provider as the source, so later
+ * notices stop at our own check) and the row ends `suppressed` without an attempt.
+ */
+async function recordProviderSuppression(
+  row: Intent,
+  transport: ChannelTransport,
+  checked: { readonly code: string },
+  deps: SenderDependencies,
+): Promise<DeliveryResult> {
+  const now = deps.clock.now();
+  await deps.store.appendSuppression(
+    { channel: row.channel, fingerprint: row.destination.fingerprint, masked: row.destination.masked },
+    {
+      action: SuppressionAction.suppress,
+      reason: 'provider_suppression_list',
+      source: SuppressionSource.provider,
+      actor: transport.provider,
+      at: now,
+      code: checked.code,
+    },
+  );
+  const plan = planTransition(
+    row,
+    {
+      to: row.state === 'reserved' ? 'suppressed' : 'failed',
+      reason: Reason.onSuppressionList,
+      at: now,
+      detail: `${transport.provider} suppression list: ${checked.code}`,
+      set: { provider: transport.provider },
+    },
+    deps.timing,
+  );
+  return applyOrLeave(plan, row, deps);
+}

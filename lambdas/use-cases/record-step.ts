@@ -1,0 +1,176 @@
+import { type Intent, planOutcome, planTransition, type TransitionPlan } from '../domain/intent.ts';
+import type { ProviderOutcome } from '../domain/outcome.ts';
+import { Reason } from '../domain/state-machine.ts';
+import { SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
+import { EnvelopeUnreadableError } from '../ports/envelope-sealer.port.ts';
+import type { Dependencies, SenderDependencies } from './dependencies.ts';
+import { type EscalationOutcome, publishEscalation } from './escalate.ts';
+
+/** What one queue message led to; safe to log (no destination, no content). */
+export type DeliveryResult =
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'left'; readonly why: string; readonly state: string }
+  /** The channel's provider asked everyone to wait (or its budget is booked ahead); back then. */
+  | { readonly kind: 'deferred'; readonly untilMs: number }
+  | {
+      readonly kind: 'recorded';
+      readonly state: string;
+      readonly reason: string;
+      readonly attempt: number;
+      readonly outcome?: string;
+      /** Set when the step failed the row with an escalating reason. */
+      readonly escalation?: Exclude<EscalationOutcome, 'none'>;
+    };
+
+/** What recording a step needs: the ledger, the retry wake-up and the escalation publisher. */
+export type StepDependencies = Pick<Dependencies, 'store' | 'scheduler' | 'escalations' | 'clock' | 'timing'>;
+
+export interface FollowedUp {
+  readonly row: Intent;
+  readonly escalation: EscalationOutcome;
+}
+
+/**
+ * The one step every path records a transition with (senders, provider calls of any size, the
+ * reconciler): one conditional write, then what the new state owes — a retry wake-up at
+ * `nextAttemptAt`, an escalation published durably. Undefined when the row moved meanwhile
+ * (nothing was written). A lost wake-up costs a delay, not the send: the row is due at
+ * nextAttemptAt + lease in the open index and the reconciler re-enqueues it; a failed publish
+ * leaves the row's marker for the reconciler's next run.
+ */
+export async function applyAndFollowUp(
+  plan: TransitionPlan,
+  deps: StepDependencies,
+): Promise<FollowedUp | undefined> {
+  const result = await deps.store.apply(plan);
+  if (result.kind === 'stale') return undefined;
+  const row = result.intent;
+  if (row.state === 'retry_scheduled' && row.nextAttemptAt !== undefined) {
+    await deps.scheduler.scheduleAttempt(row, row.attempts + 1, row.nextAttemptAt).catch(() => undefined);
+  }
+  return { row, escalation: await publishEscalation(row, deps) };
+}
+
+export function recorded(
+  plan: TransitionPlan,
+  followed: FollowedUp,
+  outcome?: ProviderOutcome,
+): DeliveryResult {
+  return {
+    kind: 'recorded',
+    state: plan.next.state,
+    reason: plan.record.reason,
+    attempt: plan.next.attempts,
+    ...(outcome ? { outcome: outcome.kind } : {}),
+    ...(followed.escalation !== 'none' ? { escalation: followed.escalation } : {}),
+  };
+}
+
+/** Applies `plan` to `row` and follows up; a row that moved meanwhile is left as it is. */
+export async function applyOrLeave(
+  plan: TransitionPlan,
+  row: Intent,
+  deps: StepDependencies,
+): Promise<DeliveryResult> {
+  const followed = await applyAndFollowUp(plan, deps);
+  return followed ? recorded(plan, followed) : { kind: 'left', why: 'raced', state: row.state };
+}
+
+/** What recording a provider's answer needs beyond the step: the retry policy and the hold. */
+export type OutcomeDependencies = StepDependencies &
+  Pick<SenderDependencies, 'retryPolicy' | 'random' | 'operatorHoldMs'>;
+
+function outcomeContext(provider: string, deps: OutcomeDependencies) {
+  return {
+    now: deps.clock.now(),
+    provider,
+    policy: deps.retryPolicy,
+    random: deps.random,
+    timing: deps.timing,
+    operatorHoldMs: deps.operatorHoldMs,
+  };
+}
+
+/**
+ * If our lease expired while we waited on the provider, the reconciler may have moved the
+ * row to `unknown` for this very attempt. What we learned still counts: record it from there
+ * (`unknown → accepted / retry_scheduled / failed`), so the reconciler need not ask.
+ */
+function planLateOutcome(
+  current: Intent,
+  attempt: number,
+  outcome: ProviderOutcome,
+  provider: string,
+  deps: OutcomeDependencies,
+) {
+  if (current.state !== 'unknown' || current.attempts !== attempt || outcome.kind === 'ambiguous')
+    return undefined;
+  // planOutcome is written for rows in `sending`; from `unknown` the same targets are legal.
+  return planOutcome({ ...current, state: 'unknown' }, outcome, outcomeContext(provider, deps));
+}
+
+/**
+ * A provider's answer for one claimed row as one conditional write, then its follow-up. If our
+ * lease expired meanwhile and the reconciler turned the row into `unknown` for this very
+ * attempt, what we learned still counts (`planLateOutcome`).
+ */
+export async function recordOutcome(
+  sending: Intent,
+  outcome: ProviderOutcome,
+  provider: string,
+  deps: OutcomeDependencies,
+): Promise<DeliveryResult> {
+  if (outcome.kind === 'rejected' && outcome.suppress) {
+    // The provider's own opt-out list holds the destination: ours records it too, with the
+    // provider as the source, so no later notice is even tried. Best effort: the next send to
+    // the destination meets the same refusal and records it then.
+    await deps.store
+      .appendSuppression(
+        {
+          channel: sending.channel,
+          fingerprint: sending.destination.fingerprint,
+          masked: sending.destination.masked,
+        },
+        {
+          action: SuppressionAction.suppress,
+          reason: outcome.suppress.reason,
+          source: SuppressionSource.provider,
+          actor: provider,
+          at: deps.clock.now(),
+          code: outcome.code,
+        },
+      )
+      .catch(() => undefined);
+  }
+  const plan = planOutcome(sending, outcome, outcomeContext(provider, deps));
+  const followed = await applyAndFollowUp(plan, deps);
+  if (followed) return recorded(plan, followed, outcome);
+
+  const current = await deps.store.get(sending.noticeId, sending.channel);
+  const late = current && planLateOutcome(current, sending.attempts, outcome, provider, deps);
+  const lateFollowed = late && (await applyAndFollowUp(late, deps));
+  if (late && lateFollowed) return recorded(late, lateFollowed, outcome);
+  return { kind: 'left', why: 'outcome_raced', state: current?.state ?? 'missing' };
+}
+
+/** A claimed row whose envelope or rendering failed: `failed` without a provider call. */
+export async function failPreparation(
+  sending: Intent,
+  error: unknown,
+  deps: StepDependencies,
+): Promise<DeliveryResult> {
+  const reason = error instanceof EnvelopeUnreadableError ? Reason.envelopeUnreadable : Reason.renderFailed;
+  const plan = planTransition(
+    sending,
+    {
+      to: 'failed',
+      reason,
+      at: deps.clock.now(),
+      attempt: sending.attempts,
+      detail: error instanceof Error ? error.name : 'error',
+    },
+    deps.timing,
+  );
+  const followed = await applyAndFollowUp(plan, deps);
+  return followed ? recorded(plan, followed) : { kind: 'left', why: 'outcome_raced', state: sending.state };
+}
