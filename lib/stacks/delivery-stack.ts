@@ -336,7 +336,8 @@ export function emailEventSource(
   const channel = config.channels.email;
   const provider = bindings.find((b) => b.descriptor.id === config.providers.email);
   const batchMax = Number(config.runtimeEnvironment.EMAIL_BATCH_MAX ?? 1);
-  if (!provider?.descriptor.capabilities.batchSend || batchMax <= 1) return { source: channel, recordsPerCall: 1 };
+  if (!provider?.descriptor.capabilities.batchSend || batchMax <= 1)
+    return { source: channel, recordsPerCall: 1 };
   const batchSize = Math.max(channel.batchSize, batchMax);
   return {
     source: { ...channel, batchSize, ...(batchSize > 10 ? { maxBatchingWindowSeconds: 1 } : {}) },
