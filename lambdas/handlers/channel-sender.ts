@@ -10,6 +10,9 @@ import { mirrorSuppression } from '../use-cases/mirror-suppression.ts';
 import { getSenderRuntime, type SenderRuntime } from '../wiring/sender.ts';
 import { logger, metrics } from './observability.ts';
 
+/** What the handler uses of the sender's runtime. */
+export type SenderHandlerRuntime = Pick<SenderRuntime, 'deps' | 'batchMax'>;
+
 /**
  * SQS handler for one channel's lane queues: parse → deliver → log, with partial batch responses
  * (Powertools) so a failed record is retried alone. The invocation's intent references go through
@@ -17,7 +20,11 @@ import { logger, metrics } from './observability.ts';
  * gate admission per call); each record's handler then answers its own step. A record fails
  * only when the ledger could not be read or written; provider answers are recorded, not thrown.
  */
-export function channelSenderHandler(channel: Channel) {
+export function channelSenderHandler(
+  channel: Channel,
+  /** The function's runtime (lambdas/wiring/sender.ts); injectable for handler tests. */
+  runtimeOf: () => Promise<SenderHandlerRuntime> = () => getSenderRuntime(channel),
+) {
   const processor = new BatchProcessor(EventType.SQS);
 
   /** The record's body, or undefined for a poison message (dropped, counted). */
@@ -50,7 +57,7 @@ export function channelSenderHandler(channel: Channel) {
   /** Every intent reference of the event delivered together; each record's step by message id. */
   async function deliverAll(
     parsed: ReadonlyMap<string, ChannelMessage | undefined>,
-    runtime: SenderRuntime,
+    runtime: SenderHandlerRuntime,
   ): Promise<Map<string, DeliveryStep>> {
     const taken = [...parsed].flatMap(([messageId, message]) =>
       message?.kind === 'intent' ? [{ messageId, ref: message.ref }] : [],
@@ -67,7 +74,7 @@ export function channelSenderHandler(channel: Channel) {
     record: SQSRecord,
     message: ChannelMessage | undefined,
     delivered: Promise<Map<string, DeliveryStep>>,
-    runtime: SenderRuntime,
+    runtime: SenderHandlerRuntime,
   ): Promise<void> {
     if (message?.kind === 'suppression_sync') {
       // Not a send: mirrored on its own, its failure retried alone.
@@ -90,7 +97,7 @@ export function channelSenderHandler(channel: Channel) {
 
   return async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
     try {
-      const runtime = await getSenderRuntime(channel);
+      const runtime = await runtimeOf();
       const parsed = new Map(event.Records.map((record) => [record.messageId, messageOf(record)]));
       const delivered = deliverAll(parsed, runtime);
       return await processPartialResponse(

@@ -1,0 +1,131 @@
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { intentMessageBody } from '../../lambdas/adapters/sqs/sqs-intent-queue.ts';
+import type { Priority } from '../../lambdas/domain/priority.ts';
+import { channelSenderHandler } from '../../lambdas/handlers/channel-sender.ts';
+import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
+import type { BatchSending, EmailMessage, MessageBatch } from '../../lambdas/ports/transport.port.ts';
+import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
+import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ScriptedTransport } from '../helpers/fakes.ts';
+
+/**
+ * The channel sender's SQS handler over the one dispatch path (docs/architecture.md §4): the
+ * invocation's references go to `deliver` together, and each record is answered from its own
+ * step through Powertools' partial batch response.
+ */
+
+class BatchTransport extends ScriptedTransport<EmailMessage> implements BatchSending<EmailMessage> {
+  readonly maxBatch = 100;
+  readonly replayWindowMs = 86_400_000;
+  readonly calls: MessageBatch<EmailMessage>[] = [];
+  async sendBatch(batch: MessageBatch<EmailMessage>) {
+    this.calls.push(batch);
+    return batch.messages.map((m) => ({ kind: 'accepted' as const, receiptId: `r-${m.correlationId}` }));
+  }
+}
+
+const context = {} as Context;
+
+function record(messageId: string, body: string): SQSRecord {
+  return {
+    messageId,
+    body,
+    receiptHandle: `rh-${messageId}`,
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: '0',
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: '0',
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:notice-ledger-email',
+    awsRegion: 'us-east-1',
+  };
+}
+
+async function emails(w: FakeWorld, count: number, priority: Priority = 'standard'): Promise<IntentRef[]> {
+  const refs: IntentRef[] = [];
+  for (let i = 0; i < count; i++) {
+    const result = await submitNotice(
+      {
+        ...EXAMPLE_REQUEST,
+        eventId: `evt_h_${priority}_${i}`,
+        recipient: { id: `pat_h_${i}`, email: `patient.h.${i}@example.com` },
+        channels: ['email'],
+        priority,
+      },
+      w.deps,
+    );
+    if (result.kind !== 'recorded') throw new Error(result.kind);
+    refs.push(w.enqueued.at(-1)?.ref as IntentRef);
+  }
+  w.enqueued.length = 0;
+  return refs;
+}
+
+function sender(batchMax: number) {
+  const batch = new BatchTransport('batchy');
+  const base = fakeWorld({ channelProviders: { email: 'batchy', sms: 'twilio' } });
+  const w = { ...base, deps: { ...base.deps, transports: { ...base.deps.transports, email: batch } } };
+  const handler = channelSenderHandler('email', async () => ({ deps: w.deps, batchMax }));
+  return { w, batch, handler };
+}
+
+describe('channel sender handler', () => {
+  it('an invocation’s references ride in one provider call; every record answered, none failed', async () => {
+    const { w, batch, handler } = sender(100);
+    const refs = await emails(w, 4);
+    const event: SQSEvent = { Records: refs.map((ref, i) => record(`m${i}`, intentMessageBody(ref))) };
+    const response = await handler(event, context);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(batch.calls).toHaveLength(1);
+    expect(batch.calls[0]?.messages).toHaveLength(4);
+    const states = await Promise.all(refs.map(async (r) => (await w.store.get(r.noticeId, 'email'))?.state));
+    expect(states).toEqual(['accepted', 'accepted', 'accepted', 'accepted']);
+  });
+
+  it('a record whose row the ledger cannot read fails alone; a poison message is dropped, not retried', async () => {
+    const { w, batch, handler } = sender(100);
+    const refs = await emails(w, 3);
+    const broken = refs[1] as IntentRef;
+    const get = w.store.get.bind(w.store);
+    w.store.get = async (noticeId, channel) => {
+      if (noticeId === broken.noticeId) throw new Error('ledger unavailable');
+      return get(noticeId, channel);
+    };
+    const event: SQSEvent = {
+      Records: [
+        ...refs.map((ref, i) => record(`m${i}`, intentMessageBody(ref))),
+        record('poison', '{"noticeId": 42}'),
+      ],
+    };
+    const response = await handler(event, context);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+    // The other two still went in one call.
+    expect(batch.calls.map((c) => c.messages.length)).toEqual([2]);
+  });
+
+  it('every record failing is a failed invocation (Powertools: the whole batch comes back)', async () => {
+    const { w, handler } = sender(100);
+    const refs = await emails(w, 2);
+    w.store.get = async () => {
+      throw new Error('ledger unavailable');
+    };
+    const event: SQSEvent = { Records: refs.map((ref, i) => record(`m${i}`, intentMessageBody(ref))) };
+    await expect(handler(event, context)).rejects.toThrow(/All records failed/);
+  });
+
+  it('with batchMax 1 each record is its own call, under its own key', async () => {
+    const { w, batch, handler } = sender(1);
+    const refs = await emails(w, 3, 'critical');
+    const response = await handler(
+      { Records: refs.map((ref, i) => record(`m${i}`, intentMessageBody(ref))) },
+      context,
+    );
+    expect(response.batchItemFailures).toEqual([]);
+    expect(batch.calls).toHaveLength(0);
+    expect(batch.sent.map((m) => m.idempotencyKey)).toEqual(refs.map((r) => `${r.noticeId}.email`));
+  });
+});
