@@ -8,8 +8,8 @@ import type { IntentRef } from '../ports/intent-queue.port.ts';
 import { deliverBatch } from '../use-cases/deliver-batch.ts';
 import { type DeliveryResult, deliverIntent } from '../use-cases/deliver-intent.ts';
 import { mirrorSuppression } from '../use-cases/mirror-suppression.ts';
+import { logger, metrics } from '../wiring/observability.ts';
 import { getSenderRuntime } from '../wiring/sender.ts';
-import { logger, metrics } from './observability.ts';
 
 /**
  * SQS handler for one channel queue: parse → deliver → log, with partial batch responses so a
