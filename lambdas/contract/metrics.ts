@@ -1,6 +1,6 @@
 /**
  * Metric names, written once (plain data): the functions publish them (Powertools EMF,
- * lambdas/handlers/observability.ts) and the CDK alarms and graphs them
+ * lambdas/wiring/observability.ts) and the CDK alarms and graphs them
  * (lib/constructs/monitoring.ts). A renamed metric is then a compile error on both sides, not an
  * alarm that silently watches nothing.
  */

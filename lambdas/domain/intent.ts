@@ -1,6 +1,5 @@
 import type { Channel } from './channel.ts';
 import type { Destination } from './destination.ts';
-import { IllegalTransitionError, IncompleteTransitionError } from './errors.ts';
 import type { ProviderOutcome } from './outcome.ts';
 import { TIMEOUT_CODE } from './outcome.ts';
 import type { Priority } from './priority.ts';
@@ -9,6 +8,8 @@ import {
   assertTransition,
   CLAIMABLE_STATES,
   escalates,
+  IllegalTransitionError,
+  IncompleteTransitionError,
   type IntentState,
   isTerminal,
   isUnresolved,

@@ -1,4 +1,4 @@
-import { IllegalTransitionError } from './errors.ts';
+import { DomainError } from './errors.ts';
 
 /** Per-channel intent states (docs/architecture.md §3). */
 export const IntentState = {
@@ -52,6 +52,26 @@ export function isTerminal(state: IntentState): boolean {
 
 export function canTransition(from: IntentState, to: IntentState): boolean {
   return ALLOWED_TRANSITIONS[from].includes(to);
+}
+
+/** A move that the state machine (docs/architecture.md §3) does not allow. Never written to the ledger. */
+export class IllegalTransitionError extends DomainError {
+  readonly from: IntentState;
+  readonly to: IntentState;
+  constructor(from: IntentState, to: IntentState) {
+    super('illegal_transition', `illegal transition ${from} -> ${to}`);
+    this.name = 'IllegalTransitionError';
+    this.from = from;
+    this.to = to;
+  }
+}
+
+/** A legal move requested without the facts its target state needs (lease, receipt, next attempt). */
+export class IncompleteTransitionError extends DomainError {
+  constructor(to: IntentState, missing: string) {
+    super('incomplete_transition', `transition to ${to} needs ${missing}`);
+    this.name = 'IncompleteTransitionError';
+  }
 }
 
 export function assertTransition(from: IntentState, to: IntentState): void {

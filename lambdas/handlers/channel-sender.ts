@@ -7,8 +7,8 @@ import { type ChannelMessage, PoisonMessageError, parseChannelMessage } from '..
 import type { IntentRef } from '../ports/intent-queue.port.ts';
 import { type DeliveryResult, type DeliveryStep, deliver } from '../use-cases/deliver.ts';
 import { mirrorSuppression } from '../use-cases/mirror-suppression.ts';
+import { logger, metrics } from '../wiring/observability.ts';
 import { getSenderRuntime, type SenderRuntime } from '../wiring/sender.ts';
-import { logger, metrics } from './observability.ts';
 
 /** What the handler uses of the sender's runtime. */
 export type SenderHandlerRuntime = Pick<SenderRuntime, 'deps' | 'batchMax'>;

@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { getHttpRuntime } from '../wiring/http.ts';
-import { createHttpApi, type HttpRuntime } from './http/router.ts';
-import { metrics } from './observability.ts';
+import { metrics } from '../wiring/observability.ts';
+import type { HttpRuntime } from './http/route.ts';
+import { createHttpApi } from './http/router.ts';
 
 /**
  * The HTTP API Lambda (API Gateway HTTP API, payload format 2.0), and the same function the

@@ -14,9 +14,10 @@ import type { DeliveryReport, InboundVerdict } from '../ports/provider.port.ts';
 import { applyDeliveryReport, type ReportResult } from '../use-cases/apply-delivery-report.ts';
 import type { ReportDependencies } from '../use-cases/dependencies.ts';
 import { RecentEvents } from '../use-cases/recent-events.ts';
+import { logger, metrics } from '../wiring/observability.ts';
 import { getProviderEventsRuntime, type ProviderEventsRuntime } from '../wiring/provider-events.ts';
-import { createRouter, type HttpRequest, type RouteReply, withRuntime } from './http/router.ts';
-import { logger, metrics } from './observability.ts';
+import { type HttpRequest, type RouteReply, withRuntime } from './http/route.ts';
+import { createRouter } from './http/router.ts';
 
 /**
  * Inbound provider events, one function for every provider and both ways they arrive:

@@ -1,8 +1,8 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Metric, OPEN_STATES, openMetric } from '../contract/metrics.ts';
 import { reconcile } from '../use-cases/reconcile.ts';
+import { logger, metrics } from '../wiring/observability.ts';
 import { getReconcilerRuntime } from '../wiring/reconciler.ts';
-import { logger, metrics } from './observability.ts';
 
 /**
  * Scheduled every RECONCILE_INTERVAL_MS (EventBridge Scheduler in AWS, a timer locally).

@@ -4,8 +4,8 @@ import {
   LogEscalationPublisher,
 } from '../adapters/eventbridge/escalation-publishers.ts';
 import type { Config } from '../edge/config.ts';
-import { logger } from '../handlers/observability.ts';
 import type { EscalationPublisher } from '../ports/escalation.port.ts';
+import { logger } from './observability.ts';
 
 /** EventBridge when the stack gave a bus (ESCALATION_EVENT_BUS); a structured log line otherwise. */
 export function buildEscalations(config: Config): EscalationPublisher {

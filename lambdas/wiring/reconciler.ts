@@ -1,12 +1,12 @@
 import { CHANNELS } from '../domain/channel.ts';
 import { type Config, readConfig } from '../edge/config.ts';
-import { logger } from '../handlers/observability.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { ProviderStatus } from '../ports/provider.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import type { ReconcilerDependencies } from '../use-cases/reconcile.ts';
 import { buildAwsClients } from './aws-clients.ts';
 import { buildDeadlineRisk } from './deadline-risk.ts';
+import { logger } from './observability.ts';
 import { once } from './once.ts';
 import { answeringProviders, loadFacet, selectedProvider } from './providers.ts';
 import { buildWorkerDependencies } from './worker.ts';

@@ -5,7 +5,6 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { z } from 'zod';
 import type { ProviderChannel, ProviderDescriptor } from '../../lambdas/contract/providers.ts';
-import type { NoticeLedgerConfig } from '../config.ts';
 import type { NoticeFunction } from '../constructs/notice-function.ts';
 
 /**
@@ -33,8 +32,20 @@ export interface BindingSettings {
   readonly shape: Readonly<Record<string, z.ZodType>>;
 }
 
+/**
+ * The part of the deployment configuration a binding reads. lib/config.ts's NoticeLedgerConfig
+ * has it (the stacks pass theirs); it is declared here because lib/config.ts imports the
+ * bindings' registry, and a binding importing lib/config.ts back would close an import circle.
+ */
+export interface BindingConfig {
+  /** kebab-case stack prefix, for physical names. */
+  readonly resourcePrefix: string;
+  /** The parsed deployment settings, read through `bindingSettings`. */
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
 export interface StatefulContext {
-  readonly config: NoticeLedgerConfig;
+  readonly config: BindingConfig;
   /** The customer key of secrets at rest. */
   readonly secretsKey: IKey;
 }
@@ -46,7 +57,7 @@ export interface ProviderResources {
 }
 
 export interface DeliveryContext {
-  readonly config: NoticeLedgerConfig;
+  readonly config: BindingConfig;
   readonly resources: ProviderResources;
   /** The origin providers call back (PUBLIC_BASE_URL). */
   readonly publicBaseUrl: string;
@@ -81,10 +92,7 @@ export interface ProviderMonitoring {
 }
 
 /** Reads this binding's settings out of the parsed deployment settings. */
-export function bindingSettings<T>(
-  config: NoticeLedgerConfig,
-  binding: Pick<ProviderBinding, 'settings'>,
-): T {
+export function bindingSettings<T>(config: BindingConfig, binding: Pick<ProviderBinding, 'settings'>): T {
   return Object.fromEntries(
     Object.keys(binding.settings.defaults).map((key) => [key, config.settings[key]]),
   ) as T;

@@ -1,206 +1,126 @@
-import { readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { build, type Metafile } from 'esbuild';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { cruise, getAvailableTranspilers, type ICruiseResult, type IViolation } from 'dependency-cruiser';
+import extractBabelConfig from 'dependency-cruiser/config-utl/extract-babel-config';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
 import { describe, expect, it } from 'vitest';
 
+/*
+ * The layering rule (docs/architecture.md §"Layering") is dependency-cruiser's configuration:
+ * .dependency-cruiser.mjs (every layer's allowed imports, type-only ones included; no circles) and
+ * .dependency-cruiser-runtime.mjs (the client's runtime imports). This file runs both over the
+ * repository, then over a fixture tree with planted faults to show that the rules can fail.
+ */
+
 const ROOT = join(import.meta.dirname, '..', '..');
+const FIXTURE = join(import.meta.dirname, 'fixtures', 'layering');
+
+interface Pass {
+  readonly config: string;
+  readonly roots: readonly string[];
+}
+
+/** Every import of lambdas/, lib/, client/ and local/, types included. */
+const LAYERS: Pass = { config: '.dependency-cruiser.mjs', roots: ['lambdas', 'lib', 'client', 'local'] };
+/** What the client loads at run time (type-only imports stripped). */
+const CLIENT_RUNTIME: Pass = { config: '.dependency-cruiser-runtime.mjs', roots: ['client'] };
+
+interface Outcome {
+  readonly modules: ReadonlyMap<string, readonly string[]>;
+  /** `rule: from -> to`, and for a circle `rule: a -> b -> … -> a`. */
+  readonly violations: readonly string[];
+}
+
+/** An npm package by its name (`npm zod`), wherever node_modules is from the cruise's base. */
+function modulePath(path: string): string {
+  return path.replace(/^(\.\.\/)*node_modules\/((@[^/]+\/)?[^/]+)\/.*$/, 'npm $2');
+}
+
+function describeViolation(v: IViolation): string {
+  const path = v.cycle ? [v.from, ...v.cycle.map((step) => step.name)] : [v.from, v.to];
+  return `${v.rule.name}: ${path.map(modulePath).join(' -> ')}`;
+}
+
+async function check(pass: Pass, baseDir: string): Promise<Outcome> {
+  const options = await extractDepcruiseOptions(join(ROOT, pass.config));
+  const babelFile = options.babelConfig?.fileName;
+  const babelConfig = babelFile ? await extractBabelConfig(join(ROOT, babelFile)) : undefined;
+  const roots = pass.roots.filter((root) => existsSync(join(baseDir, root)));
+  const { output } = await cruise(roots, { ...options, baseDir }, {}, { babelConfig });
+  const result = output as ICruiseResult;
+  return {
+    modules: new Map(result.modules.map((m) => [m.source, m.dependencies.map((d) => d.resolved)])),
+    violations: result.summary.violations.map(describeViolation).sort(),
+  };
+}
 
 function sourceFiles(dir: string): string[] {
-  const abs = join(ROOT, dir);
-  try {
-    statSync(abs);
-  } catch {
-    return [];
-  }
-  return readdirSync(abs, { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+  return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((file) => /\.(ts|mts|js|mjs)$/.test(file) && !file.endsWith('.d.ts'))
     .map((file) => join(dir, file));
 }
 
-/**
- * Resolves imports exactly as the Lambda bundles will (esbuild), one level deep per file,
- * so a re-export or an `import type` cannot hide a dependency from the check.
- */
-async function importGraph(files: string[]): Promise<Map<string, string[]>> {
-  const result = await build({
-    entryPoints: files.map((file) => join(ROOT, file)),
-    absWorkingDir: ROOT,
-    bundle: true,
-    write: false,
-    metafile: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    outdir: join(ROOT, '.local', 'layering-check'),
-    logLevel: 'silent',
-  });
-  const meta: Metafile = result.metafile;
-  const graph = new Map<string, string[]>();
-  for (const [input, info] of Object.entries(meta.inputs)) {
-    graph.set(
-      relative(ROOT, join(ROOT, input)),
-      info.imports.map((imp) => (imp.external ? imp.path : relative(ROOT, join(ROOT, imp.path)))),
+describe('layering: each layer imports only what it may, and nothing imports in a circle', () => {
+  it('the repository keeps the rules', async () => {
+    expect(getAvailableTranspilers().find((t) => t.name === 'swc')?.available, 'swc parses TypeScript').toBe(
+      true,
     );
-  }
-  return graph;
-}
-
-/** esbuild drops `import type`; scan the text too so type-only imports are held to the same rule. */
-async function typeImports(file: string): Promise<string[]> {
-  const { readFile } = await import('node:fs/promises');
-  const text = await readFile(join(ROOT, file), 'utf8');
-  return [...text.matchAll(/^\s*(?:import|export)\s+type\b[^;]*?from\s+['"]([^'"]+)['"]/gms)].map(
-    (m) => m[1] as string,
-  );
-}
-
-interface Rule {
-  readonly layer: string;
-  readonly forbidden: readonly RegExp[];
-  /** Type-only imports of these are allowed (they vanish from the bundle). */
-  readonly typesFrom?: readonly RegExp[];
-}
-
-const RULES: readonly Rule[] = [
-  {
-    layer: 'lambdas/domain',
-    forbidden: [
-      /^@aws-sdk\//,
-      /^aws-lambda$/,
-      /^@types\/aws-lambda/,
-      /^zod/,
-      /^@aws-lambda-powertools\//,
-      /^aws-cdk-lib/,
-      /lambdas\/(adapters|handlers|ports|use-cases|edge)\//,
-      /^lib\//,
-    ],
-  },
-  {
-    layer: 'lambdas/ports',
-    forbidden: [/^@aws-sdk\//, /^aws-lambda$/, /^zod/, /lambdas\/(adapters|handlers|use-cases|edge)\//],
-  },
-  {
-    layer: 'lambdas/use-cases',
-    forbidden: [
-      /^@aws-sdk\//,
-      /^aws-lambda$/,
-      /^zod/,
-      /^@aws-lambda-powertools\//,
-      /lambdas\/(adapters|handlers|edge)\//,
-    ],
-  },
-  {
-    // The CDK may read exactly the plain-data modules: the contract and the providers' descriptors.
-    layer: 'lib',
-    forbidden: [/lambdas\/(?!contract\/[^/]+\.ts$|providers\/[^/]+\/descriptor\.ts$)/],
-  },
-  {
-    // Plain data, read by runtime, CDK and local stack alike: nothing but each other.
-    layer: 'lambdas/contract',
-    forbidden: [/^(?!lambdas\/contract\/)/],
-  },
-  {
-    layer: 'lambdas/providers',
-    forbidden: [/lambdas\/(handlers|use-cases|wiring)\//, /^@aws-lambda-powertools\//],
-  },
-  {
-    // The API's client and CLI: what a business system imports carries no server code.
-    layer: 'client',
-    forbidden: [
-      /lambdas\//,
-      /^zod/,
-      /^aws-lambda$/,
-      /^@aws-sdk\/client-/,
-      /^@aws-lambda-powertools\//,
-      /^aws-cdk-lib/,
-    ],
-    typesFrom: [/^lambdas\/(edge|domain)\//],
-  },
-];
-
-/** Provider descriptors are plain data too (lib reads them): they may import only the contract. */
-const DESCRIPTOR_RULE: Rule = { layer: 'lambdas/providers', forbidden: [/^(?!lambdas\/contract\/)/] };
-
-function violations(rule: Rule, graph: Map<string, string[]>, typeOnly: Map<string, string[]>): string[] {
-  const found: string[] = [];
-  for (const [file, imports] of graph) {
-    if (!file.startsWith(`${rule.layer}/`)) continue;
-    const resolve = (imp: string) =>
-      imp.startsWith('.') ? relative(ROOT, join(ROOT, file, '..', imp)) : imp;
-    const types = (typeOnly.get(file) ?? [])
-      .map(resolve)
-      .filter((target) => !(rule.typesFrom ?? []).some((pattern) => pattern.test(target)));
-    for (const target of [...imports.map(resolve), ...types]) {
-      if (rule.forbidden.some((pattern) => pattern.test(target))) found.push(`${file} -> ${target}`);
-    }
-  }
-  return found;
-}
-
-describe('layering (lambdas/domain is pure; ports and use cases know no AWS; lib and client know no runtime code)', () => {
-  for (const rule of RULES) {
-    it(`${rule.layer} imports nothing it must not`, async () => {
-      const files = sourceFiles(rule.layer);
-      if (files.length === 0) return;
-      const graph = await importGraph(files);
-      // Guard against a silently empty analysis: every layer file must have been resolved.
-      for (const file of files) expect(graph.has(file), file).toBe(true);
-      const typeOnly = new Map(await Promise.all(files.map(async (f) => [f, await typeImports(f)] as const)));
-      expect(violations(rule, graph, typeOnly)).toEqual([]);
-    });
-  }
-
-  it('provider descriptors import nothing but the contract (plain data for the CDK)', async () => {
-    const files = sourceFiles('lambdas/providers').filter((f) => f.endsWith('/descriptor.ts'));
-    expect(files.length).toBeGreaterThanOrEqual(2);
-    const graph = await importGraph(files);
-    const only = new Map([...graph].filter(([file]) => files.includes(file)));
-    const typeOnly = new Map(await Promise.all(files.map(async (f) => [f, await typeImports(f)] as const)));
-    expect(violations(DESCRIPTOR_RULE, only, typeOnly)).toEqual([]);
+    const { modules, violations } = await check(LAYERS, ROOT);
+    expect(violations).toEqual([]);
+    // Guard against a silently empty analysis: every source file was read, type-only imports too.
+    for (const file of LAYERS.roots.flatMap(sourceFiles)) expect(modules.has(file), file).toBe(true);
+    expect(modules.get('lambdas/handlers/http/notices.ts')).toContain('lambdas/handlers/http/route.ts');
+    expect(modules.get('client/client.ts')).toContain('lambdas/edge/api-responses.ts');
   });
 
-  it('the lib rule lets through exactly the contract and the descriptors', () => {
-    const lib = RULES.find((r) => r.layer === 'lib') as Rule;
-    const graph = new Map([
+  it("the client's runtime imports carry no server code", async () => {
+    const { modules, violations } = await check(CLIENT_RUNTIME, ROOT);
+    expect(violations).toEqual([]);
+    for (const file of sourceFiles('client')) expect(modules.has(file), file).toBe(true);
+    // Babel read the client: its code imports are there, its type-only imports are not.
+    expect(modules.get('client/client.ts')).toContain('client/sigv4.ts');
+    expect(modules.get('client/client.ts')).not.toContain('lambdas/edge/api-responses.ts');
+  });
+});
+
+describe('layering: the check fails on planted faults (test/architecture/fixtures/layering)', () => {
+  it('reports each forbidden import, type-only ones included, and the circle', async () => {
+    const { violations } = await check(LAYERS, FIXTURE);
+    expect(violations).toEqual(
       [
-        'lib/x.ts',
-        [
-          'lambdas/contract/routes.ts',
-          'lambdas/providers/ses/descriptor.ts',
-          'lambdas/providers/ses/transport.ts',
-          'lambdas/providers/registry.ts',
-          'lambdas/adapters/dynamodb/ledger-table.ts',
-          'lambdas/contract/nested/x.ts',
-        ],
-      ],
-    ]);
-    expect(violations(lib, graph, new Map())).toEqual([
-      'lib/x.ts -> lambdas/providers/ses/transport.ts',
-      'lib/x.ts -> lambdas/providers/registry.ts',
-      'lib/x.ts -> lambdas/adapters/dynamodb/ledger-table.ts',
-      'lib/x.ts -> lambdas/contract/nested/x.ts',
-    ]);
+        // client: a use case's types and zod; its type import from the edge is allowed.
+        'not-in-allowed: client/api.ts -> lambdas/use-cases/run.ts',
+        'not-in-allowed: client/api.ts -> npm zod',
+        // domain: the SDK, Lambda types, zod, an adapter, a use case's types.
+        'not-in-allowed: lambdas/domain/planted.ts -> npm @aws-sdk/client-dynamodb',
+        'not-in-allowed: lambdas/domain/planted.ts -> npm @types/aws-lambda',
+        'not-in-allowed: lambdas/domain/planted.ts -> npm zod',
+        'not-in-allowed: lambdas/domain/planted.ts -> lambdas/adapters/store.ts',
+        'not-in-allowed: lambdas/domain/planted.ts -> lambdas/use-cases/run.ts',
+        // contract: nothing but itself (a type-only import of the domain).
+        'not-in-allowed: lambdas/contract/leak.ts -> lambdas/domain/channel.ts',
+        // ports: no adapter, not even its type.
+        'not-in-allowed: lambdas/ports/queue.port.ts -> lambdas/adapters/store.ts',
+        // use cases: no Powertools, no edge; their port is allowed.
+        'not-in-allowed: lambdas/use-cases/run.ts -> lambdas/edge/notice.ts',
+        'not-in-allowed: lambdas/use-cases/run.ts -> npm @aws-lambda-powertools/logger',
+        // a provider descriptor: the contract only.
+        'not-in-allowed: lambdas/providers/ses/descriptor.ts -> lambdas/domain/channel.ts',
+        // wiring: never the handlers.
+        'not-in-allowed: lambdas/wiring/runtime.ts -> lambdas/handlers/observability.ts',
+        // lib: exactly the contract's top-level modules and the descriptors of lambdas/.
+        'not-in-allowed: lib/stack.ts -> lambdas/adapters/store.ts',
+        'not-in-allowed: lib/stack.ts -> lambdas/contract/nested/deep.ts',
+        'not-in-allowed: lib/stack.ts -> lambdas/providers/registry.ts',
+        'not-in-allowed: lib/stack.ts -> lambdas/providers/ses/transport.ts',
+        // a circle closed by a type-only import (circle-b.ts takes a type from circle-a.ts).
+        'no-circular: lambdas/domain/circle-a.ts -> lambdas/domain/circle-b.ts -> lambdas/domain/circle-a.ts',
+      ].sort(),
+    );
   });
 
-  it('client: types from the service are allowed, its code is not', () => {
-    const client = RULES.find((r) => r.layer === 'client') as Rule;
-    const graph = new Map([['client/x.ts', ['lambdas/edge/timeline.ts', '@smithy/signature-v4']]]);
-    const typeOnly = new Map([['client/x.ts', ['../lambdas/edge/timeline.ts', '../lambdas/use-cases/y.ts']]]);
-    expect(violations(client, graph, typeOnly)).toEqual([
-      'client/x.ts -> lambdas/edge/timeline.ts',
-      'client/x.ts -> lambdas/use-cases/y.ts',
-    ]);
-  });
-
-  it('the check itself catches a forbidden import', () => {
-    const graph = new Map([
-      ['lambdas/domain/x.ts', ['@aws-sdk/client-dynamodb', 'zod', 'lambdas/adapters/y.ts']],
-    ]);
-    expect(violations(RULES[0] as Rule, graph, new Map())).toHaveLength(3);
-    const typeOnly = new Map([['lambdas/domain/x.ts', ['aws-lambda', '../adapters/dynamodb/z.ts']]]);
-    expect(violations(RULES[0] as Rule, new Map([['lambdas/domain/x.ts', []]]), typeOnly)).toEqual([
-      'lambdas/domain/x.ts -> aws-lambda',
-      'lambdas/domain/x.ts -> lambdas/adapters/dynamodb/z.ts',
-    ]);
+  it("reports the client's runtime import of edge code, not its type imports", async () => {
+    const { violations } = await check(CLIENT_RUNTIME, FIXTURE);
+    expect(violations).toEqual(['client-runtime-no-server-code: client/api.ts -> lambdas/edge/notice.ts']);
   });
 });

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
-import { IllegalTransitionError } from '../../lambdas/domain/errors.ts';
 import { decideClaim, planOutcome, planTransition } from '../../lambdas/domain/intent.ts';
 import {
   ALLOWED_TRANSITIONS,
   assertTransition,
+  IllegalTransitionError,
   INTENT_STATES,
   isTerminal,
   isUnresolved,

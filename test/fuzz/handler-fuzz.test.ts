@@ -13,7 +13,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { logger } from '../../lambdas/handlers/observability.ts';
+import { logger } from '../../lambdas/wiring/observability.ts';
 import { isTextMediaType } from '../../local/http-gateway.ts';
 import { apiEvent } from '../helpers/api-events.ts';
 import { T0 } from '../helpers/factories.ts';

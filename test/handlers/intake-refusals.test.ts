@@ -4,7 +4,7 @@
  * U+FFFD) or base64-encoded, and none leaves a row, a queue message or a suppression behind.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { logger } from '../../lambdas/handlers/observability.ts';
+import { logger } from '../../lambdas/wiring/observability.ts';
 import { apiEvent, contentType } from '../helpers/api-events.ts';
 import { T0 } from '../helpers/factories.ts';
 import { hostileExamples } from '../helpers/hostile-examples.ts';

@@ -3,8 +3,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Metric } from '../../lambdas/contract/metrics.ts';
 import type { Backlog } from '../../lambdas/domain/deadline-risk.ts';
 import { createHttpHandler } from '../../lambdas/handlers/http-api.ts';
-import { logger, metrics } from '../../lambdas/handlers/observability.ts';
 import type { BacklogProbe } from '../../lambdas/ports/backlog.port.ts';
+import { logger, metrics } from '../../lambdas/wiring/observability.ts';
 import { apiEvent, responseJson } from '../helpers/api-events.ts';
 import { harness } from '../helpers/http-harness.ts';
 

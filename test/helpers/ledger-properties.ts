@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { IllegalTransitionError, IncompleteTransitionError } from '../../lambdas/domain/errors.ts';
 import {
   decideClaim,
   type Intent,
@@ -16,7 +15,9 @@ import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import {
   canTransition,
   ESCALATING_FAILURES,
+  IllegalTransitionError,
   INTENT_STATES,
+  IncompleteTransitionError,
   isTerminal,
   isUnresolved,
   Reason,

@@ -20,8 +20,8 @@ import type { IntakeDependencies } from '../../use-cases/dependencies.ts';
 import { readNotice } from '../../use-cases/read-notice.ts';
 import { withCoalescedEnqueue } from '../../use-cases/submit-batch.ts';
 import { type ChannelResult, submitNotice, type Violation } from '../../use-cases/submit-notice.ts';
-import { logger, metrics } from '../observability.ts';
-import type { HttpRequest, HttpRuntime, RouteReply } from './router.ts';
+import { logger, metrics } from '../../wiring/observability.ts';
+import type { HttpRequest, HttpRuntime, RouteReply } from './route.ts';
 
 /** Batch items are submitted this many at a time: bounded load on the ledger and the KMS. */
 export const BATCH_CONCURRENCY = 10;

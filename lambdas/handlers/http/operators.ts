@@ -25,7 +25,7 @@ import {
 import { toTimelineChannel } from '../../edge/timeline.ts';
 import { listUnresolved } from '../../use-cases/list-unresolved.ts';
 import { cancelNotice, resolveChannel } from '../../use-cases/operator-actions.ts';
-import type { HttpRequest, HttpRuntime, RouteReply } from './router.ts';
+import type { HttpRequest, HttpRuntime, RouteReply } from './route.ts';
 
 /**
  * The operator routes (docs/operators.md): list what is stuck, settle an `unknown` on a person's

@@ -8,38 +8,11 @@ import {
   problem,
   problemResponse,
 } from '../../edge/problem.ts';
-import type { HttpRuntime as FunctionRuntime } from '../../wiring/http.ts';
-import { logger } from '../observability.ts';
+import { logger } from '../../wiring/observability.ts';
 import { getNoticeRoute, submitBatchRoute, submitNoticeRoute } from './notices.ts';
 import { cancelNoticeRoute, listNoticesRoute, openApiRoute, resolveChannelRoute } from './operators.ts';
+import { type Endpoint, type HttpRuntime, type RouteReply, withRuntime } from './route.ts';
 import { deleteSuppressionRoute, getSuppressionRoute, putSuppressionRoute } from './suppressions.ts';
-
-export interface HttpRequest {
-  readonly event: APIGatewayProxyEventV2;
-  /** Path parameters, percent-decoded (a literal `+` stays a plus). */
-  readonly params: Readonly<Record<string, string>>;
-}
-
-/** What a route returns; `noticeId` and `log` enrich the one request log line. */
-export interface RouteReply {
-  readonly response: APIGatewayProxyStructuredResultV2;
-  readonly noticeId?: string | undefined;
-  /** Ids, codes and counts only: never bodies, destinations or variables. */
-  readonly log?: Readonly<Record<string, unknown>>;
-}
-
-/** The part of the http function's runtime its routes use; tests build just this. */
-export type HttpRuntime = Pick<FunctionRuntime, 'deps'>;
-
-export type RouteHandler<R = HttpRuntime> = (request: HttpRequest, runtime: R) => Promise<RouteReply>;
-
-/** A route's method handler; it builds the runtime (config, secrets, clients) only if it needs it. */
-export type Endpoint<R> = (request: HttpRequest, runtime: () => Promise<R>) => Promise<RouteReply>;
-
-export const withRuntime =
-  <R>(handler: RouteHandler<R>): Endpoint<R> =>
-  async (request, runtime) =>
-    handler(request, await runtime());
 
 /** Liveness only: answers without the runtime, so it says nothing about DynamoDB or secrets. */
 const health: Endpoint<HttpRuntime> = async () => ({ response: jsonResponse(200, { status: 'ok' }) });

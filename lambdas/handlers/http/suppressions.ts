@@ -18,7 +18,7 @@ import {
   type OperatorAct,
   suppress,
 } from '../../use-cases/manage-suppressions.ts';
-import type { HttpRequest, HttpRuntime, RouteReply } from './router.ts';
+import type { HttpRequest, HttpRuntime, RouteReply } from './route.ts';
 
 /**
  * `GET | PUT | DELETE /v1/suppressions/{channel}/{destination}` (README "Suppressions").

@@ -1,0 +1,36 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { HttpRuntime as FunctionRuntime } from '../../wiring/http.ts';
+
+/*
+ * What a route is: its request, its reply, the runtime it runs on. The route files (notices.ts,
+ * operators.ts, suppressions.ts, the provider-events webhooks) implement these and router.ts binds
+ * them to the contract's routes; keeping them apart from the router means a route file never
+ * imports the module that imports it (docs/architecture.md §"Layering": no import circles).
+ */
+
+export interface HttpRequest {
+  readonly event: APIGatewayProxyEventV2;
+  /** Path parameters, percent-decoded (a literal `+` stays a plus). */
+  readonly params: Readonly<Record<string, string>>;
+}
+
+/** What a route returns; `noticeId` and `log` enrich the one request log line. */
+export interface RouteReply {
+  readonly response: APIGatewayProxyStructuredResultV2;
+  readonly noticeId?: string | undefined;
+  /** Ids, codes and counts only: never bodies, destinations or variables. */
+  readonly log?: Readonly<Record<string, unknown>>;
+}
+
+/** The part of the http function's runtime its routes use; tests build just this. */
+export type HttpRuntime = Pick<FunctionRuntime, 'deps'>;
+
+export type RouteHandler<R = HttpRuntime> = (request: HttpRequest, runtime: R) => Promise<RouteReply>;
+
+/** A route's method handler; it builds the runtime (config, secrets, clients) only if it needs it. */
+export type Endpoint<R> = (request: HttpRequest, runtime: () => Promise<R>) => Promise<RouteReply>;
+
+export const withRuntime =
+  <R>(handler: RouteHandler<R>): Endpoint<R> =>
+  async (request, runtime) =>
+    handler(request, await runtime());
