@@ -21,8 +21,8 @@
 import { writeSync } from 'node:fs';
 import type { Channel } from '../lambdas/domain/channel.ts';
 import { parseCorrelationId } from '../lambdas/domain/identity.ts';
-import type { TransitionPlan } from '../lambdas/domain/intent.ts';
 import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
+import type { TransitionPlan } from '../lambdas/domain/transition.ts';
 import type { LedgerStore } from '../lambdas/ports/ledger-store.port.ts';
 import type { BatchSending, Transport } from '../lambdas/ports/transport.port.ts';
 import type { SenderDependencies } from '../lambdas/use-cases/dependencies.ts';

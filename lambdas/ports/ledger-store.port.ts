@@ -1,7 +1,8 @@
 import type { Channel } from '../domain/channel.ts';
-import type { Intent, TransitionPlan } from '../domain/intent.ts';
+import type { Intent } from '../domain/intent.ts';
 import { type IntentState, isUnresolved } from '../domain/state-machine.ts';
 import type { SuppressionRecord, SuppressionState, SuppressionTarget } from '../domain/suppression.ts';
+import type { TransitionPlan } from '../domain/transition.ts';
 
 export type ReserveResult =
   | { readonly kind: 'created'; readonly intent: Intent }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { decideClaim } from '../domain/attempt.ts';
 import { batchIdempotencyKey } from '../domain/identity.ts';
-import { decideClaim, type Intent } from '../domain/intent.ts';
+import type { Intent } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
 import type { SendBatchMember } from '../ports/ledger-store.port.ts';

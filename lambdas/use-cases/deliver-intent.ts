@@ -1,18 +1,13 @@
 import { ConfigError } from '../contract/config-error.ts';
+import { DEFAULT_OPERATOR_HOLD_MS, decideClaim, planOutcome } from '../domain/attempt.ts';
 import type { Channel } from '../domain/channel.ts';
-import {
-  DEFAULT_OPERATOR_HOLD_MS,
-  decideClaim,
-  type Intent,
-  planOutcome,
-  planTransition,
-  type TransitionPlan,
-} from '../domain/intent.ts';
+import type { Intent } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
 import { type Priority, priorityOf } from '../domain/priority.ts';
 import { Reason } from '../domain/state-machine.ts';
 import { isSuppressed, SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
 import type { TemplateDefinition } from '../domain/template.ts';
+import { planTransition, type TransitionPlan } from '../domain/transition.ts';
 import { EnvelopeUnreadableError, type SendEnvelope } from '../ports/envelope-sealer.port.ts';
 import { type IntentRef, laneRef } from '../ports/intent-queue.port.ts';
 import type { EmailMessage, EmailTransport, SmsMessage, SmsTransport } from '../ports/transport.port.ts';

@@ -17,7 +17,7 @@ import {
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LedgerTable } from '../../contract/ledger-table.ts';
 import type { Channel } from '../../domain/channel.ts';
-import type { Intent, TransitionPlan, TransitionRecord } from '../../domain/intent.ts';
+import type { Intent, TransitionRecord } from '../../domain/intent.ts';
 import { isSameContent, MUTABLE_INTENT_FIELDS, type MutableIntentField } from '../../domain/intent.ts';
 import type { Priority } from '../../domain/priority.ts';
 import { type IntentState, isTerminal } from '../../domain/state-machine.ts';
@@ -30,6 +30,7 @@ import {
   supersedes,
   suppressionFactId,
 } from '../../domain/suppression.ts';
+import type { TransitionPlan } from '../../domain/transition.ts';
 import {
   countRefs,
   type KeyChecks,

@@ -1,5 +1,5 @@
 import type { Channel } from '../../domain/channel.ts';
-import type { Intent, TransitionPlan } from '../../domain/intent.ts';
+import type { Intent } from '../../domain/intent.ts';
 import { isSameContent } from '../../domain/intent.ts';
 import {
   type SuppressionRecord,
@@ -8,6 +8,7 @@ import {
   supersedes,
   suppressionFactId,
 } from '../../domain/suppression.ts';
+import type { TransitionPlan } from '../../domain/transition.ts';
 import {
   countRefs,
   type KeyChecks,
