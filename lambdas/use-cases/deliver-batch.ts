@@ -3,8 +3,8 @@ import { decideClaim } from '../domain/attempt.ts';
 import { batchIdempotencyKey } from '../domain/identity.ts';
 import type { Intent } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
+import type { SendBatchMember } from '../ports/batch-records.port.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
-import type { SendBatchMember } from '../ports/ledger-store.port.ts';
 import type { BatchSending, EmailMessage, EmailTransport } from '../ports/transport.port.ts';
 import {
   admitCall,

@@ -1,6 +1,6 @@
 import type { Channel } from '../domain/channel.ts';
 import { type IntentState, isUnresolved } from '../domain/state-machine.ts';
-import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
+import type { OpenIntentRef } from '../ports/open-index.port.ts';
 import type { Dependencies } from './dependencies.ts';
 
 /**

@@ -9,7 +9,7 @@ import {
   type SuppressionTarget,
 } from '../domain/suppression.ts';
 import { suppressionSyncContext } from '../ports/intent-queue.port.ts';
-import type { SuppressionHistory } from '../ports/ledger-store.port.ts';
+import type { SuppressionHistory } from '../ports/suppressions.port.ts';
 import type { IntakeDependencies } from './dependencies.ts';
 
 type Deps = Pick<IntakeDependencies, 'store' | 'fingerprintKey' | 'clock'> &

@@ -10,7 +10,7 @@ import {
   unknownSince,
 } from '../domain/reconcile.ts';
 import { laneRef } from '../ports/intent-queue.port.ts';
-import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
+import type { OpenIntentRef } from '../ports/open-index.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import { batchContextOf } from './batch-lookup.ts';
 import { type DeadlineRiskDependencies, warnRowsAtRisk } from './deadline-risk.ts';

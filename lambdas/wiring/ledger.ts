@@ -3,7 +3,8 @@ import { DynamoDbLedgerStore } from '../adapters/dynamodb/dynamodb-ledger-store.
 import { ConfigError } from '../contract/config-error.ts';
 import { keyCheckValue } from '../domain/identity.ts';
 import type { Config } from '../edge/config.ts';
-import type { KeyChecks, LedgerStore } from '../ports/ledger-store.port.ts';
+import type { KeyChecks } from '../ports/key-checks.port.ts';
+import type { LedgerStore } from '../ports/ledger-store.port.ts';
 
 export function buildLedgerStore(config: Config, client = new DynamoDBClient({})): DynamoDbLedgerStore {
   return new DynamoDbLedgerStore({
