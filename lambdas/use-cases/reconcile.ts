@@ -14,7 +14,7 @@ import type { OpenIntentRef } from '../ports/open-index.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import { batchContextOf } from './batch-lookup.ts';
 import { type DeadlineRiskDependencies, warnRowsAtRisk } from './deadline-risk.ts';
-import type { WorkerDependencies } from './dependencies.ts';
+import type { ReconcilerLedger, WorkerDependencies } from './dependencies.ts';
 import { publishEscalation } from './escalate.ts';
 import { type FollowUpDependencies, followUpAccepted, PullBudget } from './follow-up.ts';
 import { matchableContent, renderMessage } from './messages.ts';
@@ -22,6 +22,7 @@ import { matchableContent, renderMessage } from './messages.ts';
 export type ReconcilerDependencies = WorkerDependencies &
   FollowUpDependencies &
   DeadlineRiskDependencies & {
+    readonly store: ReconcilerLedger;
     /** Lookups by provider id: a row is asked about at the provider it records. */
     readonly lookups: Readonly<Record<string, ProviderLookup>>;
     /** Each channel's selected provider: the one to ask about older rows that record none. */
