@@ -21,9 +21,9 @@
 import { writeSync } from 'node:fs';
 import type { Channel } from '../lambdas/domain/channel.ts';
 import { parseCorrelationId } from '../lambdas/domain/identity.ts';
-import type { TransitionPlan } from '../lambdas/domain/intent.ts';
 import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
-import type { LedgerStore } from '../lambdas/ports/ledger-store.port.ts';
+import type { TransitionPlan } from '../lambdas/domain/transition.ts';
+import type { IntentTransitions } from '../lambdas/ports/intent-ledger.port.ts';
 import type { BatchSending, Transport } from '../lambdas/ports/transport.port.ts';
 import type { SenderDependencies } from '../lambdas/use-cases/dependencies.ts';
 
@@ -122,7 +122,7 @@ function isAttemptOutcome(plan: TransitionPlan): boolean {
   return plan.expected.state === 'sending' && plan.record.reason !== 'lease_expired';
 }
 
-function wrapStore(store: LedgerStore, before: (plan: TransitionPlan) => void): void {
+function wrapStore(store: IntentTransitions, before: (plan: TransitionPlan) => void): void {
   const apply = store.apply.bind(store);
   store.apply = async (plan) => {
     before(plan);

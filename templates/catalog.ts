@@ -1,4 +1,5 @@
-import { createTemplateCatalog, type TemplateCatalog } from '../lambdas/domain/template.ts';
+import type { TemplateCatalog } from '../lambdas/domain/template.ts';
+import { createTemplateCatalog } from '../lambdas/domain/template-catalog.ts';
 import { appointmentReminderV1 } from './appointment-reminder/v1.ts';
 import { labResultReadyV3 } from './lab-result-ready/v3.ts';
 

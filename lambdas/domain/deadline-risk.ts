@@ -1,7 +1,8 @@
-import type { Intent, TransitionPlan } from './intent.ts';
-import { nextRecord, planSameState } from './intent.ts';
+import type { Intent } from './intent.ts';
 import type { Priority } from './priority.ts';
 import { isUnresolved, Reason } from './state-machine.ts';
+import type { TransitionPlan } from './transition.ts';
+import { nextRecord, planSameState } from './transition.ts';
 
 /**
  * When will a channel be sent, from what the dispatcher knows (docs/architecture.md §11,

@@ -1,4 +1,5 @@
-import { type Intent, planFollowUpEnd, type TransitionPlan } from './intent.ts';
+import type { Intent } from './intent.ts';
+import { planFollowUpEnd, type TransitionPlan } from './transition.ts';
 
 /**
  * Delivery follow-up (docs/architecture.md §3 "Delivery follow-up"): `accepted` is not

@@ -1,12 +1,8 @@
-import {
-  type Intent,
-  type LedgerTiming,
-  planRetryOrGiveUp,
-  planTransition,
-  type TransitionPlan,
-} from './intent.ts';
+import { planRetryOrGiveUp } from './attempt.ts';
+import type { Intent, LedgerTiming } from './intent.ts';
 import type { RandomSource, RetryPolicy } from './retry-policy.ts';
 import { type IntentState, isTerminal, Reason } from './state-machine.ts';
+import { planTransition, type TransitionPlan } from './transition.ts';
 
 /**
  * What people may do to a ledger row, as pure decisions (docs/operators.md).

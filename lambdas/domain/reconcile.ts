@@ -1,13 +1,8 @@
-import {
-  type Intent,
-  type LedgerTiming,
-  planRetryOrGiveUp,
-  planTransition,
-  planUnknownEscalation,
-  type TransitionPlan,
-} from './intent.ts';
+import { planRetryOrGiveUp } from './attempt.ts';
+import type { Intent, LedgerTiming } from './intent.ts';
 import type { RandomSource, RetryPolicy } from './retry-policy.ts';
 import { Reason } from './state-machine.ts';
+import { planTransition, planUnknownEscalation, type TransitionPlan } from './transition.ts';
 
 /** What a provider lookup concluded about an ambiguous attempt. */
 export type LookupVerdict =

@@ -1,6 +1,6 @@
 import { CHANNELS, type Channel } from '../domain/channel.ts';
 import { isNoticeId } from '../domain/identity.ts';
-import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
+import type { OpenIntentRef } from '../ports/open-index.port.ts';
 import type { ListPosition, UnresolvedPage, UnresolvedQuery } from '../use-cases/list-unresolved.ts';
 import type { NoticeList } from './api-responses.ts';
 import {

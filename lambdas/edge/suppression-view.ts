@@ -5,7 +5,7 @@ import {
   type SuppressionRecord,
   type SuppressionSource,
 } from '../domain/suppression.ts';
-import type { SuppressionHistory } from '../ports/ledger-store.port.ts';
+import type { SuppressionHistory } from '../ports/suppressions.port.ts';
 
 /**
  * The body of `GET` and `PUT /v1/suppressions/{channel}/{destination}` (README "Suppressions"):

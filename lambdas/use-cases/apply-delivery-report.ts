@@ -1,14 +1,14 @@
+import type { Intent } from '../domain/intent.ts';
+import { isTerminal, Reason } from '../domain/state-machine.ts';
+import { SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
 import {
   type Fact,
   factsOf,
-  type Intent,
   MAX_FACTS_PER_ROW,
   planFact,
   planTransition,
   type TransitionPlan,
-} from '../domain/intent.ts';
-import { isTerminal, Reason } from '../domain/state-machine.ts';
-import { SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
+} from '../domain/transition.ts';
 import type { DeliveryReport } from '../ports/provider.port.ts';
 import type { ReportDependencies } from './dependencies.ts';
 

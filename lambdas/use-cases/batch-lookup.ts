@@ -1,4 +1,5 @@
 import type { Intent } from '../domain/intent.ts';
+import type { BatchRecords } from '../ports/batch-records.port.ts';
 import type { BatchLookup } from '../ports/provider-lookup.port.ts';
 import type { EmailMessage } from '../ports/transport.port.ts';
 import type { WorkerDependencies } from './dependencies.ts';
@@ -23,7 +24,7 @@ export type BatchContext =
  */
 export async function batchContextOf(
   row: Intent & { readonly batch: string },
-  deps: Pick<WorkerDependencies, 'store' | 'sealer' | 'catalog'>,
+  deps: Pick<WorkerDependencies, 'sealer' | 'catalog'> & { readonly store: Pick<BatchRecords, 'getBatch'> },
 ): Promise<BatchContext> {
   const record = await deps.store.getBatch(row.batch);
   if (!record) {

@@ -9,6 +9,9 @@ import type { Intent } from '../domain/intent.ts';
 import { type Priority, priorityOf } from '../domain/priority.ts';
 import type { BacklogProbe } from '../ports/backlog.port.ts';
 import type { EscalationPublisher } from '../ports/escalation.port.ts';
+import type { IntentTransitions } from '../ports/intent-ledger.port.ts';
+import type { OpenIndex } from '../ports/open-index.port.ts';
+import type { ThrottleGateStore } from '../ports/throttle-gate.port.ts';
 import type { EscalationDependencies } from './dependencies.ts';
 import { publishEscalation } from './escalate.ts';
 
@@ -61,9 +64,14 @@ export async function estimateAtIntake(
   return { intent: plan?.next ?? intent, estimatedSendAt, atRisk: true };
 }
 
-/** What the reconciler's re-check reads and writes. */
+/**
+ * What the reconciler's re-check reads and writes: due rows from the open index, the channel's
+ * throttle gate, the row it warns, and the escalation it publishes.
+ */
 export type RiskCheckDependencies = DeadlineRiskDependencies &
-  Pick<EscalationDependencies, 'store' | 'clock' | 'timing'>;
+  Pick<EscalationDependencies, 'store' | 'clock' | 'timing'> & {
+    readonly store: IntentTransitions & Pick<OpenIndex, 'listDue'> & Pick<ThrottleGateStore, 'readGate'>;
+  };
 
 /** Rows looked at per channel per run, at most. */
 const MAX_CANDIDATES = 1_000;

@@ -2,17 +2,23 @@ import type { Channel } from '../domain/channel.ts';
 import type { LedgerTiming } from '../domain/intent.ts';
 import type { RandomSource, RetryPolicy } from '../domain/retry-policy.ts';
 import type { TemplateCatalog } from '../domain/template.ts';
+import type { BatchRecords } from '../ports/batch-records.port.ts';
 import type { Clock } from '../ports/clock.port.ts';
 import type { EnvelopeSealer } from '../ports/envelope-sealer.port.ts';
 import type { EscalationPublisher } from '../ports/escalation.port.ts';
+import type { IntentReservations, IntentTransitions, NoticeReader } from '../ports/intent-ledger.port.ts';
 import type { IntentQueue, RetryScheduler } from '../ports/intent-queue.port.ts';
 import type { LedgerStore } from '../ports/ledger-store.port.ts';
+import type { EscalationMarkers, OpenIndex } from '../ports/open-index.port.ts';
 import type { SendGate } from '../ports/send-gate.port.ts';
+import type { Suppressions } from '../ports/suppressions.port.ts';
+import type { ThrottleGateStore } from '../ports/throttle-gate.port.ts';
 import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
 
 /**
  * Everything a use case may touch, as ports. No function holds all of it: each is composed from
- * the part its use cases declare (lambdas/wiring/), and tests may build the whole.
+ * the part its use cases declare (lambdas/wiring/), and tests may build the whole. The ledger is
+ * whole here only for them: every dependency type below names the ledger ports its callers use.
  */
 export interface Dependencies {
   readonly store: LedgerStore;
@@ -37,25 +43,59 @@ export interface Dependencies {
   readonly operatorHoldMs?: number | undefined;
 }
 
-/** Intake and operator suppressions (the http function). */
-export type IntakeDependencies = Pick<
-  Dependencies,
-  'store' | 'queue' | 'sealer' | 'catalog' | 'clock' | 'fingerprintKey' | 'timing' | 'defaultDeadlineMs'
+/** Dependencies `K` besides the ledger, and the ledger ports `L`. */
+type WithLedger<K extends Exclude<keyof Dependencies, 'store'>, L> = Pick<Dependencies, K> & {
+  readonly store: L;
+};
+
+// The ledger as each caller uses it (lambdas/ports/: one table, one item layout).
+
+/** Intake: reserve a notice's channels; a deadline-risk warning published at once clears its marker. */
+export type IntakeLedger = IntentReservations & EscalationMarkers;
+/** Operators' acts on rows (resolution, cancel), the timeline they read, and the list of open rows. */
+export type OperatorLedger = IntentTransitions & NoticeReader & Pick<OpenIndex, 'listOpen'>;
+/** Inbound provider reports: the row they settle, and the suppression a bounce or complaint adds. */
+export type ReportLedger = IntentTransitions & Pick<Suppressions, 'appendSuppression'>;
+/** What both kinds of worker write: transitions, and the escalation markers they publish. */
+export type WorkerLedger = IntentTransitions & EscalationMarkers;
+/** A channel sender: claim and outcome, the suppression check, the batch record before a batch call. */
+export type SenderLedger = WorkerLedger &
+  Pick<Suppressions, 'getSuppression' | 'appendSuppression'> &
+  Pick<BatchRecords, 'recordBatch'>;
+/**
+ * The reconciler: the open index (sweep, rechecks, gauges), the batch records its lookups replay,
+ * the throttle gate its deadline-risk check reads, and the reports its status pulls apply.
+ */
+export type ReconcilerLedger = WorkerLedger &
+  ReportLedger &
+  Pick<OpenIndex, 'listDue' | 'countOpen' | 'defer'> &
+  Pick<BatchRecords, 'getBatch'> &
+  Pick<ThrottleGateStore, 'readGate'>;
+
+/** Intake (the http function). */
+export type IntakeDependencies = WithLedger<
+  'queue' | 'sealer' | 'catalog' | 'clock' | 'fingerprintKey' | 'timing' | 'defaultDeadlineMs',
+  IntakeLedger
 >;
 
+/**
+ * Operators' and providers' suppressions (the http function): the queue and the sealer, when
+ * given, ask the channel's sender to mirror an operator's suppression into the provider's list.
+ */
+export type SuppressionDependencies = WithLedger<'fingerprintKey' | 'clock', Suppressions> &
+  Partial<Pick<Dependencies, 'queue' | 'sealer'>>;
+
 /** Operators' acts on rows (resolution, cancel) and the list (the http function too). */
-export type OperatorDependencies = Pick<
-  Dependencies,
-  'store' | 'queue' | 'clock' | 'timing' | 'retryPolicy' | 'random'
+export type OperatorDependencies = WithLedger<
+  'queue' | 'clock' | 'timing' | 'retryPolicy' | 'random',
+  OperatorLedger
 >;
 
 /** Escalating a row: a durable marker on it, and the publish the reconciler retries. */
-export type EscalationDependencies = Pick<Dependencies, 'store' | 'escalations' | 'clock' | 'timing'>;
+export type EscalationDependencies = WithLedger<'escalations' | 'clock' | 'timing', EscalationMarkers>;
 
 /** What the workers (senders and the reconciler) share: ledger, queues, retries, escalations, envelopes. */
-export type WorkerDependencies = Pick<
-  Dependencies,
-  | 'store'
+export type WorkerDependencies = WithLedger<
   | 'queue'
   | 'scheduler'
   | 'escalations'
@@ -64,14 +104,15 @@ export type WorkerDependencies = Pick<
   | 'clock'
   | 'random'
   | 'timing'
-  | 'retryPolicy'
+  | 'retryPolicy',
+  WorkerLedger
 >;
 
 /** A channel sender: claim, render, one provider call, record, schedule or escalate. */
 export type SenderDependencies = WorkerDependencies &
-  Pick<Dependencies, 'transports' | 'gate' | 'workerId' | 'operatorHoldMs'>;
+  WithLedger<'transports' | 'gate' | 'workerId' | 'operatorHoldMs', SenderLedger>;
 
 /** Inbound provider events: the ledger and its clock only. */
-export type ReportDependencies = Pick<Dependencies, 'store' | 'clock' | 'timing'>;
+export type ReportDependencies = WithLedger<'clock' | 'timing', ReportLedger>;
 
 export type TransportFor<C extends Channel> = C extends 'email' ? EmailTransport : SmsTransport;

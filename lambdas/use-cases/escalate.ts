@@ -1,5 +1,6 @@
-import { type Intent, isUnknownEscalation, nextDueAt, type TransitionRecord } from '../domain/intent.ts';
+import { type Intent, nextDueAt, type TransitionRecord } from '../domain/intent.ts';
 import { escalates, isUnresolved, Reason } from '../domain/state-machine.ts';
+import { isUnknownEscalation } from '../domain/transition.ts';
 import type { EscalationDependencies } from './dependencies.ts';
 
 /** What became of a row's escalation: published now, still pending (publish failed), or none owed. */

@@ -1,8 +1,9 @@
 import { acceptedAt, decideFollowUp, type FollowUpPolicy, nextPullAt } from '../domain/follow-up.ts';
 import type { Intent } from '../domain/intent.ts';
+import type { OpenIndex } from '../ports/open-index.port.ts';
 import type { ProviderStatus } from '../ports/provider.port.ts';
 import { applyDeliveryReport } from './apply-delivery-report.ts';
-import type { WorkerDependencies } from './dependencies.ts';
+import type { ReportDependencies } from './dependencies.ts';
 
 /** What the reconciler needs for the delivery follow-up of accepted rows. */
 export interface FollowUpDependencies {
@@ -46,7 +47,7 @@ export type FollowUpResult =
 export async function followUpAccepted(
   row: Intent,
   provider: string,
-  deps: WorkerDependencies & FollowUpDependencies,
+  deps: ReportDependencies & FollowUpDependencies & { readonly store: Pick<OpenIndex, 'defer'> },
   budget: PullBudget,
 ): Promise<FollowUpResult> {
   const now = deps.clock.now();

@@ -1,7 +1,6 @@
 import type { Channel } from '../domain/channel.ts';
 import { type IntentState, isUnresolved } from '../domain/state-machine.ts';
-import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
-import type { Dependencies } from './dependencies.ts';
+import type { OpenIndex, OpenIntentRef } from '../ports/open-index.port.ts';
 
 /**
  * `GET /v1/notices`: the unresolved channels, oldest first, read from the open-intent index
@@ -57,7 +56,7 @@ const INDEX_PAGE = 1000;
 
 export async function listUnresolved(
   query: UnresolvedQuery,
-  deps: Pick<Dependencies, 'store'>,
+  deps: { readonly store: Pick<OpenIndex, 'listOpen'> },
 ): Promise<UnresolvedPage> {
   // The `limit + 1` oldest so far, sorted: one more than a page tells whether more follow.
   const keep = query.limit + 1;

@@ -9,17 +9,18 @@ import {
   type SuppressionTarget,
 } from '../domain/suppression.ts';
 import { suppressionSyncContext } from '../ports/intent-queue.port.ts';
-import type { SuppressionHistory } from '../ports/ledger-store.port.ts';
-import type { IntakeDependencies } from './dependencies.ts';
-
-type Deps = Pick<IntakeDependencies, 'store' | 'fingerprintKey' | 'clock'> &
-  Partial<Pick<IntakeDependencies, 'queue' | 'sealer'>>;
+import type { SuppressionHistory } from '../ports/suppressions.port.ts';
+import type { SuppressionDependencies } from './dependencies.ts';
 
 /** The reason a lift is recorded with when the operator gives none. */
 export const LIFT_REASON = 'lifted_by_operator';
 
 /** Throws `InvalidDestinationError` for a destination providers would not take. */
-function targetOf(channel: Channel, rawDestination: string, deps: Deps): SuppressionTarget {
+function targetOf(
+  channel: Channel,
+  rawDestination: string,
+  deps: SuppressionDependencies,
+): SuppressionTarget {
   const { fingerprint, masked } = resolveDestination(deps.fingerprintKey, channel, rawDestination);
   return { channel, fingerprint, masked };
 }
@@ -34,7 +35,7 @@ export interface OperatorAct {
 export async function getSuppression(
   channel: Channel,
   rawDestination: string,
-  deps: Deps,
+  deps: SuppressionDependencies,
 ): Promise<SuppressionHistory | undefined> {
   const { fingerprint } = targetOf(channel, rawDestination, deps);
   return deps.store.getSuppressionHistory(channel, fingerprint);
@@ -48,7 +49,7 @@ function operatorRecord(
   action: SuppressionRecord['action'],
   act: OperatorAct,
   before: SuppressionState | undefined,
-  deps: Deps,
+  deps: SuppressionDependencies,
 ): SuppressionRecord {
   const at = Math.max(deps.clock.now(), before?.latest.at ?? 0);
   return { action, reason: act.reason, source: SuppressionSource.operator, actor: act.actor, at };
@@ -63,7 +64,7 @@ export async function suppress(
   channel: Channel,
   rawDestination: string,
   act: OperatorAct,
-  deps: Deps,
+  deps: SuppressionDependencies,
 ): Promise<{ state: SuppressionState; turnedOn: boolean }> {
   const target = targetOf(channel, rawDestination, deps);
   const before = await deps.store.getSuppression(channel, target.fingerprint);
@@ -86,7 +87,7 @@ async function mirrorToProvider(
   target: SuppressionTarget,
   rawDestination: string,
   reason: string,
-  deps: Deps,
+  deps: SuppressionDependencies,
 ): Promise<void> {
   const { queue, sealer } = deps;
   if (!queue?.enqueueSuppressionSync || !sealer) return;
@@ -108,7 +109,7 @@ export async function lift(
   channel: Channel,
   rawDestination: string,
   act: OperatorAct,
-  deps: Deps,
+  deps: SuppressionDependencies,
 ): Promise<boolean> {
   const target = targetOf(channel, rawDestination, deps);
   const before = await deps.store.getSuppression(channel, target.fingerprint);

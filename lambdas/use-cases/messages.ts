@@ -1,6 +1,7 @@
 import { correlationId, idempotencyKey } from '../domain/identity.ts';
 import type { Intent } from '../domain/intent.ts';
-import { renderEmail, renderSms, type TemplateDefinition } from '../domain/template.ts';
+import type { TemplateDefinition } from '../domain/template.ts';
+import { renderEmail, renderSms } from '../domain/template-render.ts';
 import type { SendEnvelope } from '../ports/envelope-sealer.port.ts';
 import type { EmailMessage, SmsMessage } from '../ports/transport.port.ts';
 

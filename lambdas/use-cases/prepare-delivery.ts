@@ -1,8 +1,10 @@
 import { ConfigError } from '../contract/config-error.ts';
-import { decideClaim, type Intent, planTransition } from '../domain/intent.ts';
+import { decideClaim } from '../domain/attempt.ts';
+import type { Intent } from '../domain/intent.ts';
 import { Reason } from '../domain/state-machine.ts';
 import { isSuppressed, SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
 import type { TemplateDefinition } from '../domain/template.ts';
+import { planTransition } from '../domain/transition.ts';
 import type { SendEnvelope } from '../ports/envelope-sealer.port.ts';
 import { type IntentRef, laneRef } from '../ports/intent-queue.port.ts';
 import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';

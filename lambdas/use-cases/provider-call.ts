@@ -1,12 +1,13 @@
+import { DEFAULT_OPERATOR_HOLD_MS, decideClaim } from '../domain/attempt.ts';
 import type { Channel } from '../domain/channel.ts';
 import { batchIdempotencyKey } from '../domain/identity.ts';
-import { DEFAULT_OPERATOR_HOLD_MS, decideClaim, type Intent } from '../domain/intent.ts';
+import type { Intent } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
 import { highestPriority } from '../domain/priority.ts';
 import type { TemplateDefinition } from '../domain/template.ts';
+import type { SendBatchMember } from '../ports/batch-records.port.ts';
 import { EnvelopeUnreadableError, type SendEnvelope } from '../ports/envelope-sealer.port.ts';
 import { laneRef } from '../ports/intent-queue.port.ts';
-import type { SendBatchMember } from '../ports/ledger-store.port.ts';
 import type {
   BatchSending,
   EmailMessage,

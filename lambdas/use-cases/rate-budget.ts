@@ -8,7 +8,7 @@ import {
   grant,
   toUs,
 } from '../domain/rate-budget.ts';
-import type { RateClockStore } from '../ports/rate-budget.port.ts';
+import type { RateClockBooking } from '../ports/rate-budget.port.ts';
 
 /** How often a booking is tried again when other bookers keep moving a lagging clock. */
 const MAX_ROUNDS = 5;
@@ -22,7 +22,7 @@ export class RateBudget {
   private readonly seen = new Map<Channel, number>();
 
   constructor(
-    private readonly clock: RateClockStore,
+    private readonly clock: RateClockBooking,
     private readonly rules: Readonly<Partial<Record<Channel, BudgetRules>>>,
   ) {}
 

@@ -10,11 +10,11 @@ import {
   unknownSince,
 } from '../domain/reconcile.ts';
 import { laneRef } from '../ports/intent-queue.port.ts';
-import type { OpenIntentRef } from '../ports/ledger-store.port.ts';
+import type { OpenIntentRef } from '../ports/open-index.port.ts';
 import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import { batchContextOf } from './batch-lookup.ts';
 import { type DeadlineRiskDependencies, warnRowsAtRisk } from './deadline-risk.ts';
-import type { WorkerDependencies } from './dependencies.ts';
+import type { ReconcilerLedger, WorkerDependencies } from './dependencies.ts';
 import { type EscalationOutcome, publishEscalation } from './escalate.ts';
 import { type FollowUpDependencies, followUpAccepted, PullBudget } from './follow-up.ts';
 import { forEachLimited } from './limited.ts';
@@ -24,6 +24,7 @@ import { applyAndFollowUp } from './record-step.ts';
 export type ReconcilerDependencies = WorkerDependencies &
   FollowUpDependencies &
   DeadlineRiskDependencies & {
+    readonly store: ReconcilerLedger;
     /** Lookups by provider id: a row is asked about at the provider it records. */
     readonly lookups: Readonly<Record<string, ProviderLookup>>;
     /** Each channel's selected provider: the one to ask about older rows that record none. */

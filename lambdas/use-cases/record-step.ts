@@ -1,9 +1,11 @@
-import { type Intent, planOutcome, planTransition, type TransitionPlan } from '../domain/intent.ts';
+import { planOutcome } from '../domain/attempt.ts';
+import type { Intent } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
 import { Reason } from '../domain/state-machine.ts';
 import { SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
+import { planTransition, type TransitionPlan } from '../domain/transition.ts';
 import { EnvelopeUnreadableError } from '../ports/envelope-sealer.port.ts';
-import type { Dependencies, SenderDependencies } from './dependencies.ts';
+import type { SenderDependencies, WorkerDependencies } from './dependencies.ts';
 import { type EscalationOutcome, publishEscalation } from './escalate.ts';
 
 /** What one queue message led to; safe to log (no destination, no content). */
@@ -23,7 +25,10 @@ export type DeliveryResult =
     };
 
 /** What recording a step needs: the ledger, the retry wake-up and the escalation publisher. */
-export type StepDependencies = Pick<Dependencies, 'store' | 'scheduler' | 'escalations' | 'clock' | 'timing'>;
+export type StepDependencies = Pick<
+  WorkerDependencies,
+  'store' | 'scheduler' | 'escalations' | 'clock' | 'timing'
+>;
 
 export interface FollowedUp {
   readonly row: Intent;
@@ -77,8 +82,10 @@ export async function applyOrLeave(
 }
 
 /** What recording a provider's answer needs beyond the step: the retry policy and the hold. */
-export type OutcomeDependencies = StepDependencies &
-  Pick<SenderDependencies, 'retryPolicy' | 'random' | 'operatorHoldMs'>;
+export type OutcomeDependencies = Pick<
+  SenderDependencies,
+  'store' | 'scheduler' | 'escalations' | 'clock' | 'timing' | 'retryPolicy' | 'random' | 'operatorHoldMs'
+>;
 
 function outcomeContext(provider: string, deps: OutcomeDependencies) {
   return {

@@ -1,11 +1,11 @@
 import type { Channel } from '../domain/channel.ts';
 import { type BucketState, newBucket, onAccepted, onThrottled, reserve } from '../domain/pacing.ts';
 import type { Clock } from '../ports/clock.port.ts';
-import type { LedgerStore } from '../ports/ledger-store.port.ts';
 import type { Admission, SendGate } from '../ports/send-gate.port.ts';
+import type { ThrottleGateStore } from '../ports/throttle-gate.port.ts';
 
 export interface SharedSendGateOptions {
-  readonly store: Pick<LedgerStore, 'readGate' | 'closeGate'>;
+  readonly store: ThrottleGateStore;
   readonly clock: Clock;
   /**
    * Known provider rate per channel for THIS process (sends/s); absent = no pacing, only the

@@ -5,14 +5,11 @@ import { InvalidDestinationError } from '../domain/errors.ts';
 import { containsContactData, contentDigest, deriveNoticeId, variableDigests } from '../domain/identity.ts';
 import { createIntent, type Intent, type SmsShape } from '../domain/intent.ts';
 import { DEFAULT_PRIORITY, type Priority } from '../domain/priority.ts';
+import { smsShape } from '../domain/sms-shape.ts';
 import type { IntentState } from '../domain/state-machine.ts';
-import {
-  checkVariables,
-  renderEmail,
-  renderSms,
-  smsShape,
-  type TemplateDefinition,
-} from '../domain/template.ts';
+import type { TemplateDefinition } from '../domain/template.ts';
+import { renderEmail, renderSms } from '../domain/template-render.ts';
+import { checkVariables } from '../domain/template-variables.ts';
 import { laneRef } from '../ports/intent-queue.port.ts';
 import {
   type DeadlineRiskDependencies,

@@ -2,13 +2,17 @@ import { templateCatalog } from '../../templates/catalog.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { DeadlineRiskDependencies } from '../use-cases/deadline-risk.ts';
-import type { IntakeDependencies, OperatorDependencies } from '../use-cases/dependencies.ts';
+import type {
+  IntakeDependencies,
+  OperatorDependencies,
+  SuppressionDependencies,
+} from '../use-cases/dependencies.ts';
 import { buildAwsClients } from './aws-clients.ts';
 import { retryPolicyOf, timingOf } from './core.ts';
 import { buildDeadlineRisk } from './deadline-risk.ts';
 import { buildSealer } from './envelope.ts';
 import { loadFingerprintKey } from './fingerprint.ts';
-import { buildLedgerStore, verifyKeys } from './ledger.ts';
+import { httpLedger, keyCheckStore, ledgerTable, verifyKeys } from './ledger.ts';
 import { once } from './once.ts';
 import { buildQueue } from './queue.ts';
 
@@ -20,7 +24,10 @@ import { buildQueue } from './queue.ts';
  */
 export interface HttpRuntime {
   readonly config: Config;
-  readonly deps: IntakeDependencies & OperatorDependencies & DeadlineRiskDependencies;
+  readonly deps: IntakeDependencies &
+    OperatorDependencies &
+    SuppressionDependencies &
+    DeadlineRiskDependencies;
 }
 
 export async function buildHttpRuntime(
@@ -28,14 +35,14 @@ export async function buildHttpRuntime(
 ): Promise<HttpRuntime> {
   const config = readConfig(env);
   const clients = buildAwsClients();
-  const store = buildLedgerStore(config, clients.dynamodb);
+  const table = ledgerTable(config, clients.dynamodb);
   const { sealer, held } = buildSealer(config);
   const fingerprint = await loadFingerprintKey(config);
-  await verifyKeys(store, [fingerprint, ...held]);
+  await verifyKeys(keyCheckStore(table), [fingerprint, ...held]);
   return {
     config,
     deps: {
-      store,
+      store: httpLedger(table),
       queue: buildQueue(config, clients.sqs),
       sealer,
       catalog: templateCatalog,

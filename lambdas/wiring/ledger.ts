@@ -1,17 +1,99 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbLedgerStore } from '../adapters/dynamodb/dynamodb-ledger-store.ts';
+import { dynamoDbBatchRecords } from '../adapters/dynamodb/ledger/batch-records.ts';
+import {
+  dynamoDbIntentReservations,
+  dynamoDbIntentTransitions,
+  dynamoDbNoticeReader,
+} from '../adapters/dynamodb/ledger/intents.ts';
+import { dynamoDbKeyChecks } from '../adapters/dynamodb/ledger/key-checks.ts';
+import { dynamoDbEscalationMarkers, dynamoDbOpenIndex } from '../adapters/dynamodb/ledger/open-index.ts';
+import { dynamoDbSuppressions } from '../adapters/dynamodb/ledger/suppressions.ts';
+import { LedgerTableClient } from '../adapters/dynamodb/ledger/table-client.ts';
+import { dynamoDbThrottleGate } from '../adapters/dynamodb/ledger/throttle-gate.ts';
 import { ConfigError } from '../contract/config-error.ts';
 import { keyCheckValue } from '../domain/identity.ts';
 import type { Config } from '../edge/config.ts';
-import type { KeyChecks, LedgerStore } from '../ports/ledger-store.port.ts';
+import type { KeyCheckStore, KeyChecks } from '../ports/key-checks.port.ts';
+import type { Suppressions } from '../ports/suppressions.port.ts';
+import type { ThrottleGateStore } from '../ports/throttle-gate.port.ts';
+import type {
+  IntakeLedger,
+  OperatorLedger,
+  ReconcilerLedger,
+  ReportLedger,
+  SenderLedger,
+} from '../use-cases/dependencies.ts';
 
-export function buildLedgerStore(config: Config, client = new DynamoDBClient({})): DynamoDbLedgerStore {
-  return new DynamoDbLedgerStore({
+/** The ledger table over the runtime's DynamoDB client; each function takes from it the ports it uses. */
+export function ledgerTable(config: Config, client = new DynamoDBClient({})): LedgerTableClient {
+  return new LedgerTableClient({
     client,
     tableName: config.LEDGER_TABLE_NAME,
     openShards: config.OPEN_INDEX_SHARDS,
     ...(config.RETENTION_DAYS ? { retentionMs: config.RETENTION_DAYS * 86_400_000 } : {}),
   });
+}
+
+// Each function's ledger: exactly the methods its use cases name (lambdas/use-cases/dependencies.ts).
+
+/** The http function: intake, the timeline, operators' acts and list, suppressions. */
+export function httpLedger(table: LedgerTableClient): IntakeLedger & OperatorLedger & Suppressions {
+  const { listOpen } = dynamoDbOpenIndex(table);
+  return {
+    ...dynamoDbIntentReservations(table),
+    ...dynamoDbIntentTransitions(table),
+    ...dynamoDbNoticeReader(table),
+    ...dynamoDbEscalationMarkers(table),
+    listOpen,
+    ...dynamoDbSuppressions(table),
+  };
+}
+
+/** A channel sender (the throttle gate is its send gate's: `throttleGateStore`). */
+export function senderLedger(table: LedgerTableClient): SenderLedger {
+  const { getSuppression, appendSuppression } = dynamoDbSuppressions(table);
+  const { recordBatch } = dynamoDbBatchRecords(table);
+  return {
+    ...dynamoDbIntentTransitions(table),
+    ...dynamoDbEscalationMarkers(table),
+    getSuppression,
+    appendSuppression,
+    recordBatch,
+  };
+}
+
+/** The throttle gate a sender's send gate reads and closes. */
+export function throttleGateStore(table: LedgerTableClient): ThrottleGateStore {
+  return dynamoDbThrottleGate(table);
+}
+
+/** The reconciler. */
+export function reconcilerLedger(table: LedgerTableClient): ReconcilerLedger {
+  const { listDue, countOpen, defer } = dynamoDbOpenIndex(table);
+  const { appendSuppression } = dynamoDbSuppressions(table);
+  const { getBatch } = dynamoDbBatchRecords(table);
+  const { readGate } = dynamoDbThrottleGate(table);
+  return {
+    ...dynamoDbIntentTransitions(table),
+    ...dynamoDbEscalationMarkers(table),
+    listDue,
+    countOpen,
+    defer,
+    appendSuppression,
+    getBatch,
+    readGate,
+  };
+}
+
+/** The provider-events function. */
+export function reportLedger(table: LedgerTableClient): ReportLedger {
+  const { appendSuppression } = dynamoDbSuppressions(table);
+  return { ...dynamoDbIntentTransitions(table), appendSuppression };
+}
+
+/** Every function's cold start: the key check item. */
+export function keyCheckStore(table: LedgerTableClient): KeyCheckStore {
+  return dynamoDbKeyChecks(table);
 }
 
 export interface HeldKey {
@@ -28,10 +110,7 @@ export interface HeldKey {
  * process to use a table records the check values; every later one compares (one read per
  * start, nothing per notice).
  */
-export async function verifyKeys(
-  store: Pick<LedgerStore, 'checkKeys'>,
-  held: readonly HeldKey[],
-): Promise<void> {
+export async function verifyKeys(store: KeyCheckStore, held: readonly HeldKey[]): Promise<void> {
   if (held.length === 0) return;
   const mine: KeyChecks = Object.fromEntries(held.map((h) => [h.which, keyCheckValue(h.key)]));
   const { recorded, mismatched } = await store.checkKeys(mine);

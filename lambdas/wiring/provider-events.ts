@@ -4,7 +4,7 @@ import { systemClock } from '../ports/clock.port.ts';
 import type { InboundEvent, InboundRequest, InboundVerdict } from '../ports/provider.port.ts';
 import type { ReportDependencies } from '../use-cases/dependencies.ts';
 import { publicBaseUrlOf, timingOf } from './core.ts';
-import { buildLedgerStore } from './ledger.ts';
+import { ledgerTable, reportLedger } from './ledger.ts';
 import { once } from './once.ts';
 import { answeringProviders, type LoadedFacet, loadFacet } from './providers.ts';
 
@@ -76,7 +76,7 @@ export async function buildProviderEventsRuntime(
 ): Promise<ProviderEventsRuntime> {
   const config = readConfig(env);
   const inbound = await loadInbound(config, env);
-  const deps = { store: buildLedgerStore(config), clock: systemClock, timing: timingOf(config) };
+  const deps = { store: reportLedger(ledgerTable(config)), clock: systemClock, timing: timingOf(config) };
   return providerEventsRuntime(config, deps, inbound);
 }
 

@@ -6,6 +6,7 @@ import type { ProviderLookup } from '../ports/provider-lookup.port.ts';
 import type { ReconcilerDependencies } from '../use-cases/reconcile.ts';
 import { buildAwsClients } from './aws-clients.ts';
 import { buildDeadlineRisk } from './deadline-risk.ts';
+import { reconcilerLedger } from './ledger.ts';
 import { logger } from './observability.ts';
 import { once } from './once.ts';
 import { answeringProviders, loadFacet, selectedProvider } from './providers.ts';
@@ -39,7 +40,7 @@ export async function buildReconcilerRuntime(
     CHANNELS.map((channel) => [channel, selectedProvider(channel, env).descriptor.id]),
   ) as ReconcilerDependencies['channelProviders'];
   const clients = buildAwsClients();
-  const worker = await buildWorkerDependencies(config, clients);
+  const { worker } = await buildWorkerDependencies(config, clients, reconcilerLedger);
   return {
     config,
     deps: {

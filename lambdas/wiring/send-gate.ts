@@ -5,8 +5,8 @@ import type { Channel } from '../domain/channel.ts';
 import { budgetRules } from '../domain/rate-budget.ts';
 import type { Config } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
-import type { LedgerStore } from '../ports/ledger-store.port.ts';
 import type { SendGate } from '../ports/send-gate.port.ts';
+import type { ThrottleGateStore } from '../ports/throttle-gate.port.ts';
 import { BudgetSendGate } from '../use-cases/budget-send-gate.ts';
 import { RateBudget } from '../use-cases/rate-budget.ts';
 import { SharedSendGate } from '../use-cases/shared-send-gate.ts';
@@ -19,7 +19,7 @@ import { SharedSendGate } from '../use-cases/shared-send-gate.ts';
 export function buildSendGate(
   channel: Channel,
   config: Config,
-  store: Pick<LedgerStore, 'readGate' | 'closeGate'>,
+  store: ThrottleGateStore,
   perProcessRate: number | undefined,
   /** The runtime's client (./aws-clients.ts), for the budget's clock. */
   dynamodb: DynamoDBClient,

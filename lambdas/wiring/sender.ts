@@ -6,6 +6,7 @@ import { systemClock } from '../ports/clock.port.ts';
 import type { SenderDependencies } from '../use-cases/dependencies.ts';
 import { buildAwsClients } from './aws-clients.ts';
 import { workerIdOf } from './core.ts';
+import { senderLedger, throttleGateStore } from './ledger.ts';
 import { once } from './once.ts';
 import { loadFacet, selectedProvider } from './providers.ts';
 import { buildSendGate } from './send-gate.ts';
@@ -44,7 +45,7 @@ export async function buildSenderRuntime(
       ? Math.max(1, Math.min(config.EMAIL_BATCH_MAX, transport.maxBatch))
       : 1;
   const clients = buildAwsClients();
-  const worker = await buildWorkerDependencies(config, clients);
+  const { table, worker } = await buildWorkerDependencies(config, clients, senderLedger);
   const rate = config[CHANNEL_SETTINGS[channel].sendRate];
   return {
     config,
@@ -56,7 +57,7 @@ export async function buildSenderRuntime(
       transports: { [channel]: transport },
       workerId: workerIdOf(),
       operatorHoldMs: config.OPERATOR_HOLD_MS,
-      gate: buildSendGate(channel, config, worker.store, rate, clients.dynamodb),
+      gate: buildSendGate(channel, config, throttleGateStore(table), rate, clients.dynamodb),
     },
   };
 }

@@ -1,29 +1,35 @@
 import { templateCatalog } from '../../templates/catalog.ts';
+import type { LedgerTableClient } from '../adapters/dynamodb/ledger/table-client.ts';
 import type { Config } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
-import type { WorkerDependencies } from '../use-cases/dependencies.ts';
-import { type AwsClients, buildAwsClients } from './aws-clients.ts';
+import type { WorkerDependencies, WorkerLedger } from '../use-cases/dependencies.ts';
+import type { AwsClients } from './aws-clients.ts';
 import { retryPolicyOf, timingOf } from './core.ts';
 import { buildSealer } from './envelope.ts';
 import { buildEscalations } from './escalations.ts';
-import { buildLedgerStore, verifyKeys } from './ledger.ts';
+import { keyCheckStore, ledgerTable, verifyKeys } from './ledger.ts';
 import { buildQueue } from './queue.ts';
 import { buildRetryScheduler } from './retries.ts';
 
 /**
- * What every worker (the senders, the reconciler) is built from: the ledger (its keys checked
- * against the table's first), both queues, retry schedules, escalations, envelope opening.
+ * What every worker (the senders, the reconciler) is built from: both queues, retry schedules,
+ * escalations, envelope opening, and the ledger table (its keys checked against the table's
+ * first), of which `store` holds the ports the worker's `ledger` takes (./ledger.ts).
  */
-export async function buildWorkerDependencies(
+export async function buildWorkerDependencies<L extends WorkerLedger>(
   config: Config,
-  clients: AwsClients = buildAwsClients(),
-): Promise<WorkerDependencies> {
-  const store = buildLedgerStore(config, clients.dynamodb);
+  clients: AwsClients,
+  ledger: (table: LedgerTableClient) => L,
+): Promise<{
+  readonly table: LedgerTableClient;
+  readonly worker: WorkerDependencies & { readonly store: L };
+}> {
+  const table = ledgerTable(config, clients.dynamodb);
   const { sealer, held } = buildSealer(config);
-  await verifyKeys(store, held);
+  await verifyKeys(keyCheckStore(table), held);
   const queue = buildQueue(config, clients.sqs);
-  return {
-    store,
+  const worker = {
+    store: ledger(table),
     queue,
     scheduler: buildRetryScheduler(config, queue),
     escalations: buildEscalations(config),
@@ -34,4 +40,5 @@ export async function buildWorkerDependencies(
     timing: timingOf(config),
     retryPolicy: retryPolicyOf(config),
   };
+  return { table, worker };
 }

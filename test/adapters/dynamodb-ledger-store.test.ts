@@ -15,14 +15,10 @@ import {
   ledgerTableDefinition,
   openIndexOutdated,
 } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
-import {
-  decideClaim,
-  type Intent,
-  planOutcome,
-  planTransition,
-  planUnknownEscalation,
-} from '../../lambdas/domain/intent.ts';
+import { decideClaim, planOutcome } from '../../lambdas/domain/attempt.ts';
+import type { Intent } from '../../lambdas/domain/intent.ts';
 import { Reason } from '../../lambdas/domain/state-machine.ts';
+import { planTransition, planUnknownEscalation } from '../../lambdas/domain/transition.ts';
 import { ddbClient, uniqueTableName } from '../helpers/dynamodb.ts';
 import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
 import {

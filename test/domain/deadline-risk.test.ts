@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { decideClaim, planOutcome } from '../../lambdas/domain/attempt.ts';
 import { estimateSendAt, isDeadlineAtRisk, planDeadlineRisk } from '../../lambdas/domain/deadline-risk.ts';
-import { decideClaim, type Intent, planOutcome } from '../../lambdas/domain/intent.ts';
+import type { Intent } from '../../lambdas/domain/intent.ts';
 import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
 
 /** How the sender records an outcome in these tests. */

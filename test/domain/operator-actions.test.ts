@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideClaim, type Intent, planOutcome, planTransition } from '../../lambdas/domain/intent.ts';
+import { decideClaim, planOutcome } from '../../lambdas/domain/attempt.ts';
+import type { Intent } from '../../lambdas/domain/intent.ts';
 import {
   isCancelled,
   type OperatorContext,
@@ -15,6 +16,7 @@ import {
   type IntentState,
   Reason,
 } from '../../lambdas/domain/state-machine.ts';
+import { planTransition } from '../../lambdas/domain/transition.ts';
 import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
 import { assertRowInvariants, TEST_ACTOR } from '../helpers/ledger-properties.ts';
 

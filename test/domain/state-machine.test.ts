@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
-import { decideClaim, planOutcome, planTransition } from '../../lambdas/domain/intent.ts';
+import { decideClaim, planOutcome } from '../../lambdas/domain/attempt.ts';
 import {
   ALLOWED_TRANSITIONS,
   assertTransition,
@@ -11,6 +11,7 @@ import {
   isUnresolved,
   Reason,
 } from '../../lambdas/domain/state-machine.ts';
+import { planTransition } from '../../lambdas/domain/transition.ts';
 import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
 import { ledgerOpArb, runLedgerSequence } from '../helpers/ledger-properties.ts';
 

@@ -1,18 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../lambdas/domain/errors.ts';
+import { smsShape } from '../../lambdas/domain/sms-shape.ts';
 import {
-  checkVariables,
-  createTemplateCatalog,
-  lintTemplate,
-  renderEmail,
-  renderSms,
-  smsShape,
   type TemplateDefinition,
   TemplateDefinitionError,
   TemplateRenderError,
-  templateBodies,
 } from '../../lambdas/domain/template.ts';
+import {
+  createTemplateCatalog,
+  lintTemplate,
+  templateBodies,
+} from '../../lambdas/domain/template-catalog.ts';
+import { renderEmail, renderSms } from '../../lambdas/domain/template-render.ts';
+import { checkVariables } from '../../lambdas/domain/template-variables.ts';
 import { templateCatalog } from '../../templates/catalog.ts';
 
 const labResult = templateCatalog.lookup('lab-result-ready', 'v3')!;

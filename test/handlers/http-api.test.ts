@@ -3,7 +3,8 @@ import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-s
 import { resolveDestination } from '../../lambdas/domain/destination.ts';
 import { deriveNoticeId } from '../../lambdas/domain/identity.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
-import { createTemplateCatalog, type TemplateDefinition } from '../../lambdas/domain/template.ts';
+import type { TemplateDefinition } from '../../lambdas/domain/template.ts';
+import { createTemplateCatalog } from '../../lambdas/domain/template-catalog.ts';
 import { readConfig } from '../../lambdas/edge/config.ts';
 import { createHttpApi } from '../../lambdas/handlers/http/router.ts';
 import { computeTwilioSignature } from '../../lambdas/providers/twilio/signature.ts';

@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Channel } from '../../lambdas/domain/channel.ts';
-import { type Intent, planTransition } from '../../lambdas/domain/intent.ts';
+import type { Intent } from '../../lambdas/domain/intent.ts';
 import { Reason } from '../../lambdas/domain/state-machine.ts';
+import { planTransition } from '../../lambdas/domain/transition.ts';
 import { NoticeListSchema, TimelineChannelSchema } from '../../lambdas/edge/api-responses.ts';
 import type { LedgerStore } from '../../lambdas/ports/ledger-store.port.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';

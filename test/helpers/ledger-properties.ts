@@ -1,15 +1,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import {
-  decideClaim,
-  type Intent,
-  isUnknownEscalation,
-  planFact,
-  planOutcome,
-  planTransition,
-  planUnknownEscalation,
-  type TransitionPlan,
-} from '../../lambdas/domain/intent.ts';
+import { decideClaim, planOutcome } from '../../lambdas/domain/attempt.ts';
+import type { Intent } from '../../lambdas/domain/intent.ts';
 import { planCancel, planResolution, type ResolutionOutcome } from '../../lambdas/domain/operator-actions.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import {
@@ -29,6 +21,13 @@ import {
   type SuppressionTarget,
   suppressionFactId,
 } from '../../lambdas/domain/suppression.ts';
+import {
+  isUnknownEscalation,
+  planFact,
+  planTransition,
+  planUnknownEscalation,
+  type TransitionPlan,
+} from '../../lambdas/domain/transition.ts';
 import type { LedgerStore } from '../../lambdas/ports/ledger-store.port.ts';
 import { newIntent, T0, TEST_TIMING } from './factories.ts';
 

@@ -1,13 +1,9 @@
-import {
-  decideClaim,
-  type Intent,
-  planOutcome,
-  planTransition,
-  planUnknownEscalation,
-} from '../../lambdas/domain/intent.ts';
+import { decideClaim, planOutcome } from '../../lambdas/domain/attempt.ts';
+import type { Intent } from '../../lambdas/domain/intent.ts';
 import { planResolution } from '../../lambdas/domain/operator-actions.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import { Reason } from '../../lambdas/domain/state-machine.ts';
+import { planTransition, planUnknownEscalation } from '../../lambdas/domain/transition.ts';
 import { type Timeline, toTimeline } from '../../lambdas/edge/timeline.ts';
 import { newIntent, T0, TEST_TIMING } from './factories.ts';
 import { TEST_ACTOR } from './ledger-properties.ts';

@@ -89,6 +89,49 @@ describe('provider selection', () => {
   });
 });
 
+describe('each function holds the ledger ports its use cases name, and nothing more', () => {
+  it('http, sender, reconciler and provider events each get their own cut of the one table', async () => {
+    const methods = (store: object) => Object.keys(store).sort();
+    const http = await buildHttpRuntime(base);
+    const sender = await buildSenderRuntime('email', base);
+    const reconciler = await buildReconcilerRuntime({ ...base, ...TWILIO });
+    const events = await buildProviderEventsRuntime({ ...base, ...TWILIO });
+
+    expect(methods(http.deps.store)).toEqual([
+      'appendSuppression',
+      'apply',
+      'get',
+      'getNotice',
+      'getSuppression',
+      'getSuppressionHistory',
+      'listOpen',
+      'reserve',
+      'reserveNotice',
+      'settleEscalation',
+    ]);
+    expect(methods(sender.deps.store)).toEqual([
+      'appendSuppression',
+      'apply',
+      'get',
+      'getSuppression',
+      'recordBatch',
+      'settleEscalation',
+    ]);
+    expect(methods(reconciler.deps.store)).toEqual([
+      'appendSuppression',
+      'apply',
+      'countOpen',
+      'defer',
+      'get',
+      'getBatch',
+      'listDue',
+      'readGate',
+      'settleEscalation',
+    ]);
+    expect(methods(events.deps.store)).toEqual(['appendSuppression', 'apply', 'get']);
+  });
+});
+
 describe('keys checked against the ledger table at cold start', () => {
   it('a function holding another fingerprint or envelope key than the table was first used with refuses to start', async () => {
     // Prepare: the first start records the table's keys.

@@ -1,5 +1,5 @@
 import type { Channel } from '../../domain/channel.ts';
-import type { Intent, TransitionPlan } from '../../domain/intent.ts';
+import type { Intent } from '../../domain/intent.ts';
 import { isSameContent } from '../../domain/intent.ts';
 import {
   type SuppressionRecord,
@@ -8,19 +8,18 @@ import {
   supersedes,
   suppressionFactId,
 } from '../../domain/suppression.ts';
+import type { TransitionPlan } from '../../domain/transition.ts';
+import type { SendBatch } from '../../ports/batch-records.port.ts';
+import type { ReserveResult, TransitionResult } from '../../ports/intent-ledger.port.ts';
+import type { KeyChecks } from '../../ports/key-checks.port.ts';
+import type { LedgerStore } from '../../ports/ledger-store.port.ts';
 import {
   countRefs,
-  type KeyChecks,
-  type LedgerStore,
   type OpenIntentCounts,
   type OpenIntentPage,
   type OpenIntentRef,
-  type ReserveResult,
-  type SendBatch,
-  type SuppressionAppend,
-  type SuppressionHistory,
-  type TransitionResult,
-} from '../../ports/ledger-store.port.ts';
+} from '../../ports/open-index.port.ts';
+import type { SuppressionAppend, SuppressionHistory } from '../../ports/suppressions.port.ts';
 
 const key = (noticeId: string, channel: Channel) => `${noticeId}|${channel}`;
 

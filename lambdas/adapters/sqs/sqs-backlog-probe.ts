@@ -3,7 +3,7 @@ import type { Channel } from '../../domain/channel.ts';
 import type { Backlog } from '../../domain/deadline-risk.ts';
 import { lanesAhead, PRIORITIES, type Priority } from '../../domain/priority.ts';
 import type { BacklogProbe } from '../../ports/backlog.port.ts';
-import type { RateClockStore } from '../../ports/rate-budget.port.ts';
+import type { RateClockReading } from '../../ports/rate-budget.port.ts';
 import { type LaneQueues, laneTarget } from './sqs-intent-queue.ts';
 
 export interface SqsBacklogProbeOptions {
@@ -13,7 +13,7 @@ export interface SqsBacklogProbeOptions {
   /** The channels' whole provider rates (the shared budget's); a channel without one has no estimate. */
   readonly ratePerSecond: Readonly<Partial<Record<Channel, number>>>;
   /** The budget's clock: tokens already booked ahead. */
-  readonly clock?: RateClockStore;
+  readonly clock?: RateClockReading;
   readonly now?: () => number;
   /** How long a reading is used. @default 1000 */
   readonly cacheMs?: number;

@@ -1,0 +1,143 @@
+import type { Channel } from '../../../domain/channel.ts';
+import type { Intent, MutableIntentField, TransitionRecord } from '../../../domain/intent.ts';
+import type { Priority } from '../../../domain/priority.ts';
+import type { IntentState } from '../../../domain/state-machine.ts';
+import type { Item } from './table-client.ts';
+
+/*
+ * The intent row's item (docs/table-design.md): keys `N#<noticeId>` / `C#<channel>`, the fixed
+ * fields, the mutable ones, the open-index keys that follow `dueAt`, and the history in short
+ * keys. Every write pays per started KB, hence the short names.
+ */
+
+export const intentPk = (noticeId: string) => `N#${noticeId}`;
+export const channelSk = (channel: Channel) => `C#${channel}`;
+
+/** Stored form of a transition record: short keys, since every write pays per started KB. */
+interface StoredRecord {
+  n: number;
+  at: number;
+  fr?: string;
+  to: string;
+  r: string;
+  a?: number;
+  d?: string;
+  /** actor: only on records written by a person or a business caller. */
+  by?: string;
+}
+
+/** Intent fields stored under a shorter attribute name (every write pays per started KB). */
+const STORED_NAMES: Partial<Record<MutableIntentField, string>> = {
+  escalatedAt: 'escAt',
+  acceptedAt: 'accAt',
+};
+export const storedName = (field: MutableIntentField): string => STORED_NAMES[field] ?? field;
+
+export function toStoredRecord(record: TransitionRecord): StoredRecord {
+  return {
+    n: record.seq,
+    at: record.at,
+    ...(record.from !== null ? { fr: record.from } : {}),
+    to: record.to,
+    r: record.reason,
+    ...(record.attempt !== undefined ? { a: record.attempt } : {}),
+    ...(record.detail !== undefined ? { d: record.detail } : {}),
+    ...(record.actor !== undefined ? { by: record.actor } : {}),
+  };
+}
+
+function fromStoredRecord(stored: StoredRecord): TransitionRecord {
+  return {
+    seq: stored.n,
+    at: stored.at,
+    from: (stored.fr ?? null) as IntentState | null,
+    to: stored.to as IntentState,
+    reason: stored.r as TransitionRecord['reason'],
+    ...(stored.a !== undefined ? { attempt: stored.a } : {}),
+    ...(stored.d !== undefined ? { detail: stored.d } : {}),
+    ...(stored.by !== undefined ? { actor: stored.by } : {}),
+  };
+}
+
+/** The row's item; `shardOf` places it in the open index while it has a `dueAt`. */
+export function itemFromIntent(intent: Intent, shardOf: (noticeId: string) => string): Item {
+  return {
+    pk: intentPk(intent.noticeId),
+    sk: channelSk(intent.channel),
+    eventId: intent.eventId,
+    eventType: intent.eventType,
+    recipientId: intent.recipientId,
+    templateId: intent.templateId,
+    templateVersion: intent.templateVersion,
+    contentDigest: intent.contentDigest,
+    // Short name: every write pays per started KB.
+    varDigests: intent.variableDigests,
+    destFingerprint: intent.destination.fingerprint,
+    destMasked: intent.destination.masked,
+    createdAt: intent.createdAt,
+    deadline: intent.deadline,
+    smsEncoding: intent.sms?.encoding,
+    smsSegments: intent.sms?.segments,
+    smsCharacters: intent.sms?.characters,
+    priority: intent.priority,
+    state: intent.state,
+    version: intent.version,
+    attempts: intent.attempts,
+    provider: intent.provider,
+    providerReceiptId: intent.providerReceiptId,
+    nextAttemptAt: intent.nextAttemptAt,
+    leaseOwner: intent.leaseOwner,
+    leaseExpiresAt: intent.leaseExpiresAt,
+    batch: intent.batch,
+    dueAt: intent.dueAt,
+    openShard: intent.dueAt !== undefined ? shardOf(intent.noticeId) : undefined,
+    envelope: intent.envelope,
+    escalationPending: intent.escalationPending ? true : undefined,
+    // Short name: projected into the open index.
+    escAt: intent.escalatedAt,
+    accAt: intent.acceptedAt,
+    transitions: intent.transitions.map(toStoredRecord),
+  };
+}
+
+export function intentFromItem(item: Item): Intent {
+  const sms =
+    item.smsEncoding !== undefined
+      ? {
+          encoding: item.smsEncoding as 'GSM-7' | 'UCS-2',
+          segments: item.smsSegments as number,
+          characters: item.smsCharacters as number,
+        }
+      : undefined;
+  return {
+    noticeId: (item.pk as string).slice(2),
+    channel: (item.sk as string).slice(2) as Channel,
+    eventId: item.eventId as string,
+    eventType: item.eventType as string,
+    recipientId: item.recipientId as string,
+    templateId: item.templateId as string,
+    templateVersion: item.templateVersion as string,
+    contentDigest: item.contentDigest as string,
+    variableDigests: item.varDigests as Record<string, string> | undefined,
+    destination: { fingerprint: item.destFingerprint as string, masked: item.destMasked as string },
+    createdAt: item.createdAt as number,
+    deadline: item.deadline as number,
+    sms,
+    ...(item.priority !== undefined ? { priority: item.priority as Priority } : {}),
+    state: item.state as IntentState,
+    version: item.version as number,
+    attempts: item.attempts as number,
+    provider: item.provider as string | undefined,
+    providerReceiptId: item.providerReceiptId as string | undefined,
+    nextAttemptAt: item.nextAttemptAt as number | undefined,
+    leaseOwner: item.leaseOwner as string | undefined,
+    leaseExpiresAt: item.leaseExpiresAt as number | undefined,
+    batch: item.batch as string | undefined,
+    dueAt: item.dueAt as number | undefined,
+    envelope: item.envelope as string | undefined,
+    escalationPending: item.escalationPending === true ? true : undefined,
+    escalatedAt: item.escAt as number | undefined,
+    acceptedAt: item.accAt as number | undefined,
+    transitions: ((item.transitions as StoredRecord[] | undefined) ?? []).map(fromStoredRecord),
+  };
+}

@@ -1,0 +1,50 @@
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Channel } from '../../../domain/channel.ts';
+import type { ThrottleGateStore } from '../../../ports/throttle-gate.port.ts';
+import type { LedgerTableClient } from './table-client.ts';
+
+/** The channel's throttle gate: one item `G#<channel>` / `G` with `closedUntil` (docs/table-design.md). */
+const gateKey = (channel: Channel) => ({ pk: `G#${channel}`, sk: 'G' });
+
+async function readGate(table: LedgerTableClient, channel: Channel): Promise<number | undefined> {
+  const out = await table.doc.send(
+    new GetCommand({
+      TableName: table.tableName,
+      Key: gateKey(channel),
+      // Eventually consistent is enough: a gate seen a moment late costs one extra 429.
+      ProjectionExpression: 'closedUntil',
+      ...table.capacityOption,
+    }),
+  );
+  table.meter('readGate', out.ConsumedCapacity);
+  return out.Item?.closedUntil as number | undefined;
+}
+
+async function closeGate(
+  table: LedgerTableClient,
+  channel: Channel,
+  untilMs: number,
+  reason: string,
+): Promise<boolean> {
+  const write = await table.writeIf('closeGate', () =>
+    table.doc.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: gateKey(channel),
+        UpdateExpression: 'SET closedUntil = :until, reason = :reason',
+        // Only ever extend: two workers reporting different advice keep the later one.
+        ConditionExpression: 'attribute_not_exists(closedUntil) OR closedUntil < :until',
+        ExpressionAttributeValues: { ':until': untilMs, ':reason': reason },
+        ...table.capacityOption,
+      }),
+    ),
+  );
+  return write.kind === 'written';
+}
+
+export function dynamoDbThrottleGate(table: LedgerTableClient): ThrottleGateStore {
+  return {
+    readGate: (channel) => readGate(table, channel),
+    closeGate: (channel, untilMs, reason) => closeGate(table, channel, untilMs, reason),
+  };
+}
