@@ -467,6 +467,8 @@ function bannerLines(input: BannerInput): string[] {
     `  curl -sS -X POST ${input.apiUrl}/v1/notices -H 'content-type: application/json' -d '${JSON.stringify(example.body)}'`,
     'Read its timeline:',
     `  curl -sS ${input.apiUrl}/v1/notices/${example.noticeId}`,
+    "Or in a browser: what is unresolved, and each notice's timeline:",
+    `  ${input.apiUrl}/console`,
     '',
     READY_LINE,
   ];
