@@ -3,8 +3,10 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Every relative link of the README and the docs leads somewhere: the file exists, and an
- * `#anchor` names a heading of that file (GitHub's slugs). External links are not fetched.
+ * The README and the docs as a reader meets them: every relative link leads somewhere (the file
+ * exists, and an `#anchor` names a heading of that file, by GitHub's slugs; external links are
+ * not fetched), and every table renders as a table (one header separator, every row as many
+ * cells as the header; a `|` inside a code span splits a cell unless escaped as `\|`).
  */
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -63,6 +65,41 @@ function brokenReason(file: string, target: string, read: (path: string) => stri
 
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 
+/** GFM's cells of a table row: split on pipes not escaped with a backslash. */
+function cells(row: string): number {
+  return row
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/\|$/, '')
+    .split(/(?<!\\)\|/).length;
+}
+
+const SEPARATOR = /^ *\|?( *:?-+:? *\|)+( *:?-+:? *)?$/;
+
+/** What is wrong with the tables of `markdown`, as `line N: …`. */
+function tableProblems(markdown: string): string[] {
+  const problems: string[] = [];
+  const lines = markdown
+    .replace(/^ *(```|~~~)[^\n]*\n[\s\S]*?^ *\1 *$/gm, (block) => block.replace(/[^\n]/g, ''))
+    .split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const header = lines[i] as string;
+    const separator = lines[i + 1] ?? '';
+    if (!header.trim().startsWith('|') || !SEPARATOR.test(separator)) continue;
+    const width = cells(header);
+    if (cells(separator) !== width)
+      problems.push(`line ${i + 2}: separator of ${cells(separator)} cells, header ${width}`);
+    let j = i + 2;
+    for (; j < lines.length && (lines[j] as string).trim().startsWith('|'); j++) {
+      const row = lines[j] as string;
+      if (SEPARATOR.test(row)) problems.push(`line ${j + 1}: a second separator row`);
+      else if (cells(row) !== width) problems.push(`line ${j + 1}: ${cells(row)} cells, header ${width}`);
+    }
+    i = j - 1;
+  }
+  return problems;
+}
+
 describe('links in the README and the docs', () => {
   it('every relative link resolves to a file, and every anchor to a heading of it', () => {
     const broken: string[] = [];
@@ -76,6 +113,20 @@ describe('links in the README and the docs', () => {
     }
     expect(broken).toEqual([]);
     expect(checked).toBeGreaterThan(50);
+  });
+
+  it('every table has one separator row and as many cells in each row as in its header', () => {
+    const problems = DOCUMENTS.flatMap((file) => tableProblems(read(file)).map((p) => `${file} ${p}`));
+    expect(problems).toEqual([]);
+  });
+
+  it('the table check finds a doubled separator, a short row, and a pipe in a code span', () => {
+    const table = (...rows: string[]) => ['| a | b |', '| - | - |', ...rows].join('\n');
+    expect(tableProblems(table('| 1 | 2 |', '| `x\\|y` | 3 |'))).toEqual([]);
+    expect(tableProblems(table('| --- | --- |', '| 1 | 2 |'))).toEqual(['line 3: a second separator row']);
+    expect(tableProblems(table('| 1 |'))).toEqual(['line 3: 1 cells, header 2']);
+    expect(tableProblems(table('| `x|y` | 3 |'))).toEqual(['line 3: 3 cells, header 2']);
+    expect(tableProblems(['```', '| a | b |', '| - | - |', '| 1 |', '```'].join('\n'))).toEqual([]);
   });
 
   it('the check finds a missing file, a missing heading, and accepts what GitHub would', () => {
