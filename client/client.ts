@@ -23,7 +23,8 @@ import { executeApiRegion, type RequestSigner, sigV4Signer } from './sigv4.ts';
  *
  * Every call answers the HTTP outcome as a value: `{ ok: true, status, body }` for a 2xx,
  * `{ ok: false, status, problem }` for an RFC 9457 answer (or any non-2xx, made into one). Only a
- * transport failure (no connection, timeout) throws, as `TransportError`.
+ * transport failure (no connection, timeout) throws, as `TransportError`, and a request that could
+ * not be signed (no credentials, an STS or SSO endpoint out of reach), as `SigningError`.
  */
 
 export type ApiResult<T> =
@@ -38,6 +39,14 @@ export class TransportError extends Error {
   ) {
     super(message, options);
     this.name = 'TransportError';
+  }
+}
+
+/** The signer failed before anything was sent: credentials the chain could not find or fetch. */
+export class SigningError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SigningError';
   }
 }
 
@@ -184,7 +193,16 @@ export class NoticeLedgerClient {
       accept: 'application/json, application/problem+json',
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
     };
-    if (this.signer) headers = await this.signer({ method, url, headers, body });
+    if (this.signer) {
+      try {
+        headers = await this.signer({ method, url, headers, body });
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new SigningError(`cannot sign ${method} ${url.origin}${url.pathname}: ${reason}`, {
+          cause: error,
+        });
+      }
+    }
     let response: Response;
     try {
       response = await this.fetchImpl(url, {

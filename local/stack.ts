@@ -75,7 +75,7 @@ const HTTP_DRAIN_MS = 5_000;
 let startedInThisProcess = false;
 
 /**
- * Starts the stack. `env` is the configuration (README "Configuration"); its entries are copied
+ * Starts the stack. `env` is the configuration (docs/configuration.md; local/README.md "Configuration"); its entries are copied
  * into `process.env`, where the functions read them, together with what the services contribute.
  */
 export async function startLocalStack(
@@ -398,7 +398,7 @@ async function stopAll(running: Running[], log: (line: string) => void): Promise
 
 // --- banner ------------------------------------------------------------------------------------
 
-/** The README's example, with a fresh event id and a deadline a week ahead. */
+/** The README's first notice, with a fresh event id and a deadline a week ahead. */
 export function exampleNotice(now = Date.now()): { body: Record<string, unknown>; noticeId: string } {
   const eventId = `evt_local_${now.toString(36)}`;
   const body = {
@@ -467,6 +467,8 @@ function bannerLines(input: BannerInput): string[] {
     `  curl -sS -X POST ${input.apiUrl}/v1/notices -H 'content-type: application/json' -d '${JSON.stringify(example.body)}'`,
     'Read its timeline:',
     `  curl -sS ${input.apiUrl}/v1/notices/${example.noticeId}`,
+    "Or in a browser: what is unresolved, and each notice's timeline:",
+    `  ${input.apiUrl}/console`,
     '',
     READY_LINE,
   ];

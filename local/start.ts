@@ -56,6 +56,11 @@ function onSignal(signal: NodeJS.Signals): void {
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
+// The AWS SDK warns at its first client, once per process, that its 2027 releases need Node 22:
+// on every start, above the banner. The README states the Node versions once; the deployed
+// functions run Node 24 and never see this line (vitest.config.ts and the CLI's shim do the same).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 try {
   stack = await startLocalStack(process.env, { signal: controller.signal });
 } catch (error) {

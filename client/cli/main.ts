@@ -1,7 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type ApiResult, type Channel, NoticeLedgerClient, TransportError } from '../client.ts';
+import type { OperatorLimits } from '../../lambdas/edge/operator-requests.ts';
+import { type ApiResult, type Channel, NoticeLedgerClient, SigningError, TransportError } from '../client.ts';
 import { toIsoDuration } from '../format.ts';
 import { renderTimelinePage } from '../html/timeline-page.ts';
 import { executeApiRegion, sigV4Signer } from '../sigv4.ts';
@@ -18,7 +19,7 @@ import {
 
 /**
  * `notice-ledger`: the operator CLI over the typed client (docs/operators.md).
- * Exit codes: 0 success, 1 the API answered a problem (or could not be reached), 2 usage.
+ * Exit codes: 0 success, 1 the API answered a problem (or could not be reached or signed for), 2 usage.
  */
 
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:3000';
@@ -69,7 +70,8 @@ options
   --timeout MS       per request (default 30000)
   -h, --help         this text
 
-exit codes: 0 success, 1 API problem (title, status and field errors printed), 2 usage
+exit codes: 0 success, 1 API problem (title, status and field errors printed) or no answer
+  (unreachable, or no credentials to sign with), 2 usage
 `;
 
 class UsageError extends Error {}
@@ -193,6 +195,44 @@ function report<T>(
 /** The states `list --state` takes: the unresolved ones (GET /v1/notices refuses others). */
 const LISTABLE = ['reserved', 'sending', 'retry_scheduled', 'unknown'] as const;
 
+/**
+ * The largest `--limit` the API takes. The client may import only types from the service, so the
+ * value is written here and its type ties it to the server's: a change there fails the type check.
+ */
+const LIST_MAX_LIMIT: (typeof OperatorLimits)['listMaxLimit'] = 200;
+
+/** `--limit`: a whole number from 1 to LIST_MAX_LIMIT, checked before anything is sent. */
+function limitOption(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > LIST_MAX_LIMIT)
+    throw new UsageError(`--limit must be a whole number from 1 to ${LIST_MAX_LIMIT}`);
+  return String(n);
+}
+
+/**
+ * The file `get --html` writes, its folder created when missing; checked before the request, so a
+ * path that cannot be written is a usage error with nothing sent.
+ */
+async function htmlTarget(value: string, io: CliIo): Promise<string> {
+  const file = resolve(io.cwd, value);
+  try {
+    await mkdir(dirname(file), { recursive: true });
+  } catch (error) {
+    throw new UsageError(`cannot write ${file}: ${fsReason(error)}`);
+  }
+  return file;
+}
+
+/** Why a file could not be written, in words (the path is printed beside it). */
+function fsReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EEXIST' || code === 'ENOTDIR') return 'a part of its folder path is a file';
+  if (code === 'EISDIR') return 'it is a folder';
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return 'permission denied';
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** `--actor`, where it means something: only an unsigned request (the local stack) names its actor. */
 function actorOption(values: Values, client: NoticeLedgerClient): { actor?: string } {
   if (values.actor === undefined) return {};
@@ -227,10 +267,14 @@ async function dispatch(command: string, args: string[], values: Values, io: Cli
     }
     case 'get': {
       const noticeId = positional(args, 0, 'noticeId');
+      const file = values.html === undefined ? undefined : await htmlTarget(values.html, io);
       const result = await client.getNotice(noticeId);
-      if (result.ok && values.html !== undefined) {
-        const file = resolve(io.cwd, values.html);
-        await writeFile(file, renderTimelinePage(result.body, { now: now() }));
+      if (result.ok && file !== undefined) {
+        try {
+          await writeFile(file, renderTimelinePage(result.body, { now: now() }));
+        } catch (error) {
+          throw new UsageError(`cannot write ${file}: ${fsReason(error)}`);
+        }
         io.stderr(`wrote ${file}\n`);
         if (!values.json) return EXIT.ok;
       }
@@ -243,20 +287,30 @@ async function dispatch(command: string, args: string[], values: Values, io: Cli
           '--older-than must be like 90s, 10m, 2h, 1d, 1w or an ISO 8601 duration (PT10M)',
         );
       }
-      if (values.limit !== undefined && !/^\d+$/.test(values.limit))
-        throw new UsageError('--limit must be a number');
+      const limit = limitOption(values.limit);
       const state = values.state as (typeof LISTABLE)[number] | undefined;
       if (state !== undefined && !LISTABLE.includes(state)) {
         throw new UsageError(`--state must be one of ${LISTABLE.join(', ')} (the unresolved states)`);
       }
-      const query = {
+      const filters = {
         ...(state ? { state } : {}),
         ...(values.channel ? { channel: channelArg(values.channel, '--channel') } : {}),
-        ...(olderThan ? { olderThan } : {}),
-        ...(values.limit ? { limit: values.limit } : {}),
       };
+      const query = { ...filters, ...(olderThan ? { olderThan } : {}), ...(limit ? { limit } : {}) };
       const result = values.all ? await client.listAllNotices(query) : await client.listNotices(query);
-      return report(result, values, io, (body) => listText(body, now()));
+      // Nothing older than asked: say how old the oldest match is, so that an empty answer is not
+      // read as "nothing open" (one more page of one item, for the human output only).
+      const oldestYounger =
+        olderThan && !values.json && result.ok && result.body.items.length === 0
+          ? await client.listNotices({ ...filters, limit: '1' })
+          : undefined;
+      return report(result, values, io, (body) =>
+        listText(body, now(), {
+          ...filters,
+          ...(values['older-than'] !== undefined ? { olderThan: values['older-than'] } : {}),
+          ...(oldestYounger?.ok ? { oldestYounger: oldestYounger.body.items[0] ?? null } : {}),
+        }),
+      );
     }
     case 'resolve': {
       const noticeId = positional(args, 0, 'noticeId');
@@ -361,12 +415,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stderr(`notice-ledger ${command}: ${error.message}\nrun notice-ledger --help for usage\n`);
       return EXIT.usage;
     }
-    if (error instanceof TransportError) {
-      io.stderr(`error: ${error.message}\n`);
-      return EXIT.api;
-    }
-    // Credentials the chain could not find, a profile that does not exist …
-    if (error instanceof Error && /credential|profile|token/i.test(`${error.name} ${error.message}`)) {
+    // Not reached, or not signed: credentials the chain could not find, a profile that does not
+    // exist, an STS or SSO endpoint out of reach.
+    if (error instanceof TransportError || error instanceof SigningError) {
       io.stderr(`error: ${error.message}\n`);
       return EXIT.api;
     }

@@ -115,8 +115,31 @@ export function channelResolvedText(channel: TimelineChannel, now: Date): string
   return channelText(channel, now);
 }
 
-export function listText(list: NoticeList, now: Date): string {
-  if (list.items.length === 0) return 'nothing unresolved';
+/** What `list` asked for, as typed (`--older-than 10m`), so that an empty answer can say what is true. */
+export interface ListAsked {
+  readonly state?: string;
+  readonly channel?: string;
+  readonly olderThan?: string;
+  /** With `olderThan` and nothing older: the oldest match of the other filters (`null`: none). */
+  readonly oldestYounger?: NoticeList['items'][number] | null;
+}
+
+/** `no unresolved unknown sms channel older than 10m (the oldest is 13 s old)`. */
+function nothingListed(asked: ListAsked): string {
+  const what = [asked.state ?? 'unresolved', asked.channel, 'channel'].filter(Boolean).join(' ');
+  if (asked.olderThan === undefined)
+    return asked.state || asked.channel ? `no ${what}` : 'nothing unresolved';
+  const younger =
+    asked.oldestYounger === undefined
+      ? ''
+      : asked.oldestYounger === null
+        ? ' (none younger either)'
+        : ` (the oldest is ${formatDuration(asked.oldestYounger.ageSeconds * 1000)} old)`;
+  return `no ${what} older than ${asked.olderThan}${younger}`;
+}
+
+export function listText(list: NoticeList, now: Date, asked: ListAsked = {}): string {
+  if (list.items.length === 0) return nothingListed(asked);
   const counts = new Map<string, number>();
   for (const item of list.items) counts.set(item.state, (counts.get(item.state) ?? 0) + 1);
   const oldest = list.items[0];

@@ -5,7 +5,7 @@ import { InvalidDestinationError } from './errors.ts';
 /**
  * Destinations the providers will take, and nothing else. Nothing is repaired: an address or
  * number that is not already in the accepted form is refused with a code that says why, so the
- * caller can tell a typo from a policy (README "Input rules").
+ * caller can tell a typo from a policy (docs/api.md "Input rules").
  *
  * Email, by RFC 5321/5322 as the e-mail providers apply them:
  *  - ASCII only (providers send 7-bit envelopes; an internationalised domain goes in as its

@@ -37,7 +37,7 @@ export const ProblemSchema = z.looseObject({
   errors: z.array(FieldErrorSchema).optional(),
 });
 
-/** The 409 of `POST /v1/notices` (README "409: what differs"): what happened on each channel. */
+/** The 409 of `POST /v1/notices` (docs/api.md "409: what differs"): what happened on each channel. */
 export const NoticeConflictSchema = ProblemSchema.extend({
   noticeId: z.string(),
   channels: z.array(

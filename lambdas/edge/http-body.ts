@@ -5,7 +5,7 @@ import { type Problem, ProblemType, problem } from './problem.ts';
  * Guards every request body passes before any schema sees it. Each returns a problem instead
  * of throwing, so that no input can turn into a 5xx.
  *
- * Limits (the README's API section should repeat them):
+ * Limits (docs/api.md "Errors and limits" states them):
  *  - JSON bodies up to 256 KiB (docs/architecture.md §6) → 413 beyond; form bodies (provider callbacks) 64 KiB;
  *  - JSON nesting up to 32 levels → 400 beyond (checked on the text before parsing, so deep
  *    input cannot exhaust the stack in a later recursive walk);

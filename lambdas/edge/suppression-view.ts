@@ -8,7 +8,7 @@ import {
 import type { SuppressionHistory } from '../ports/suppressions.port.ts';
 
 /**
- * The body of `GET` and `PUT /v1/suppressions/{channel}/{destination}` (README "Suppressions"):
+ * The body of `GET` and `PUT /v1/suppressions/{channel}/{destination}` (docs/api.md "Suppressions"):
  * the effective state, its latest record and the history, oldest first. Built field by field
  * from the domain records; the destination only as fingerprint and masked form. Times are
  * ISO 8601 UTC; `code` is `null` when the record has none, so every record has the full shape.

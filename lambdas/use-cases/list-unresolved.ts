@@ -4,7 +4,7 @@ import type { OpenIndex, OpenIntentRef } from '../ports/open-index.port.ts';
 
 /**
  * `GET /v1/notices`: the unresolved channels, oldest first, read from the open-intent index
- * alone (docs/operators.md "Listing"). The index is sorted by due time, not by age, so every page
+ * alone (docs/operators.md "Finding what is stuck"). The index is sorted by due time, not by age, so every page
  * walks the whole index (it holds open rows only: cost follows open rows, never the table) and
  * keeps the `limit` oldest past the position the caller reached; memory stays bounded by `limit`.
  * Rows in the index that are not unresolved (a failed row waiting for its escalation, and any

@@ -1,8 +1,10 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCliCaptured } from '../helpers/cli.ts';
 
@@ -134,6 +136,9 @@ describe('usage (exit 2, nothing sent)', () => {
     [['cancel', NOTICE_ID]],
     [['list', '--older-than', 'ten minutes']],
     [['list', '--limit', 'many']],
+    // Out of the API's range: refused here like every other bad option, not sent for a 400 (exit 1).
+    [['list', '--limit', '500']],
+    [['list', '--limit', '0']],
     [['suppress', 'block', 'sms', '+15551234567']],
     [['suppress', 'get', 'sms', '+15551234567', '--reason', 'x']],
     [['send', 'missing.json']],
@@ -280,6 +285,24 @@ describe('commands', () => {
     expect(html).toContain('data-lane="sms"');
     expect(html).toContain('operator_confirmed_accepted');
     expect(result.stderr).toContain('page.html');
+  });
+
+  it('get --html into a folder that does not exist yet creates it', async () => {
+    replies = [{ status: 200, body: timeline }];
+    const result = await cli(['get', NOTICE_ID, '--html', 'pages/2026/t.html']);
+    expect(result.code).toBe(0);
+    expect(await readFile(join(dir, 'pages', '2026', 't.html'), 'utf8')).toMatch(/^<!doctype html>/);
+    expect(result.stderr).toContain(join(dir, 'pages', '2026', 't.html'));
+  });
+
+  it('get --html where a file stands in the folder path: a usage error naming the path, nothing sent', async () => {
+    await writeFile(join(dir, 'not-a-folder'), 'x');
+    const result = await cli(['get', NOTICE_ID, '--html', 'not-a-folder/t.html']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`cannot write ${join(dir, 'not-a-folder', 't.html')}`);
+    expect(result.stderr).toContain('a part of its folder path is a file');
+    expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(seen).toEqual([]);
   });
 
   it('list: the query as the API defines it; a table oldest first with counts', async () => {
@@ -491,6 +514,51 @@ describe('commands', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('list --older-than with nothing that old says so, and how old the oldest match is', async () => {
+    const young = {
+      noticeId: NOTICE_ID,
+      channel: 'sms',
+      state: 'unknown',
+      createdAt: '2026-11-30T10:29:47.000Z',
+      deadline: '2026-12-01T10:00:00.000Z',
+      attempts: 1,
+      ageSeconds: 13,
+      escalated: false,
+    };
+    replies = [
+      { status: 200, body: { items: [], nextCursor: null } },
+      { status: 200, body: { items: [young], nextCursor: null } },
+    ];
+    const result = await cli(['list', '--state', 'unknown', '--older-than', '10m']);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe('no unknown channel older than 10m (the oldest is 13 s old)');
+    expect(result.stdout).not.toContain('nothing unresolved');
+    // The second question keeps the other filters and drops only the age.
+    expect(seen.map((s) => s.url)).toEqual([
+      '/v1/notices?state=unknown&olderThan=PT10M',
+      '/v1/notices?state=unknown&limit=1',
+    ]);
+  });
+
+  it('list with nothing open at all: "nothing unresolved" only when no filter narrowed it', async () => {
+    replies = [
+      { status: 200, body: { items: [], nextCursor: null } },
+      { status: 200, body: { items: [], nextCursor: null } },
+    ];
+    const aged = await cli(['list', '--channel', 'email', '--older-than', '1h']);
+    expect(aged.stdout.trim()).toBe('no unresolved email channel older than 1h (none younger either)');
+    replies = [{ status: 200, body: { items: [], nextCursor: null } }];
+    expect((await cli(['list', '--state', 'sending'])).stdout.trim()).toBe('no sending channel');
+    replies = [{ status: 200, body: { items: [], nextCursor: null } }];
+    expect((await cli(['list'])).stdout.trim()).toBe('nothing unresolved');
+    // --json prints the API's body and asks nothing more.
+    seen.length = 0;
+    replies = [{ status: 200, body: { items: [], nextCursor: null } }];
+    const json = await cli(['list', '--older-than', '10m', '--json']);
+    expect(JSON.parse(json.stdout)).toEqual({ items: [], nextCursor: null });
+    expect(seen).toHaveLength(1);
+  });
+
   it('list --state takes the unresolved states only (exit 2 before any request)', async () => {
     const result = await cli(['list', '--state', 'delivered']);
     expect(result.code).toBe(2);
@@ -504,4 +572,59 @@ describe('commands', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('error: Forbidden (HTTP 403)');
   });
+});
+
+describe('the notice-ledger command (bin/notice-ledger.mjs) as a process', () => {
+  const ROOT = join(import.meta.dirname, '..', '..');
+
+  /** Runs the shim with only `env` (no inherited AWS or vitest variables); never throws. */
+  async function command(args: string[], env: Record<string, string>) {
+    try {
+      const { stdout, stderr } = await promisify(execFile)(
+        process.execPath,
+        [join(ROOT, 'bin', 'notice-ledger.mjs'), ...args],
+        { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir, ...env } },
+      );
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const failed = error as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+    }
+  }
+
+  it('a signed command whose credentials cannot be had: one error line, exit 1, no SDK Node-version warning', async () => {
+    // A role profile makes the credential chain build an STS client (where the SDK warns about
+    // Node < 22), and an STS endpoint that refuses connections makes signing fail.
+    await writeFile(
+      join(dir, 'aws-config'),
+      '[profile ops]\nrole_arn = arn:aws:iam::123456789012:role/ops\nsource_profile = base\nregion = eu-west-1\n',
+    );
+    await writeFile(
+      join(dir, 'aws-credentials'),
+      '[base]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = secret\n',
+    );
+    const env = {
+      AWS_CONFIG_FILE: join(dir, 'aws-config'),
+      AWS_SHARED_CREDENTIALS_FILE: join(dir, 'aws-credentials'),
+      AWS_ENDPOINT_URL_STS: 'http://127.0.0.1:1',
+      AWS_EC2_METADATA_DISABLED: 'true',
+    };
+    const args = ['--endpoint', endpoint, '--sigv4', '--region', 'eu-west-1', '--profile', 'ops', 'health'];
+
+    const result = await command(args, env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: cannot sign GET http:\/\/127\.0\.0\.1:\d+\/v1\/health: /);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.stderr).not.toContain('NodeVersionSupportWarning');
+    expect(seen).toEqual([]);
+
+    // The control: the same run with the warning asked for shows it on this Node (< 22), so the
+    // run above did build an SDK client and the shim is what keeps it quiet.
+    const control = await command(args, {
+      ...env,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'false',
+    });
+    const sdkWarnsOnThisNode = Number(process.versions.node.split('.')[0]) < 22;
+    expect(control.stderr.includes('NodeVersionSupportWarning')).toBe(sdkWarnsOnThisNode);
+  }, 60_000);
 });

@@ -115,15 +115,19 @@ describe('docs/openapi.json', () => {
   });
 });
 
-describe('the README and the deploy guide agree with the document', () => {
+describe('the README and the docs agree with the document', () => {
   const validate = validatorFor();
-  const examples = [...curlExamples('README.md'), ...curlExamples('docs/deploy.md')];
+  const files = ['README.md', 'docs/api.md', 'docs/operators.md', 'docs/deploy.md'];
+  const examples = files.flatMap((file) => curlExamples(file));
   const notices = examples.filter((e) => e.route === '/v1/notices');
   const suppressions = examples.filter((e) => e.route.startsWith('/v1/suppressions/'));
   const resolutions = examples.filter((e) => e.route.endsWith('/resolution'));
   const cancels = examples.filter((e) => e.route.endsWith('/cancel'));
 
   it('finds the example bodies', () => {
+    // The README's first notice, and every file's examples (none of them left unread).
+    expect(curlExamples('README.md').filter((e) => e.route === '/v1/notices')).toHaveLength(1);
+    for (const file of files) expect(curlExamples(file).length, file).toBeGreaterThan(0);
     expect(notices.length).toBeGreaterThanOrEqual(2);
     expect(suppressions.length).toBeGreaterThanOrEqual(1);
     expect(resolutions.length).toBeGreaterThanOrEqual(1);

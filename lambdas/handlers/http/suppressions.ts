@@ -21,7 +21,7 @@ import {
 import type { HttpRequest, HttpRuntime, RouteReply } from './route.ts';
 
 /**
- * `GET | PUT | DELETE /v1/suppressions/{channel}/{destination}` (README "Suppressions").
+ * `GET | PUT | DELETE /v1/suppressions/{channel}/{destination}` (docs/api.md "Suppressions").
  *
  * The destination arrives percent-encoded in the path (`%2B15551234567`); the router decodes it
  * and the use case checks and fingerprints it by the intake rules. It is never logged or
