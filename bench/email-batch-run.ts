@@ -1,6 +1,6 @@
 /**
  * Provider batch sends against a per-request-limited provider (issue 12, docs/architecture.md
- * §4 "Batches"): the Resend simulator capped at R requests/s (Resend's default team limit, 5/s;
+ * §4 "One dispatch path"): the Resend simulator capped at R requests/s (Resend's default team limit, 5/s;
  * a `POST /emails/batch` of up to 100 emails is one request), the same burst of email-only
  * notices sent by the local stack, each run on a fresh stack and table:
  * - single sends: `EMAIL_BATCH_MAX=1`, one `POST /emails` per email, ideal N/R;

@@ -76,7 +76,7 @@ export interface Intent {
   readonly leaseOwner?: string | undefined;
   readonly leaseExpiresAt?: number | undefined;
   /**
-   * The provider batch call this attempt rides in (docs/architecture.md §4, "Batches"): set by the
+   * The provider batch call this attempt rides in (docs/architecture.md §4, "One dispatch path"): set by the
    * claim, before the call, and kept while the attempt's outcome is open (`sending`, `unknown`), so
    * a lookup finds the batch's durable record (its members and idempotency key) and replays it.
    */

@@ -16,7 +16,7 @@ export interface SendBatchMember {
 }
 
 /**
- * A provider batch call, recorded before it is made (docs/architecture.md §4, "Batches"). Kept
+ * A provider batch call, recorded before it is made (docs/architecture.md §4, "One dispatch path"). Kept
  * as long as a replay under its key can be answered by the provider (`expiresAt`, the table's
  * TTL), then removed by DynamoDB at no write cost.
  */

@@ -9,7 +9,7 @@ export type BatchContext =
   /** The batch record exists: the call, rebuilt exactly as it was made. */
   | { readonly kind: 'batch'; readonly batch: BatchLookup }
   /**
-   * No record: the sender writes it before the call (docs/architecture.md §4, "Batches"), so the
+   * No record: the sender writes it before the call (docs/architecture.md §4, "One dispatch path"), so the
    * call was never made; the lookup can say `absent` without asking the provider.
    */
   | { readonly kind: 'never_sent'; readonly detail: string }

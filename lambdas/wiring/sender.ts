@@ -20,7 +20,7 @@ export interface SenderRuntime {
   readonly provider: string;
   /**
    * Most messages per provider call: `EMAIL_BATCH_MAX` capped by the transport's own limit where
-   * it can send batches (docs/architecture.md §4, "Batches"); 1 = one message per call.
+   * it can send batches (docs/architecture.md §4, "One dispatch path"); 1 = one message per call.
    */
   readonly batchMax: number;
   readonly deps: SenderDependencies;

@@ -323,7 +323,7 @@ export function bundleSelection(
  * The e-mail sender's event source. Where the e-mail provider sends batches and
  * `emailBatchMax` > 1, an invocation gets up to that many records (gathered for up to a second,
  * which Lambda requires above 10), and the sender sends them in as few provider calls
- * (docs/architecture.md §4, "Batches"); otherwise `emailBatchSize` records, one call each.
+ * (docs/architecture.md §4, "One dispatch path"); otherwise `emailBatchSize` records, one call each.
  */
 export function emailEventSource(
   config: NoticeLedgerConfig,
