@@ -20,7 +20,7 @@ import { matchRoute } from '../lambdas/contract/routes.ts';
 import type { NoticeList } from '../lambdas/edge/api-responses.ts';
 import type { Timeline } from '../lambdas/edge/timeline.ts';
 
-/** The console's routes: local only, never deployed (test/architecture/routes.test.ts checks both). */
+/** The console's routes: local only, never deployed (test/infra/routes.test.ts checks both). */
 export const CONSOLE_ROUTES = ['/console', '/console/notices/{noticeId}'] as const;
 
 /** The console lists at most this many channels (pages of 200); the counts say when more exist. */

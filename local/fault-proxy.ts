@@ -33,7 +33,8 @@ export interface FaultProxy {
   /** Faults applied to the next matching requests, in order; then `random` (if set), then pass. */
   readonly queue: ProxyFault[];
   random?: () => ProxyFault;
-  readonly counters: { requests: number; forwarded: number; faults: Record<string, number> };
+  /** `settled`: requests answered or dropped, every fault played out (a test waits for it). */
+  readonly counters: { requests: number; forwarded: number; settled: number; faults: Record<string, number> };
   close(): Promise<void>;
 }
 
@@ -55,7 +56,7 @@ export async function startFaultProxy(options: {
   const state: FaultProxy = {
     endpoint: '',
     queue: [],
-    counters: { requests: 0, forwarded: 0, faults: {} },
+    counters: { requests: 0, forwarded: 0, settled: 0, faults: {} },
     close: async () => undefined,
   };
 
@@ -122,10 +123,14 @@ export async function startFaultProxy(options: {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      handle(req, res, Buffer.concat(chunks)).catch(() => {
-        if (!res.headersSent) res.writeHead(502).end();
-        else res.destroy();
-      });
+      handle(req, res, Buffer.concat(chunks))
+        .catch(() => {
+          if (!res.headersSent) res.writeHead(502).end();
+          else res.destroy();
+        })
+        .finally(() => {
+          state.counters.settled += 1;
+        });
     });
   });
   server.on('connection', (socket) => {

@@ -2,7 +2,7 @@
  * The functions a deployment runs, written once (plain data): what each is built from (its
  * handler under lambdas/handlers/), which provider facets it carries and for which providers.
  * The CDK bundles each from its own entry with only those (lib/constructs/bundling.ts), the
- * local stack runs the same handlers, and test/architecture/bundles.test.ts checks the bundles.
+ * local stack runs the same handlers, and test/infra/bundles.test.ts checks the bundles.
  */
 import type { ProviderFacet } from './providers.ts';
 

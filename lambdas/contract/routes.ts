@@ -3,7 +3,7 @@
  * here (lambdas/handlers/http/router.ts, lambdas/handlers/provider-events.ts), the CDK builds the
  * API Gateway routes and IAM policies from here (lib/constructs/intake-api.ts), and the local
  * gateway dispatches by it (local/stack.ts). A test checks that every route here is served and
- * deployed, and nothing else (test/architecture/routes.test.ts).
+ * deployed, and nothing else (test/infra/routes.test.ts).
  */
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';

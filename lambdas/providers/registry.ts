@@ -28,7 +28,7 @@ export interface RegisteredProvider {
  * module no live code references and everything only it reached. (Static imports of modules
  * without side effects, on purpose: a live dynamic `import()` would turn tree shaking off inside
  * what it reaches — all of the SES client instead of one command.) The descriptors stay in every
- * bundle. test/architecture/bundles.test.ts reads the bundles' metafiles to prove it. Run from source (tsx, vitest, the local stack), nothing is
+ * bundle. test/infra/bundles.test.ts reads the bundles' metafiles to prove it. Run from source (tsx, vitest, the local stack), nothing is
  * replaced and every provider is there.
  */
 export const PROVIDERS: readonly RegisteredProvider[] = [

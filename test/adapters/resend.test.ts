@@ -3,7 +3,7 @@
  * as a table: every (status, name) pair the documentation lists, the idempotency semantics a
  * replay relies on, permissive batches, the lookup's replay / listing split, and the events.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EmailMessage } from '../../lambdas/ports/transport.port.ts';
 import {
   outcomeForResendError,
@@ -169,7 +169,8 @@ describe('against the Resend simulator', () => {
     const m = message();
     resend.set({ failNext: [{ kind: 'timeout_after_accept', delayMs: 1_000 }] });
     const first = transport.send(m);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The first request is at the simulator: its email created, its answer held.
+    await vi.waitFor(() => expect(resend.counters.emailsCreated).toBe(1), { timeout: 5_000, interval: 10 });
     const slow = new ResendEmailTransport({
       baseUrl: resend.baseUrl,
       apiKey: resend.apiKey,
@@ -181,9 +182,12 @@ describe('against the Resend simulator', () => {
       code: 'resend_409_concurrent_idempotent_requests',
     });
     expect(await first).toEqual({ kind: 'ambiguous', code: 'timeout' });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    // Once answered, the key replays the id of the one email.
-    expect(await slow.send(m)).toEqual({ kind: 'accepted', receiptId: resend.emails()[0]?.id });
+    // Once answered (the hold ends a second after acceptance; until then the key answers 409 as
+    // above), the key replays the id of the one email.
+    await vi.waitFor(
+      async () => expect(await slow.send(m)).toEqual({ kind: 'accepted', receiptId: resend.emails()[0]?.id }),
+      { timeout: 5_000, interval: 100 },
+    );
     expect(resend.emails()).toHaveLength(1);
   });
 

@@ -26,6 +26,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, launchBrowser } from '../helpers/browser.ts';
 import { runCliCaptured } from '../helpers/cli.ts';
 import { type StackProcess, startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
+import { logRecords } from './runbook-support.ts';
 import { type ChannelTimeline, getTimeline, type Timeline, testRecipient, waitFor } from './support.ts';
 
 const PROVIDER_TIMEOUT_MS = 3000;
@@ -52,6 +53,13 @@ afterAll(async () => {
   await stopAllStacks();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
+
+/** What the stack's SMS workers did with each queue message of a notice ('delivery step' log lines). */
+function deliverySteps(noticeId: string): string[] {
+  return logRecords(stack.output(), 'delivery step')
+    .filter((step) => step.noticeId === noticeId && step.channel === 'sms')
+    .map((step) => (step.result as { kind: string }).kind);
+}
 
 function cli(args: string[], stdin = '') {
   return runCliCaptured(args, { env: { NOTICE_LEDGER_ENDPOINT: stack.apiUrl }, cwd: dir, stdin });
@@ -228,7 +236,9 @@ describe('cancel', () => {
       (await channel(retryId, 'sms')).state === 'retry_scheduled' ? true : undefined,
     );
     const reservedId = await send(smsNotice(`evt_cv_${randomBytes(5).toString('hex')}`, waiting.phone));
-    await sleep(500); // its worker has seen the closed gate and put the message back
+    await waitFor('its worker has seen the closed gate and put the message back', async () =>
+      deliverySteps(reservedId).includes('deferred') ? true : undefined,
+    );
     const reservedBefore = await channel(reservedId, 'sms');
 
     // Act
@@ -237,8 +247,21 @@ describe('cancel', () => {
     );
     const again = await cli(['cancel', reservedId, '--reason', 'asked twice', '--json']);
     const table = await cli(['cancel', reservedId, '--reason', 'asked twice']);
-    // Past the advised 15 s: the gate opens and both queue messages come back to a worker.
-    await sleep(17_000);
+    // Past the advised 15 s: the gate opens and both queue messages come back to a worker, which
+    // leaves the cancelled rows as they are (a step that does not put the message back again).
+    const stepsAtCancel = [retryId, reservedId].map((id) => deliverySteps(id).length);
+    await waitFor(
+      'both queue messages back at a worker',
+      async () =>
+        [retryId, reservedId].every((id, i) =>
+          deliverySteps(id)
+            .slice(stepsAtCancel[i])
+            .some((kind) => kind !== 'deferred'),
+        )
+          ? true
+          : undefined,
+      { timeoutMs: 40_000, intervalMs: 250 },
+    );
 
     // Assess: in flight → not cancelled, nothing written.
     expect(inFlight.transitions).toHaveLength(2);

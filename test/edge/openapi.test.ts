@@ -26,15 +26,11 @@ import {
 import { invalidRequest } from '../../lambdas/edge/problem.ts';
 import { toTimeline } from '../../lambdas/edge/timeline.ts';
 import { openApiDocument, openApiJson } from '../../lambdas/handlers/http/openapi.ts';
-import { HTTP_ENDPOINTS } from '../../lambdas/handlers/http/router.ts';
-import { PROVIDERS } from '../../lambdas/providers/registry.ts';
-import { deployedRoutes } from '../../lib/constructs/intake-api.ts';
 import { newIntent, T0, TEST_KEY, TEST_TIMING } from '../helpers/factories.ts';
 import { hostileExamples, validNotice } from '../helpers/hostile-examples.ts';
 import { harness, twilioHardBounce } from '../helpers/http-harness.ts';
 import { TEST_ACTOR } from '../helpers/ledger-properties.ts';
 import { throttledAndResolvedTimeline } from '../helpers/timelines.ts';
-import { synthesize } from '../infra/synth.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const DOC_ID = 'https://notice-ledger.dev/openapi.json';
@@ -80,31 +76,6 @@ describe('docs/openapi.json', () => {
     expect(result).toEqual({ valid: true });
     expect(validator.version).toBe('3.1');
   });
-
-  it('describes every route the routers serve and the CDK API deploys, and no other', () => {
-    const operations = Object.entries(openApiDocument().paths).flatMap(([path, item]) =>
-      Object.keys(item)
-        .filter((key) => key !== 'parameters')
-        .map((method) => `${method.toUpperCase()} ${path}`),
-    );
-    // What the http function serves (its endpoints are bound to the contract when it loads) …
-    const served = Object.keys(HTTP_ENDPOINTS);
-    // … and what the CDK API deploys: every route, a provider route once per webhook provider.
-    const deployed = synthesize({ bundle: false }).delivery.api.routeKeys;
-    const webhooks = PROVIDERS.filter((p) => p.descriptor.inbound === 'webhook').map((p) => p.descriptor.id);
-    const contract = deployedRoutes(webhooks).flatMap(({ path, methods }) =>
-      methods.map((m) => `${m} ${path}`),
-    );
-    expect(operations.sort()).toEqual([...new Set([...served, ...deployed, ...contract])].sort());
-    expect(operations).toEqual(
-      expect.arrayContaining([
-        'GET /v1/notices',
-        'POST /v1/notices/{noticeId}/channels/{channel}/resolution',
-        'POST /v1/notices/{noticeId}/cancel',
-        'GET /v1/openapi.json',
-      ]),
-    );
-  }, 120_000);
 
   it('is what GET /v1/openapi.json serves', async () => {
     const h = harness();

@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
+import { requireIntegrationTier } from './tier.ts';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -30,6 +31,7 @@ export interface Browser {
 
 /** Fails loudly when Chromium is missing: a browser test that silently skips proves nothing. */
 export async function launchBrowser(): Promise<Browser> {
+  requireIntegrationTier('A browser');
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(
       `no Chromium at ${CHROMIUM_PATH}: apt-get install chromium (see .ci/run) or set CHROMIUM_PATH`,

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
+import { requireIntegrationTier } from './tier.ts';
 
 /** A client for the DynamoDB Local started (or reused) by the global setup. */
 export function ddbClient(): DynamoDBClient {
+  requireIntegrationTier('DynamoDB Local');
   return new DynamoDBClient({
     endpoint: inject('ddbEndpoint'),
     region: 'us-east-1',

@@ -4,6 +4,7 @@ import { decideClaim, planOutcome } from '../../lambdas/domain/attempt.ts';
 import type { Intent } from '../../lambdas/domain/intent.ts';
 import { planCancel, planResolution, type ResolutionOutcome } from '../../lambdas/domain/operator-actions.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
+import { priorityOf } from '../../lambdas/domain/priority.ts';
 import {
   canTransition,
   ESCALATING_FAILURES,
@@ -369,4 +370,20 @@ export async function runSuppressionSequence(
 function strip(record: SuppressionRecord): SuppressionRecord {
   const { code, ...rest } = record;
   return code === undefined ? rest : { ...rest, code };
+}
+
+/**
+ * A row keeps its priority through a store: stored and read back; a row without one is
+ * standard. Run on the memory store (fast tier) and on DynamoDB Local (integration tier).
+ */
+export async function assertPriorityKept(store: LedgerStore): Promise<void> {
+  const critical = { ...newIntent({ channel: 'sms' }), priority: 'critical' as const };
+  const plain = newIntent({ channel: 'sms' });
+  await store.reserve(critical);
+  await store.reserve(plain);
+  const read = await store.get(critical.noticeId, 'sms');
+  expect(read?.priority).toBe('critical');
+  const old = await store.get(plain.noticeId, 'sms');
+  expect(old?.priority).toBeUndefined();
+  expect(old && priorityOf(old)).toBe('standard');
 }

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { freePort } from '../../local/process-utils.ts';
 import { uniqueTableName } from './dynamodb.ts';
+import { requireIntegrationTier } from './tier.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const READY_LINE = 'notice-ledger local stack ready';
@@ -134,6 +135,7 @@ const STACK_VARIABLES =
   /^(AWS_ENDPOINT_URL|TWILIO_|LEDGER_|PORT$|PUBLIC_BASE_URL$|EMAIL_|SMS_|SES_|FINGERPRINT_KEY|ENVELOPE_|PROVIDER_TIMEOUT_MS$|SEND_LEASE_MS$|RECONCILE_INTERVAL_MS$|UNKNOWN_GRACE_MS$|RETRY_|MAX_ATTEMPTS$|NOTICE_DEFAULT_DEADLINE_MS$|SCHEDULE|LOCAL_|UNKNOWN_POLICY$|CRASH_POINT|OPEN_INDEX_SHARDS$|RETENTION_DAYS$|ESCALATION_|RATE_BUDGET_)/;
 
 export async function startStackProcess(options: StackProcessOptions = {}): Promise<StackProcess> {
+  requireIntegrationTier('A child stack');
   installExitHook();
   const mode = options.dynamodb ?? 'shared';
   const dataDir = options.dataDir ?? (await makeDataDir());

@@ -2,11 +2,13 @@ import type { AddressInfo } from 'node:net';
 import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createSqsServer } from 'local-aws-sqs';
 import { afterAll, beforeAll } from 'vitest';
+import { requireIntegrationTier } from './tier.ts';
 
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /** local-aws-sqs in this process on a free 127.0.0.1 port. */
 export async function startSqs(): Promise<{ endpoint: string; close(): Promise<void> }> {
+  requireIntegrationTier('Local SQS');
   const server = await createSqsServer({ port: 0, hostname: '127.0.0.1' });
   const { port } = server.address() as AddressInfo;
   return {

@@ -3,6 +3,7 @@ import { type App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { cdkJsonContext, createNoticeLedgerApp, type NoticeLedgerStacks } from '../../lib/app.ts';
+import { requireIntegrationTier } from '../helpers/tier.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -22,6 +23,8 @@ export interface Synthesized extends NoticeLedgerStacks {
 export function synthesize(
   options: { settings?: Record<string, unknown>; bundle?: boolean } = {},
 ): Synthesized {
+  // 10–30 s on a loaded 2-core machine: the fast tier never builds the app.
+  requireIntegrationTier('The CDK app');
   const stacks = createNoticeLedgerApp({
     settings: options.settings ?? {},
     compliance: false,

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSesClient, SesEmailTransport } from '../../lambdas/providers/ses/transport.ts';
 import { type FaultProxy, startFaultProxy } from '../../local/fault-proxy.ts';
 import { clearSesStore, readSesStore, startSesLocal } from '../../local/ses/server.ts';
@@ -52,7 +52,11 @@ describe('fault proxy in front of aws-ses-v2-local', () => {
     proxy.queue.push({ kind: 'timeout_before_accept', delayMs: 800 });
     expect(await transport.send(message(4))).toMatchObject({ kind: 'ambiguous' });
 
-    await new Promise((r) => setTimeout(r, 1000));
+    // Every fault played out: 3's held answer was given up on, 4 was held and dropped.
+    await vi.waitFor(() => expect(proxy.counters.settled).toBe(proxy.counters.requests), {
+      timeout: 5_000,
+      interval: 20,
+    });
     const subjects = (await readSesStore(ses.endpoint)).map((e) => e.subject).sort();
     // 1 passed, 3 was accepted although the caller timed out; 2 and 4 never reached SES.
     expect(subjects).toEqual(['s1', 's3']);

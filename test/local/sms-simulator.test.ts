@@ -382,7 +382,11 @@ describe('SMS simulator: fault controls over HTTP', () => {
         interval: 10,
       });
       expect(received[0]?.params.ErrorCode).toBe('30006');
-      expect(sim.messages()[0]?.callbacks).toEqual([{ status: 'failed', httpStatus: 200 }]);
+      // The simulator records the callback once its answer is back, after the receiver saw it.
+      await vi.waitFor(
+        () => expect(sim.messages()[0]?.callbacks).toEqual([{ status: 'failed', httpStatus: 200 }]),
+        { timeout: 5_000, interval: 10 },
+      );
     });
   });
 });

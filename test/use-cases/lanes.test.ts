@@ -1,15 +1,9 @@
-import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import {
-  intentMessageBody,
-  laneTarget,
-  SqsIntentQueue,
-} from '../../lambdas/adapters/sqs/sqs-intent-queue.ts';
+import { intentMessageBody, laneTarget } from '../../lambdas/adapters/sqs/sqs-intent-queue.ts';
 import { parseIntentMessage } from '../../lambdas/edge/intent-message.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { EXAMPLE_REQUEST, fakeWorld } from '../helpers/fakes.ts';
-import { drain, useLocalSqs } from '../helpers/sqs.ts';
 
 const ref = { noticeId: 'ntc_aaaaaaaaaaaaaaaaaaaaaaaaaa', channel: 'sms' } as const;
 
@@ -49,31 +43,6 @@ describe('lanes: where a reference waits (docs/architecture.md §11)', () => {
       noticeId: result.noticeId,
       channel: 'sms',
       priority: 'critical',
-    });
-  });
-
-  describe('on local SQS', () => {
-    const client = useLocalSqs();
-
-    it('one enqueue of mixed lanes sends each reference to its lane queue', async () => {
-      const url = async (name: string) =>
-        (await client().send(new CreateQueueCommand({ QueueName: name }))).QueueUrl as string;
-      const [standard, critical] = [await url('lanes-sms'), await url('lanes-sms-critical')];
-      const queue = new SqsIntentQueue(client(), { sms: standard }, { sms: { critical } });
-      await queue.enqueue([
-        { ...ref, priority: 'critical' },
-        { ...ref, noticeId: 'ntc_bbbbbbbbbbbbbbbbbbbbbbbbbb', priority: 'bulk' },
-        { ...ref, noticeId: 'ntc_cccccccccccccccccccccccccc' },
-      ]);
-      const inCritical = await drain(client(), critical, 3_000, 1);
-      const inStandard = await drain(client(), standard, 3_000, 2);
-      expect(inCritical.map((m) => parseIntentMessage(m.Body ?? '', 'sms'))).toEqual([
-        { ...ref, priority: 'critical' },
-      ]);
-      expect(inStandard.map((m) => parseIntentMessage(m.Body ?? '', 'sms').noticeId).sort()).toEqual([
-        'ntc_bbbbbbbbbbbbbbbbbbbbbbbbbb',
-        'ntc_cccccccccccccccccccccccccc',
-      ]);
     });
   });
 });

@@ -3,10 +3,11 @@
  * the registry, as a function would) and their simulators, on the in-memory ledger with the real
  * clock and short timings: End User Messaging SMS (events only), the Infrai-style gateway
  * (idempotent replay, provider suppression list, pulled events, the lag gauge), and the delivery
- * follow-up of rows whose final report never came (Twilio, callbacks off).
+ * follow-up of rows whose final report never came (Twilio, callbacks off). Where a test is about the
+ * ledger's time (leases, grace, deadlines, lag) the ledger runs on a manual clock the test moves;
+ * what the simulators do on their own is waited for as a condition, never slept for.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Channel } from '../../lambdas/domain/channel.ts';
 import { readConfig } from '../../lambdas/edge/config.ts';
 import type {
@@ -28,7 +29,7 @@ import { loadFacet } from '../../lambdas/wiring/providers.ts';
 import { type EumSimulator, startEumSimulator } from '../../local/eum-simulator/server.ts';
 import { type InfraiSimulator, startInfraiSimulator } from '../../local/infrai-simulator/server.ts';
 import { startSmsSimulator } from '../../local/sms-simulator/server.ts';
-import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld } from '../helpers/fakes.ts';
+import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ManualClock } from '../helpers/fakes.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -140,8 +141,14 @@ describe('AWS End User Messaging SMS', () => {
     expect(run.actions.lookup_undecidable).toBe(1);
     // A redelivered queue message leaves an unknown row alone.
     expect(await deliverIntent({ noticeId, channel: 'sms' }, w.deps)).toMatchObject({ kind: 'left' });
-    await sleep(60);
-    await feed();
+    // The simulator's events follow the acceptance `eventDelayMs` apart: fed as they appear.
+    await vi.waitFor(
+      async () => {
+        await feed();
+        expect((await w.store.get(noticeId, 'sms'))?.state).toBe('delivered');
+      },
+      { timeout: 5_000, interval: 20 },
+    );
     const row = await w.store.get(noticeId, 'sms');
     expect(row?.state).toBe('delivered');
     expect(row?.transitions.map((t) => t.reason)).toEqual([
@@ -257,6 +264,7 @@ describe('AWS End User Messaging SMS', () => {
 async function infraiWorld(
   poll = 50,
   leaseMs = 5_000,
+  clock: { now: () => number } = realClock,
 ): Promise<{ w: FakeWorld; sim: InfraiSimulator; status: ProviderStatus }> {
   const sim = await startInfraiSimulator();
   cleanups.push(() => sim.close());
@@ -278,6 +286,7 @@ async function infraiWorld(
     statuses: { infrai: status },
     channelProviders: { email: 'infrai', sms: 'infrai' },
     timing: { leaseMs },
+    clock,
   });
   return { w, sim, status };
 }
@@ -353,15 +362,21 @@ describe('Infrai-style gateway', () => {
 
   it('delivery and bounce reach the ledger by polling alone; ReconciliationLagSeconds shows a stopped poller', async () => {
     // A short lease: accepted rows are first looked at a lease after intake (their kept due time).
-    const { w, sim } = await infraiWorld(50, 100);
+    const clock = new ManualClock(Date.now());
+    const { w, sim } = await infraiWorld(50, 100, clock);
     const delivered = await notice(w, ['email']);
     const bounced = await notice(w, ['email'], { email: 'bounce.patient@example.com' });
     for (const noticeId of [delivered, bounced]) await deliverIntent({ noticeId, channel: 'email' }, w.deps);
+    // The gateway has its final events (`deliveryDelayMs` after acceptance, its own clock).
+    await vi.waitFor(() => expect(sim.messages().map((m) => m.state)).toEqual(['delivered', 'bounced']), {
+      timeout: 5_000,
+      interval: 10,
+    });
     // The poller stopped (a budget of 0 questions per run): the rows stay owed, the lag grows.
     const stopped = { ...w.deps, statusPullsPerRun: 0 };
-    await sleep(1_100);
+    clock.advance(1_100);
     const first = await reconcile(stopped);
-    await sleep(1_100);
+    clock.advance(1_100);
     const second = await reconcile(stopped);
     expect(first.reconciliationLagSeconds).toBeGreaterThanOrEqual(1);
     expect(second.reconciliationLagSeconds).toBeGreaterThan(first.reconciliationLagSeconds);
@@ -415,7 +430,9 @@ describe('delivery follow-up', () => {
     };
     const GRACE_MS = 400;
     const INTERVAL_MS = 150;
+    const clock = new ManualClock(Date.now());
     const w = world({
+      clock,
       transports: { sms },
       statuses: { twilio: counted },
       timing: { leaseMs: 100 },
@@ -429,24 +446,29 @@ describe('delivery follow-up', () => {
     expect(rows.every((row) => row?.state === 'accepted')).toBe(true);
     const lastAccepted = Math.max(...rows.map((row) => row?.transitions.at(-1)?.at ?? 0));
     expect(sim.faults.counters.callbacksSent).toBe(0);
+    // At the provider every message moves on to delivered by itself (`statusDelayMs` apart).
+    await vi.waitFor(() => expect(sim.messages().every((m) => m.status === 'delivered')).toBe(true), {
+      timeout: 5_000,
+      interval: 10,
+    });
     // The reconciler every INTERVAL_MS, as its schedule would run it, until every row is final.
     const runStarts: number[] = [];
     const allDelivered = async () =>
       (await Promise.all(ids.map(async (id) => (await w.store.get(id, 'sms'))?.state))).every(
         (s) => s === 'delivered',
       );
-    while (!(await allDelivered()) && Date.now() - lastAccepted < 20_000) {
-      runStarts.push(Date.now());
+    while (!(await allDelivered()) && clock.now() - lastAccepted < 20_000) {
+      runStarts.push(clock.now());
       await reconcile(w.deps);
       if (await allDelivered()) break;
-      await sleep(INTERVAL_MS);
+      clock.advance(INTERVAL_MS);
     }
     expect(await allDelivered()).toBe(true);
     // Within the grace plus one reconciler interval: every row was settled by the first run that
     // started once the grace had passed (runs are INTERVAL_MS apart), not by any later one.
     const afterGrace = runStarts.filter((at) => at >= lastAccepted + GRACE_MS);
     expect(afterGrace).toHaveLength(1);
-    // (Wall-clock slack for a loaded machine: the count above is the deterministic part.)
+    // (The slack dates from a wall clock; on the manual clock the first run past grace is 50 ms late.)
     expect((afterGrace[0] ?? 0) - (lastAccepted + GRACE_MS)).toBeLessThanOrEqual(INTERVAL_MS + 1_000);
     const perRow = [...pulls.values()];
     expect(perRow).toHaveLength(50);
@@ -459,10 +481,11 @@ describe('delivery follow-up', () => {
   });
 
   it('an events-only row waits in the index, gauged, then ends delivery_unconfirmed (not a failure)', async () => {
-    const w = world({ followUp: { graceMs: 100, deadlineMs: 1_200 }, timing: { leaseMs: 50 } });
+    const clock = new ManualClock(Date.now());
+    const w = world({ followUp: { graceMs: 100, deadlineMs: 1_200 }, timing: { leaseMs: 50 }, clock });
     const noticeId = await notice(w, ['email']);
     await deliverIntent({ noticeId, channel: 'email' }, w.deps);
-    await sleep(60);
+    clock.advance(60);
     const waiting = await reconcile(w.deps);
     expect(waiting.actions.follow_up_wait).toBe(1);
     expect(waiting.awaitingReport).toBe(1);
@@ -474,7 +497,7 @@ describe('delivery follow-up', () => {
     const listed = await listUnresolved({ limit: 10 }, w.deps);
     expect(listed.items.map((item) => [item.noticeId, item.state])).toEqual([[pending, 'reserved']]);
     expect(await listUnresolved({ state: 'accepted' as never, limit: 10 }, w.deps)).toEqual({ items: [] });
-    await sleep(1_250);
+    clock.advance(1_250);
     const gauged = await reconcile(w.deps);
     expect(gauged.actions.follow_up_unconfirmed).toBe(1);
     const row = await w.store.get(noticeId, 'email');

@@ -44,7 +44,7 @@ interface Route<R> {
 /**
  * The function's routes from the contract, each method bound to its endpoint. A contract route
  * without an endpoint, or an endpoint for no contract route, is a programming error caught when
- * the module loads (and by test/architecture/routes.test.ts).
+ * the module loads (and by test/infra/routes.test.ts).
  */
 export function bindRoutes<R>(
   fn: RouteFunction,

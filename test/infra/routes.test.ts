@@ -5,10 +5,12 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { findRoute, type HttpMethod, ROUTES, routeKey } from '../../lambdas/contract/routes.ts';
+import { openApiDocument } from '../../lambdas/handlers/http/openapi.ts';
 import { bindRoutes, HTTP_ENDPOINTS } from '../../lambdas/handlers/http/router.ts';
+import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { deployedRoutes } from '../../lib/constructs/intake-api.ts';
 import { CONSOLE_ROUTES, isConsolePath } from '../../local/console.ts';
-import { logicalId, type Synthesized, synthesize } from '../infra/synth.ts';
+import { logicalId, type Synthesized, synthesize } from './synth.ts';
 
 let synth: Synthesized;
 /** route key → logical id of the function its integration invokes. */
@@ -80,4 +82,32 @@ describe('routes: one table for the routers, the CDK API and the local gateway',
     // And no contract route is taken by the console.
     for (const r of ROUTES) expect(isConsolePath(r.path.replace(/\{[^}]+\}/g, 'x')), r.path).toBe(false);
   });
+});
+
+// The document's half of the same table (the rest of its checks: test/edge/openapi.test.ts).
+describe('docs/openapi.json', () => {
+  it('describes every route the routers serve and the CDK API deploys, and no other', () => {
+    const operations = Object.entries(openApiDocument().paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((key) => key !== 'parameters')
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    // What the http function serves (its endpoints are bound to the contract when it loads) …
+    const served = Object.keys(HTTP_ENDPOINTS);
+    // … and what the CDK API deploys: every route, a provider route once per webhook provider.
+    const deployed = synthesize({ bundle: false }).delivery.api.routeKeys;
+    const webhooks = PROVIDERS.filter((p) => p.descriptor.inbound === 'webhook').map((p) => p.descriptor.id);
+    const contract = deployedRoutes(webhooks).flatMap(({ path, methods }) =>
+      methods.map((m) => `${m} ${path}`),
+    );
+    expect(operations.sort()).toEqual([...new Set([...served, ...deployed, ...contract])].sort());
+    expect(operations).toEqual(
+      expect.arrayContaining([
+        'GET /v1/notices',
+        'POST /v1/notices/{noticeId}/channels/{channel}/resolution',
+        'POST /v1/notices/{noticeId}/cancel',
+        'GET /v1/openapi.json',
+      ]),
+    );
+  }, 120_000);
 });
