@@ -17,5 +17,10 @@ export interface SendGate {
   throttled(channel: Channel, untilMs: number): Promise<void>;
   /** The provider needs a person (our account): hold the channel until `untilMs`, pace untouched. */
   hold(channel: Channel, untilMs: number, reason: string): Promise<void>;
+  /**
+   * A call for `channel` was accepted. No gate reacts to it since the per-process pace went (issue
+   * 20): the rate budget paces by the known rate. Kept for deliver-intent.ts's call until the one
+   * delivery pipeline replaces it; then this goes.
+   */
   accepted(channel: Channel): void;
 }

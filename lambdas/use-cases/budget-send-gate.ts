@@ -116,7 +116,7 @@ export class BudgetSendGate implements SendGate {
     return this.options.holds.hold(channel, untilMs, reason);
   }
 
-  accepted(channel: Channel): void {
-    this.options.holds.accepted(channel);
+  accepted(_channel: Channel): void {
+    // Nothing to learn from a success: the rate is known, and a 429 is a hold.
   }
 }

@@ -45,7 +45,6 @@ export async function buildSenderRuntime(
       : 1;
   const clients = buildAwsClients();
   const worker = await buildWorkerDependencies(config, clients);
-  const rate = config[CHANNEL_SETTINGS[channel].sendRate];
   return {
     config,
     channel,
@@ -56,7 +55,7 @@ export async function buildSenderRuntime(
       transports: { [channel]: transport },
       workerId: workerIdOf(),
       operatorHoldMs: config.OPERATOR_HOLD_MS,
-      gate: buildSendGate(channel, config, worker.store, rate, clients.dynamodb),
+      gate: buildSendGate(channel, config, worker.store, clients.dynamodb),
     },
   };
 }

@@ -3,10 +3,10 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import type { z } from 'zod';
 import type { ProviderChannel, ProviderDescriptor } from '../../lambdas/contract/providers.ts';
 import type { NoticeLedgerConfig } from '../config.ts';
 import type { NoticeFunction } from '../constructs/notice-function.ts';
+import type { BindingSettings } from './binding-settings.ts';
 
 /**
  * A provider's CDK binding (docs/architecture.md §"Provider modules"): its deployment settings,
@@ -17,7 +17,7 @@ import type { NoticeFunction } from '../constructs/notice-function.ts';
  */
 export interface ProviderBinding {
   readonly descriptor: ProviderDescriptor;
-  /** Its deployment settings (deploy/settings.json keys): documented defaults and their schema. */
+  /** Its deployment settings (deploy/settings.json keys): ./binding-settings.ts `providerSettings`. */
   readonly settings: BindingSettings;
   /** Stateful stack: what must outlive compute redeploys. */
   stateful?(scope: Construct, context: StatefulContext): ProviderResources;
@@ -27,11 +27,7 @@ export interface ProviderBinding {
   readonly acceptedWarnings?: readonly string[];
 }
 
-export interface BindingSettings {
-  readonly defaults: Readonly<Record<string, unknown>>;
-  /** One schema per key (merged into the settings schema of lib/config.ts). */
-  readonly shape: Readonly<Record<string, z.ZodType>>;
-}
+export type { BindingSettings };
 
 export interface StatefulContext {
   readonly config: NoticeLedgerConfig;
