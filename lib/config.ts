@@ -100,45 +100,56 @@ function defaultProvider(channel: ProviderChannel): string {
 
 /**
  * Deployment-only settings: they shape the infrastructure (where, how many, how long, alarms) and
- * never reach a function as a variable. Documented defaults (docs/deploy.md "Configure").
+ * never reach a function as a variable. Defaults here, meanings in {@link DEPLOYMENT_ONLY_MEANINGS}
+ * (docs/deploy.md "Configure" and docs/configuration.md list both).
  */
 export const DEPLOYMENT_ONLY_DEFAULTS = {
-  /**
-   * Account and Region to deploy to, set together; '' → the CDK CLI's (credentials and profile
-   * Region, passed to the app as CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION).
-   */
   account: '',
   region: '',
-  /** Prefix of stack names and of derived resource names (schedule group, configuration set). */
   stackPrefix: 'NoticeLedger',
-  /** E-mail address subscribed to the alarm topic; '' → no subscription. */
   alarmEmail: '',
-  /** SQS event-source maximum concurrency (2–1000) per channel: the coarse provider cap. */
   emailMaxConcurrency: 5,
   smsMaxConcurrency: 2,
-  /** Records per sender invocation; processed in parallel, each with its own provider call. */
   emailBatchSize: 10,
   smsBatchSize: 5,
-  /** CloudWatch Logs retention of every function and of the API access log. */
   logRetentionDays: 90,
-  /** Default stage throttle of the HTTP API (requests per second, burst). */
   apiThrottleRateLimit: 50,
   apiThrottleBurstLimit: 100,
-  /** Throttle of each unauthenticated provider webhook route (`POST /v1/provider-events/<id>`). */
   providerCallbackRateLimit: 20,
   providerCallbackBurstLimit: 40,
-  /** Memory of every function (MB). */
   memorySize: 512,
-  /** Alarm when the oldest unresolved intent is older than this (seconds). */
   oldestUnresolvedAlarmSeconds: 3_600,
-  /** Alarm when a channel queue's oldest message is older than this (seconds). */
   queueAgeAlarmSeconds: 900,
-  /**
-   * Reserved concurrency per function, e.g. `{ "reconciler": 1 }`. Unset by default: an account
-   * must keep 100 unreserved executions, so new accounts (limit 10) cannot reserve any.
-   */
   reservedConcurrency: {} as Partial<Record<FunctionName, number>>,
 } as const;
+
+export const DEPLOYMENT_ONLY_MEANINGS: Readonly<Record<keyof typeof DEPLOYMENT_ONLY_DEFAULTS, string>> = {
+  account:
+    "account to deploy to, set together with region; '' → the CDK CLI's (credentials and profile Region, " +
+    'passed to the app as CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION)',
+  region: 'Region to deploy to, set together with account',
+  stackPrefix:
+    'prefix of stack names and (kebab-case) of derived resource names (schedule group, configuration sets)',
+  alarmEmail: "e-mail address subscribed to the alarm topic; '' → no subscription",
+  emailMaxConcurrency:
+    "SQS event-source maximum concurrency (2–1000) of each e-mail lane: the coarse provider cap; with a known rate the standard and bulk lanes' are derived from the rate, never above this",
+  smsMaxConcurrency: 'the same for the SMS lanes',
+  emailBatchSize:
+    'records per e-mail sender invocation, processed in parallel (a batching provider gets EMAIL_BATCH_MAX instead)',
+  smsBatchSize: 'records per SMS sender invocation, processed in parallel',
+  logRetentionDays: 'CloudWatch Logs retention of every function and of the API access log',
+  apiThrottleRateLimit: 'default stage throttle of the HTTP API (requests per second)',
+  apiThrottleBurstLimit: 'default stage throttle of the HTTP API (burst)',
+  providerCallbackRateLimit:
+    'throttle of each unauthenticated provider webhook route (`POST /v1/provider-events/<id>`)',
+  providerCallbackBurstLimit: 'burst of each provider webhook route',
+  memorySize: 'memory of every function (MB)',
+  oldestUnresolvedAlarmSeconds: 'alarm when the oldest unresolved intent is older than this (seconds)',
+  queueAgeAlarmSeconds: "alarm when a queue's oldest message is older than this (seconds)",
+  reservedConcurrency:
+    'reserved concurrency per function, e.g. `{ "reconciler": 1 }` (keys: http, sendEmail, sendSms, reconciler, ' +
+    'providerEvents); unset by default: an account must keep 100 unreserved executions, so new accounts cannot reserve any',
+};
 
 /**
  * Every setting's default: the operator's runtime settings (under their deployment keys:

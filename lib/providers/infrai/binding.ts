@@ -40,7 +40,7 @@ const settings = providerSettings(
     INFRAI_EVENT_POLL_MS: {
       default: 60_000,
       schema: z.number().int().min(60_000).max(3_600_000),
-      note: 'a deployment: 60000–3600000, at least a reconciler period',
+      note: '60000–3600000, at least a reconciler period',
     },
   },
   {

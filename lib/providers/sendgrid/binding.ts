@@ -29,7 +29,7 @@ const settings = providerSettings(descriptor, {
       .trim()
       .regex(/^https:\/\/[^\s/]+$/, 'an https origin'),
   },
-  SENDGRID_EMAIL_ACTIVITY: { default: false, schema: z.boolean(), note: 'a deployment: a JSON boolean' },
+  SENDGRID_EMAIL_ACTIVITY: { default: false, schema: z.boolean(), note: 'a JSON boolean' },
 });
 
 type SendGridSettings = BoundSettings<typeof settings>;
