@@ -29,12 +29,16 @@ export const CONFIGURATION_DOC = join(import.meta.dirname, '..', 'docs', 'config
 const code = (value: string) => `\`${value}\``;
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-function row(cells: readonly string[]): string {
-  return `| ${cells.map(cell).join(' | ')} |`;
-}
+const width = (text: string) => [...text].length;
 
+/** A table as the repository's formatter (biome) lays it out: every column padded to its widest cell. */
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  return [row(header), row(header.map(() => '---')), ...rows.map(row)];
+  const body = [header, ...rows].map((cells) => cells.map(cell));
+  const widths = header.map((_, k) => Math.max(3, ...body.map((cells) => width(cells[k] ?? ''))));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((c, k) => c + ' '.repeat((widths[k] as number) - width(c))).join(' | ')} |`;
+  const [head, ...rest] = body as [string[], ...string[][]];
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rest.map(line)];
 }
 
 /** A JSON-ish value as the settings file or the environment would carry it. */

@@ -20,7 +20,7 @@ function section(title: string): string {
 /** The first cells (`NAME`) of a section's table rows. */
 function listed(text: string, column = 0): string[] {
   return [...text.matchAll(/^\| (.*) \|$/gm)]
-    .map((m) => (m[1] as string).split(' | ')[column] as string)
+    .map((m) => ((m[1] as string).split(' | ')[column] as string).trim())
     .flatMap((c) => [...c.matchAll(/^`([^`]+)`$/g)].map((n) => n[1] as string));
 }
 
@@ -37,7 +37,7 @@ describe('docs/configuration.md', () => {
     const keys = listed(section('Operator choices'), 1);
     expect(keys).toEqual(Object.keys(OPERATOR_SETTINGS).map(deployKeyOf));
     for (const key of keys) expect(key in SETTING_DEFAULTS, key).toBe(true);
-    expect(section('Stack wiring')).toContain('| variable | default | meaning |');
+    expect(section('Stack wiring')).toMatch(/^\| variable +\| default +\| meaning +\|$/m);
   });
 
   it('names every provider variable under its provider, every deploy key and every local variable', () => {
@@ -57,7 +57,7 @@ describe('docs/configuration.md', () => {
       [...committed.matchAll(/^\| (.*) \|$/gm)].flatMap((m) =>
         (m[1] as string)
           .split(' | ')
-          .flatMap((c) => [...c.matchAll(/^`([a-z][A-Za-z0-9]*)`$/g)].map((n) => n[1])),
+          .flatMap((c) => [...c.trim().matchAll(/^`([a-z][A-Za-z0-9]*)`$/g)].map((n) => n[1])),
       ),
     );
     for (const key of Object.keys(SETTING_DEFAULTS)) expect(keys.has(key), key).toBe(true);
