@@ -5,12 +5,12 @@
  * bench/results/scale-simulation.json.
  *
  * Reused, not copied: our senders gate through the real `SharedSendGate` (one gate item shared by
- * every instance) and pace through the real `BudgetSendGate` (lambdas/use-cases/), one per Lambda
- * instance, and decide retries with the real `decideRetry` (lambdas/domain/retry-policy.ts); the
- * baseline decides with bench/baseline/naive-policy.ts, the policy the live baseline runs. The
- * `ours` scenarios pace each instance at R / C (each its own budget clock, in memory): the
- * per-process pace the shared budget superseded (issue 20 removed it from the runtime; it stays
- * here as the comparison that shows why); the `budget` scenarios share one clock item.
+ * every instance), one per Lambda instance, and decide retries with the real `decideRetry`
+ * (lambdas/domain/retry-policy.ts); the baseline decides with bench/baseline/naive-policy.ts, the
+ * policy the live baseline runs. The `budget` scenarios pace through the real `BudgetSendGate`
+ * over one clock item; the `ours` scenarios through ./sim/per-process-pace.ts, the per-process
+ * pace (R / C per instance) the runtime had until issue 20, kept as the comparison that shows
+ * why the shared budget replaced it.
  *
  * `--linger-ms N`: the budget gate's `lingerMs` (the first caller of an idle lane waits N ms for
  * the others of its batch before booking); default 0.
@@ -36,6 +36,7 @@ import { NAIVE_POLICY, naiveDecision } from './baseline/naive-policy.ts';
 import { round } from './lib/stats.ts';
 import { figure } from './lib/svg.ts';
 import { exponential, Simulation, seededRandom } from './sim/kernel.ts';
+import { PerProcessPaceGate } from './sim/per-process-pace.ts';
 import { arrivals, type Bin, Ledger, type Message, Provider, Queue, recordBins } from './sim/world.ts';
 
 const HOUR_MS = 3_600_000;
@@ -45,8 +46,8 @@ const PER_INSTANCE_INLINE_WAIT_MS = 2_000;
 export interface Scenario {
   readonly name: string;
   /**
-   * ours: per-instance pace R / C (a BudgetSendGate per instance over its own clock, 2 s inline
-   * wait: the per-process pace the runtime had until issue 20); budget: the shared rate budget
+   * ours: per-instance pace R / C (./sim/per-process-pace.ts: the runtime's until issue 20);
+   * budget: the shared rate budget
    * (BudgetSendGate over one clock item, docs/architecture.md §11); naive: the baseline.
    */
   readonly dispatcher: 'ours' | 'budget' | 'naive';
@@ -338,6 +339,8 @@ export async function runScenario(
         : { kind: 'retryable', code: 'twilio_429', throttled: true, retryAfterMs: answer.retryAfterMs };
     if (outcome.kind === 'retryable') {
       await gate.throttled('sms', sim.now + (outcome.retryAfterMs ?? 1000)).catch(() => undefined);
+    } else {
+      gate.accepted('sms');
     }
     const now = sim.now;
     if (outcome.kind === 'accepted') {
@@ -429,15 +432,12 @@ export async function runScenario(
             sleep: sim.sleep,
             lingerMs: options.lingerMs ?? 0,
           })
-        : new BudgetSendGate({
+        : new PerProcessPaceGate({
             holds,
-            // This instance's own share, R / C, on a clock nobody else books from.
-            budget: new RateBudget(new MemoryRateClock(), {
-              sms: budgetRules(setup.providerRatePerSecond / scenario.concurrency),
-            }),
             clock,
-            sleep: sim.sleep,
+            ratePerSecond: setup.providerRatePerSecond / scenario.concurrency,
             maxInlineWaitMs: PER_INSTANCE_INLINE_WAIT_MS,
+            sleep: sim.sleep,
           });
     void index;
     for (;;) {
