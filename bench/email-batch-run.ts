@@ -5,8 +5,8 @@
  * notices sent by the local stack, each run on a fresh stack and table:
  * - single sends: `EMAIL_BATCH_MAX=1`, one `POST /emails` per email, ideal N/R;
  * - batches: `EMAIL_BATCH_MAX=100`, ideal N/(R × 100).
- * Our senders pace at the provider's rate (`EMAIL_SEND_RATE_PER_SECOND` = R: one admission per
- * provider call, whatever its size). Webhooks are off (as the SMS run's callbacks are), so every
+ * Our senders pace at the provider's rate (`EMAIL_SEND_RATE_PER_SECOND` = R, the channel's shared
+ * rate budget: one token per provider call, whatever its size). Webhooks are off (as the SMS run's callbacks are), so every
  * row ends `accepted` by the sender's own write.
  *
  * Two ways to start the clock:

@@ -56,7 +56,6 @@ export async function measureHappyPath(
     tableName,
     onConsumedCapacity: (operation, capacity) => {
       const key = operation.replace(/:.*/, '');
-      if (process.env.BENCH_TRACE) console.log(operation, JSON.stringify(capacity));
       requests[key] = (requests[key] ?? 0) + 1;
       if (WRITES.test(operation)) wcu += capacity?.CapacityUnits ?? 1;
       else rcu += capacity?.CapacityUnits ?? 0.5;

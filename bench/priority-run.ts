@@ -1,9 +1,9 @@
 /**
  * The `priority` scenario (docs/benchmarks.md, issue 15): a bulk burst of N SMS at a provider
  * capped at R/s, and one critical notice per second for as long as the burst lasts. Measured for
- * the stack with lanes and the shared rate budget, and for today's single lane (every priority
- * on the channel queue, per-process pace) side by side, each against a fresh stack and a reset
- * simulator:
+ * the stack with lanes and for one lane (every priority on the channel queue) side by side, both
+ * paced by the same shared rate budget (`SMS_SEND_RATE_PER_SECOND` = R), each against a fresh
+ * stack and a reset simulator:
  *
  * - criticalP99Seconds: trigger (the POST's start) → the `accepted` record, over the critical notices;
  * - bulkDrainSeconds: the first bulk POST → the last acceptance, against idealSeconds = (N + critical) / R;
@@ -51,9 +51,7 @@ export interface PriorityFigures {
 
 /** What each variant's stack is started with, beside the bench's common environment. */
 export function priorityStackEnv(variant: PriorityVariant, rate: number): Record<string, string> {
-  return variant === 'lanes'
-    ? { LOCAL_LANES: 'on', SMS_RATE_BUDGET_PER_SECOND: String(rate), SMS_SEND_RATE_PER_SECOND: '' }
-    : { LOCAL_LANES: 'off', SMS_RATE_BUDGET_PER_SECOND: '', SMS_SEND_RATE_PER_SECOND: String(rate) };
+  return { LOCAL_LANES: variant === 'lanes' ? 'on' : 'off', SMS_SEND_RATE_PER_SECOND: String(rate) };
 }
 
 const withPriority = (notices: BenchNotice[], priority: string): BenchNotice[] =>

@@ -5,7 +5,7 @@
  *   quick: N = 600 SMS notices, provider capped at R = 20/s   (about 2 minutes on 2 cores)
  *   full:  N = 3000, R = 25/s                                  (about 6 minutes)
  *   --notices N --rate R        override either
- *   --pace-factor F             our senders pace at F × R (default 1: the provider's own rate)
+ *   --pace-factor F             our senders' rate budget is F × R (default 1: the provider's own rate)
  *   --in-process                run the stack in this process instead of a child process
  *   --skip-cost / --skip-baseline / --skip-priority (also skips deadline risk)
  *   --only-priority             only the priority scenario (lanes against one lane); writes

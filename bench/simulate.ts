@@ -4,11 +4,16 @@
  * (about 4 minutes; name scenarios to run only those); writes docs/scale-simulation.svg and
  * bench/results/scale-simulation.json.
  *
- * Reused, not copied: our senders pace and gate through the real `SharedSendGate`
- * (lambdas/use-cases/shared-send-gate.ts, hence the token bucket and AIMD of
- * lambdas/domain/pacing.ts), one instance per Lambda instance sharing one gate item, and decide
- * retries with the real `decideRetry` (lambdas/domain/retry-policy.ts); the baseline decides with
- * bench/baseline/naive-policy.ts, the policy the live baseline runs.
+ * Reused, not copied: our senders gate through the real `SharedSendGate` (one gate item shared by
+ * every instance), one per Lambda instance, and decide retries with the real `decideRetry`
+ * (lambdas/domain/retry-policy.ts); the baseline decides with bench/baseline/naive-policy.ts, the
+ * policy the live baseline runs. The `budget` scenarios pace through the real `BudgetSendGate`
+ * over one clock item; the `ours` scenarios through ./sim/per-process-pace.ts, the per-process
+ * pace (R / C per instance) the runtime had until issue 20, kept as the comparison that shows
+ * why the shared budget replaced it.
+ *
+ * `--linger-ms N`: the budget gate's `lingerMs` (the first caller of an idle lane waits N ms for
+ * the others of its batch before booking); default 0.
  *
  * Modelled around them (stated in docs/benchmarks.md): arrivals, the provider's token bucket
  * and latency, SQS (long poll, DelaySeconds in whole seconds, visibility timeout, redrive to a
@@ -31,14 +36,21 @@ import { NAIVE_POLICY, naiveDecision } from './baseline/naive-policy.ts';
 import { round } from './lib/stats.ts';
 import { figure } from './lib/svg.ts';
 import { exponential, Simulation, seededRandom } from './sim/kernel.ts';
+import { PerProcessPaceGate } from './sim/per-process-pace.ts';
 import { arrivals, type Bin, Ledger, type Message, Provider, Queue, recordBins } from './sim/world.ts';
 
+/** A gate of the simulation: the real ones, or the model of the old per-process pace (it learns from acceptances). */
+type SimGate = SendGate & Partial<Pick<PerProcessPaceGate, 'accepted'>>;
+
 const HOUR_MS = 3_600_000;
+/** The per-process pace's inline wait (the runtime's default until issue 20). */
+const PER_INSTANCE_INLINE_WAIT_MS = 2_000;
 
 export interface Scenario {
   readonly name: string;
   /**
-   * ours: per-instance pace R / C (SharedSendGate); budget: the shared rate budget
+   * ours: per-instance pace R / C (./sim/per-process-pace.ts: the runtime's until issue 20);
+   * budget: the shared rate budget
    * (BudgetSendGate over one clock item, docs/architecture.md §11); naive: the baseline.
    */
   readonly dispatcher: 'ours' | 'budget' | 'naive';
@@ -203,7 +215,11 @@ const SENDING = 1;
 const RETRY = 2;
 const DONE = 3;
 
-export async function runScenario(setup: Setup, scenario: Scenario): Promise<ScenarioResult> {
+export async function runScenario(
+  setup: Setup,
+  scenario: Scenario,
+  options: { readonly lingerMs?: number } = {},
+): Promise<ScenarioResult> {
   const wall = Date.now();
   const sim = new Simulation();
   const random = seededRandom(setup.seed);
@@ -300,7 +316,7 @@ export async function runScenario(setup: Setup, scenario: Scenario): Promise<Sce
     read: (channel: Channel) => rateClockItem.read(channel),
   };
 
-  const ourRecord = async (gate: SendGate, message: Message): Promise<boolean> => {
+  const ourRecord = async (gate: SimGate, message: Message): Promise<boolean> => {
     const i = message.notice;
     await dynamo('read'); // the row, consistent
     const claimable = () =>
@@ -327,7 +343,7 @@ export async function runScenario(setup: Setup, scenario: Scenario): Promise<Sce
     if (outcome.kind === 'retryable') {
       await gate.throttled('sms', sim.now + (outcome.retryAfterMs ?? 1000)).catch(() => undefined);
     } else {
-      gate.accepted('sms');
+      gate.accepted?.('sms');
     }
     const now = sim.now;
     if (outcome.kind === 'accepted') {
@@ -409,19 +425,21 @@ export async function runScenario(setup: Setup, scenario: Scenario): Promise<Sce
 
   // --- the event-source mapping: C instances, one batch each, records in parallel ------------
   const instance = async (index: number) => {
-    const gate: SendGate =
+    const holds = new SharedSendGate({ store: gateStore, clock, sleep: sim.sleep });
+    const gate: SimGate =
       scenario.dispatcher === 'budget'
         ? new BudgetSendGate({
-            holds: new SharedSendGate({ store: gateStore, clock, sleep: sim.sleep }),
+            holds,
             budget: new RateBudget(rateClock, { sms: budgetRules(setup.providerRatePerSecond) }),
             clock,
             sleep: sim.sleep,
-            lingerMs: Number(process.env.SIM_BUDGET_LINGER_MS ?? 0),
+            lingerMs: options.lingerMs ?? 0,
           })
-        : new SharedSendGate({
-            store: gateStore,
+        : new PerProcessPaceGate({
+            holds,
             clock,
-            ratePerSecond: { sms: setup.providerRatePerSecond / scenario.concurrency },
+            ratePerSecond: setup.providerRatePerSecond / scenario.concurrency,
+            maxInlineWaitMs: PER_INSTANCE_INLINE_WAIT_MS,
             sleep: sim.sleep,
           });
     void index;
@@ -512,30 +530,41 @@ export function plot(setup: Setup, results: readonly ScenarioResult[]): string {
       },
       { yLabel: 'unresolved notices', series: series((b) => b.unresolved) },
     ],
-    note: 'bench/simulate.ts: our senders run the real SharedSendGate and decideRetry, the naive ones bench/baseline/naive-policy.ts. (instances × batch); 10 s bins.',
+    note: 'bench/simulate.ts: our senders run the real SharedSendGate, BudgetSendGate and decideRetry, the naive ones bench/baseline/naive-policy.ts. (instances × batch); 10 s bins.',
   });
 }
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const scaleAt = args.indexOf('--scale');
-  const factor = scaleAt >= 0 ? Number(args[scaleAt + 1]) : 1;
+  const flagValue = (flag: string): string | undefined => {
+    const at = args.indexOf(flag);
+    return at >= 0 ? args[at + 1] : undefined;
+  };
+  const factor = Number(flagValue('--scale') ?? 1);
   if (!(factor > 0 && factor <= 1)) throw new Error('--scale takes a factor in (0, 1]');
-  const only = args.filter((_, k) => scaleAt < 0 || (k !== scaleAt && k !== scaleAt + 1));
+  const lingerMs = Number(flagValue('--linger-ms') ?? 0);
+  if (!(lingerMs >= 0)) throw new Error('--linger-ms takes a number of milliseconds ≥ 0');
+  const flagged = new Set(
+    ['--scale', '--linger-ms'].flatMap((flag) => {
+      const at = args.indexOf(flag);
+      return at >= 0 ? [at, at + 1] : [];
+    }),
+  );
+  const only = args.filter((_, k) => !flagged.has(k));
   const setup = scaled(SETUP, factor);
   const scenarios =
     only.length > 0 ? SCENARIOS.filter((s) => only.some((o) => s.name.includes(o))) : SCENARIOS;
   const results: ScenarioResult[] = [];
   for (const scenario of scenarios) {
     process.stderr.write(`[simulate] ${scenario.name} …\n`);
-    const result = await runScenario(setup, scenario);
+    const result = await runScenario(setup, scenario, { lingerMs });
     process.stderr.write(`[simulate]   ${JSON.stringify(result.summary)}\n`);
     results.push(result);
   }
   const root = fileURLToPath(new URL('../', import.meta.url));
   await mkdir(`${root}bench/results`, { recursive: true });
   // A partial or scaled run prints its table and writes nothing.
-  const complete = only.length === 0 && factor === 1;
+  const complete = only.length === 0 && factor === 1 && lingerMs === 0;
   if (complete)
     await writeFile(
       `${root}bench/results/scale-simulation.json`,

@@ -1,7 +1,8 @@
 /**
  * The throttle run against the local stack: a burst of N SMS notices through the HTTP API while
  * the Twilio simulator admits R sends/s (token bucket of R tokens refilled at R/s, 429 with a
- * whole-second Retry-After). Our dispatcher knows R (`SMS_SEND_RATE_PER_SECOND`, docs/architecture.md §4).
+ * whole-second Retry-After). Our dispatcher knows R (`SMS_SEND_RATE_PER_SECOND`, the channel's shared rate budget,
+ * docs/architecture.md §11).
  *
  * Measured:
  * - trigger = start of the batch POST that carried the notice; accepted = the `at` of the

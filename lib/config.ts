@@ -5,10 +5,15 @@ import { ConfigError } from '../lambdas/contract/config-error.ts';
 import { FUNCTION_NAMES, type FunctionName } from '../lambdas/contract/functions.ts';
 import type { ProviderChannel } from '../lambdas/contract/providers.ts';
 import {
+  CHANNEL_SETTINGS,
+  type DeployKeyOf,
+  deployKeyOf,
   INVARIANTS,
-  SETTINGS,
+  OPERATOR_SETTING_NAMES,
+  OPERATOR_SETTINGS,
+  type OperatorSettingName,
+  retiredNamesMessage,
   type Setting,
-  type SettingName,
   senderTimeoutMs,
 } from '../lambdas/contract/settings.ts';
 import { PROVIDER_BINDINGS } from './providers/registry.ts';
@@ -22,41 +27,68 @@ import { SETTINGS_FILE } from './settings-file.ts';
  * `lib/` reads settings or `process.env`: stacks and constructs receive a typed
  * {@link NoticeLedgerConfig}.
  *
- * Every key is optional; {@link SETTING_DEFAULTS} documents the defaults, docs/deploy.md lists
- * them (a test keeps the two in step). A key that is not a setting is an error, not ignored.
+ * One vocabulary: a key that sets a variable is that variable's name in camelCase
+ * (`EMAIL_BATCH_MAX` ↔ `emailBatchMax`), for the core settings (lambdas/contract/settings.ts) and
+ * the providers' (lib/providers/binding-settings.ts) alike. Every key is optional;
+ * {@link SETTING_DEFAULTS} documents the defaults, docs/deploy.md and docs/configuration.md list
+ * them (tests keep them in step). A key that is not a setting is an error, not ignored.
  */
 
 export { FUNCTION_NAMES, type FunctionName, SETTINGS_FILE };
 
 /**
- * Runtime settings a deployment chooses: the contract's settings that name a deployment key
- * (lambdas/contract/settings.ts), with their defaults and deployment ranges, written once there.
- * The delivery stack hands them to the functions under their runtime names.
+ * The operator's runtime settings (lambdas/contract/settings.ts `OPERATOR_SETTINGS`), each under
+ * its deployment key: the variable's name in camelCase (`deployKeyOf`), same unit, same meaning.
+ * Their defaults and ranges are written once there. Wiring settings (queue URLs, ARNs, the table)
+ * are never deployment settings: the stack sets them from the resources it creates.
  */
-const RUNTIME_SETTINGS = (Object.entries(SETTINGS) as [SettingName, Setting][]).filter(
-  (entry): entry is [SettingName, Setting & { deployKey: string }] =>
-    entry[1].deployKey !== undefined &&
-    (entry[1].kind === 'integer' || entry[1].kind === 'number' || entry[1].kind === 'enum'),
-);
+const OPERATOR_ENTRIES = OPERATOR_SETTING_NAMES.map((name) => {
+  const setting: Setting = OPERATOR_SETTINGS[name];
+  return { name, setting, key: deployKeyOf(name) };
+});
 
-function runtimeDefault(setting: Setting): unknown {
-  if (setting.kind === 'enum') return setting.default;
-  if (setting.kind === 'integer' || setting.kind === 'number') {
-    return setting.default === undefined ? undefined : setting.default / (setting.deployScale ?? 1);
+/** A provider id default: the module that declares itself the channel's default (its descriptor). */
+const PROVIDER_DEFAULTS: Partial<Record<OperatorSettingName, ProviderChannel>> = {
+  [CHANNEL_SETTINGS.email.provider]: 'email',
+  [CHANNEL_SETTINGS.sms.provider]: 'sms',
+};
+
+function deploymentDefault(name: OperatorSettingName, setting: Setting): unknown {
+  const channel = PROVIDER_DEFAULTS[name];
+  if (channel) return defaultProvider(channel);
+  switch (setting.kind) {
+    case 'integer':
+    case 'number':
+      return setting.deployDefault ?? setting.default;
+    case 'enum':
+      return setting.default;
+    case 'list':
+      return [];
+    default:
+      return setting.default ?? '';
   }
-  return undefined;
 }
 
-function runtimeSchema(setting: Setting): z.ZodType {
-  if (setting.kind === 'enum') return z.enum(setting.values as [string, ...string[]]);
-  if (setting.kind === 'integer' || setting.kind === 'number') {
-    const scale = setting.deployScale ?? 1;
-    const base = setting.kind === 'integer' ? z.number().int() : z.number();
-    return base
-      .min(Math.ceil((setting.deployMin ?? setting.min) / scale))
-      .max((setting.deployMax ?? setting.max) / scale);
+const text = z.string().trim();
+
+function deploymentSchema(setting: Setting): z.ZodType {
+  switch (setting.kind) {
+    case 'integer':
+    case 'number': {
+      const base = setting.kind === 'integer' ? z.number().int() : z.number();
+      const ranged = base.min(setting.deployMin ?? setting.min).max(setting.deployMax ?? setting.max);
+      return setting.deployMultipleOf ? ranged.multipleOf(setting.deployMultipleOf) : ranged;
+    }
+    case 'enum':
+      return z.enum(setting.values as [string, ...string[]]);
+    case 'list':
+      return z.array(text.min(1));
+    // A deployment's URLs are https (the local stack's are not, hence the runtime's looser check).
+    case 'url':
+      return text.regex(/^(https:\/\/[^\s/]+(\/[^\s]*)?)?$/, 'an https URL');
+    case 'text':
+      return text;
   }
-  return z.string();
 }
 
 /** The channel's default provider: the module that declares itself so (its descriptor). */
@@ -67,73 +99,69 @@ function defaultProvider(channel: ProviderChannel): string {
   return binding?.descriptor.id ?? '';
 }
 
-/** Documented defaults of every setting (see docs/deploy.md "Configure"). */
-export const CORE_SETTING_DEFAULTS = {
-  /**
-   * Account and Region to deploy to, set together; '' → the CDK CLI's (credentials and profile
-   * Region, passed to the app as CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION).
-   */
+/**
+ * Deployment-only settings: they shape the infrastructure (where, how many, how long, alarms) and
+ * never reach a function as a variable. Defaults here, meanings in {@link DEPLOYMENT_ONLY_MEANINGS}
+ * (docs/deploy.md "Configure" and docs/configuration.md list both).
+ */
+export const DEPLOYMENT_ONLY_DEFAULTS = {
   account: '',
   region: '',
-  /** Prefix of stack names and of derived resource names (schedule group, configuration set). */
   stackPrefix: 'NoticeLedger',
-  /** Provider of each channel (EMAIL_PROVIDER / SMS_PROVIDER): an id of lib/providers/registry.ts. */
-  emailProvider: defaultProvider('email'),
-  smsProvider: defaultProvider('sms'),
-  /**
-   * Providers no longer selected whose lookups and inbound events stay deployed while rows sent
-   * through them are open (RETAINED_PROVIDERS; docs/architecture.md "Switching providers").
-   */
-  retainedProviders: [] as string[],
-  /** E-mail address subscribed to the alarm topic; '' → no subscription. */
   alarmEmail: '',
-  /** Origin providers call back (custom domain); '' → the HTTP API's execute-api endpoint. */
-  publicBaseUrl: '',
-  /** SQS event-source maximum concurrency (2–1000) per channel: the coarse provider cap. */
   emailMaxConcurrency: 5,
   smsMaxConcurrency: 2,
-  /**
-   * Known provider send rate per channel (messages per second the account or sender number is
-   * allowed); 0 → no pacing (the shared throttle gate still reacts to 429s). It is the channel's
-   * shared rate budget (`<CHANNEL>_RATE_BUDGET_PER_SECOND`, docs/architecture.md §11): every sender
-   * instance books tokens from one item of the ledger table, so the rate holds whatever the
-   * maximum concurrency.
-   */
-  emailSendRatePerSecond: 0,
-  smsSendRatePerSecond: 0,
-  /** Records per sender invocation; processed in parallel, each with its own provider call. */
   emailBatchSize: 10,
   smsBatchSize: 5,
-  /** Days a terminal ledger row is kept before DynamoDB TTL removes it; 0 → kept forever. */
-  ledgerRetentionDays: 400,
-  /** CloudWatch Logs retention of every function and of the API access log. */
   logRetentionDays: 90,
-  /** Default stage throttle of the HTTP API (requests per second, burst). */
   apiThrottleRateLimit: 50,
   apiThrottleBurstLimit: 100,
-  /** Throttle of each unauthenticated provider webhook route (`POST /v1/provider-events/<id>`). */
   providerCallbackRateLimit: 20,
   providerCallbackBurstLimit: 40,
-  /** Memory of every function (MB). */
   memorySize: 512,
-  /** Alarm when the oldest unresolved intent is older than this (seconds). */
   oldestUnresolvedAlarmSeconds: 3_600,
-  /** Alarm when a channel queue's oldest message is older than this (seconds). */
   queueAgeAlarmSeconds: 900,
-  /**
-   * Reserved concurrency per function, e.g. `{ "reconciler": 1 }`. Unset by default: an account
-   * must keep 100 unreserved executions, so new accounts (limit 10) cannot reserve any.
-   */
   reservedConcurrency: {} as Partial<Record<FunctionName, number>>,
 } as const;
 
+export const DEPLOYMENT_ONLY_MEANINGS: Readonly<Record<keyof typeof DEPLOYMENT_ONLY_DEFAULTS, string>> = {
+  account:
+    "account to deploy to, set together with region; '' → the CDK CLI's (credentials and profile Region, " +
+    'passed to the app as CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION)',
+  region: 'Region to deploy to, set together with account',
+  stackPrefix:
+    'prefix of stack names and (kebab-case) of derived resource names (schedule group, configuration sets)',
+  alarmEmail: "e-mail address subscribed to the alarm topic; '' → no subscription",
+  emailMaxConcurrency:
+    "SQS event-source maximum concurrency (2–1000) of each e-mail lane: the coarse provider cap; with a known rate the standard and bulk lanes' are derived from the rate, never above this",
+  smsMaxConcurrency: 'the same for the SMS lanes',
+  emailBatchSize:
+    'records per e-mail sender invocation, processed in parallel (a batching provider gets EMAIL_BATCH_MAX instead)',
+  smsBatchSize: 'records per SMS sender invocation, processed in parallel',
+  logRetentionDays: 'CloudWatch Logs retention of every function and of the API access log',
+  apiThrottleRateLimit: 'default stage throttle of the HTTP API (requests per second)',
+  apiThrottleBurstLimit: 'default stage throttle of the HTTP API (burst)',
+  providerCallbackRateLimit:
+    'throttle of each unauthenticated provider webhook route (`POST /v1/provider-events/<id>`)',
+  providerCallbackBurstLimit: 'burst of each provider webhook route',
+  memorySize: 'memory of every function (MB)',
+  oldestUnresolvedAlarmSeconds: 'alarm when the oldest unresolved intent is older than this (seconds)',
+  queueAgeAlarmSeconds: "alarm when a queue's oldest message is older than this (seconds)",
+  reservedConcurrency:
+    'reserved concurrency per function, e.g. `{ "reconciler": 1 }` (keys: http, sendEmail, sendSms, reconciler, ' +
+    'providerEvents); unset by default: an account must keep 100 unreserved executions, so new accounts cannot reserve any',
+};
+
 /**
- * Every setting's default: the core ones above, the runtime ones from the contract (under their
- * deployment keys: `providerTimeoutMs` is PROVIDER_TIMEOUT_MS), and each provider binding's own.
+ * Every setting's default: the operator's runtime settings (under their deployment keys:
+ * `providerTimeoutMs` is PROVIDER_TIMEOUT_MS), the deployment-only ones above, and each provider
+ * binding's own (lib/providers/binding.ts).
  */
 export const SETTING_DEFAULTS: Readonly<Record<string, unknown>> = {
-  ...CORE_SETTING_DEFAULTS,
-  ...Object.fromEntries(RUNTIME_SETTINGS.map(([, setting]) => [setting.deployKey, runtimeDefault(setting)])),
+  ...Object.fromEntries(
+    OPERATOR_ENTRIES.map(({ name, setting, key }) => [key, deploymentDefault(name, setting)]),
+  ),
+  ...DEPLOYMENT_ONLY_DEFAULTS,
   ...Object.assign({}, ...PROVIDER_BINDINGS.map((b) => b.settings.defaults)),
 };
 
@@ -144,24 +172,16 @@ const VALID_LOG_RETENTION = new Set<number>(
 );
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
-const text = z.string().trim();
 
-const CORE_SHAPE = {
+const DEPLOYMENT_ONLY_SHAPE = {
   account: text.regex(/^(\d{12})?$/, 'a 12-digit account id, or empty'),
   region: text.regex(/^([a-z]{2}(-[a-z]+)+-\d+)?$/, 'a Region code such as eu-west-1, or empty'),
   stackPrefix: text.regex(/^[A-Za-z][A-Za-z0-9]{0,39}$/, 'letters and digits, starting with a letter'),
-  emailProvider: text,
-  smsProvider: text,
-  retainedProviders: z.array(text.min(1)),
   alarmEmail: text.regex(/^([^@\s]+@[^@\s]+\.[^@\s]+)?$/, 'an e-mail address, or empty'),
-  publicBaseUrl: text.regex(/^(https:\/\/[^\s/]+(\/[^\s]*)?)?$/, 'an https URL'),
   emailMaxConcurrency: int(2, 1000),
   smsMaxConcurrency: int(2, 1000),
-  emailSendRatePerSecond: z.number().min(0).max(100_000),
-  smsSendRatePerSecond: z.number().min(0).max(100_000),
   emailBatchSize: int(1, 100),
   smsBatchSize: int(1, 100),
-  ledgerRetentionDays: int(0, 36_500),
   logRetentionDays: z
     .number()
     .int()
@@ -174,15 +194,26 @@ const CORE_SHAPE = {
   oldestUnresolvedAlarmSeconds: int(60, 7 * 86_400),
   queueAgeAlarmSeconds: int(60, 14 * 86_400),
   reservedConcurrency: z.partialRecord(z.enum(FUNCTION_NAMES), int(1, 1000)),
+} satisfies Record<keyof typeof DEPLOYMENT_ONLY_DEFAULTS, z.ZodType>;
+
+type DeploymentOnlySettings = z.infer<z.ZodObject<typeof DEPLOYMENT_ONLY_SHAPE>>;
+
+/** The operator's runtime settings by deployment key, typed by the contract. */
+type OperatorSettings = {
+  readonly [N in OperatorSettingName as DeployKeyOf<N>]: (typeof OPERATOR_SETTINGS)[N] extends {
+    kind: 'integer' | 'number';
+  }
+    ? number
+    : (typeof OPERATOR_SETTINGS)[N] extends { kind: 'list' }
+      ? string[]
+      : string;
 };
 
-type CoreSettings = z.infer<z.ZodObject<typeof CORE_SHAPE>>;
-
-/** Core, runtime (from the contract) and provider settings; any other key is an error. */
+/** Operator, deployment-only and provider settings; any other key is an error. */
 const SettingsSchema = z
   .object({
-    ...CORE_SHAPE,
-    ...Object.fromEntries(RUNTIME_SETTINGS.map(([, setting]) => [setting.deployKey, runtimeSchema(setting)])),
+    ...Object.fromEntries(OPERATOR_ENTRIES.map(({ setting, key }) => [key, deploymentSchema(setting)])),
+    ...DEPLOYMENT_ONLY_SHAPE,
     ...Object.assign({}, ...PROVIDER_BINDINGS.map((b) => b.settings.shape)),
   })
   .strict();
@@ -190,7 +221,7 @@ const SettingsSchema = z
 export interface ChannelSettings {
   readonly maxConcurrency: number;
   readonly batchSize: number;
-  /** Provider rate (messages/s) the channel's senders share; undefined → unpaced. */
+  /** Provider rate (`<CHANNEL>_SEND_RATE_PER_SECOND`) the channel's senders share; undefined → no budget. */
   readonly sendRatePerSecond: number | undefined;
 }
 
@@ -210,8 +241,9 @@ export interface NoticeLedgerConfig {
   /** The parsed settings, for the provider bindings (lib/providers/binding.ts `bindingSettings`). */
   readonly settings: Readonly<Record<string, unknown>>;
   /**
-   * The runtime settings as the functions read them (`PROVIDER_TIMEOUT_MS` …), from the
-   * contract's names and each deployment key's value (× its scale).
+   * The operator's numeric and enum runtime settings as every function reads them
+   * (`PROVIDER_TIMEOUT_MS` …), each from its deployment key's value. The providers' choice and the
+   * public URL the stack sets itself (retained providers normalised; the API's own URL by default).
    */
   readonly runtimeEnvironment: Readonly<Record<string, string>>;
   readonly alarmEmail: string | undefined;
@@ -224,7 +256,7 @@ export interface NoticeLedgerConfig {
   readonly runtime: {
     readonly providerTimeoutMs: number;
     readonly sendLeaseMs: number;
-    readonly reconcileIntervalMinutes: number;
+    readonly reconcileIntervalMs: number;
   };
   readonly openIndexShards: number;
   readonly ledgerRetentionDays: number | undefined;
@@ -280,7 +312,9 @@ export function loadSettings(path: string, name = SETTINGS_FILE): Record<string,
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') {
     if (issue.path.length > 0) return `${issue.path.join('.')}: unexpected keys ${issue.keys.join(', ')}`;
-    return issue.keys.map((key) => `${key}: not a setting (docs/deploy.md lists them)`).join('; ');
+    return issue.keys
+      .map((key) => retiredNamesMessage([key]) ?? `${key}: not a setting (docs/deploy.md lists them)`)
+      .join('; ');
   }
   return `${issue.path.join('.')}: ${issue.message}`;
 }
@@ -303,15 +337,14 @@ export function readConfig(
   if (!parsed.success) {
     throw new ConfigError(`invalid ${source}: ${parsed.error.issues.map(describeIssue).join('; ')}`);
   }
-  // Runtime settings by deployment key are typed by the contract, not by this schema.
-  const c = parsed.data as unknown as CoreSettings & Readonly<Record<string, unknown>>;
+  const c = parsed.data as unknown as DeploymentOnlySettings &
+    OperatorSettings &
+    Readonly<Record<string, unknown>>;
   const resourcePrefix = kebab(c.stackPrefix);
   const runtimeEnvironment = Object.fromEntries(
-    RUNTIME_SETTINGS.map(([name, setting]) => {
-      const value = c[setting.deployKey] as number | string;
-      const scale = setting.kind === 'integer' || setting.kind === 'number' ? (setting.deployScale ?? 1) : 1;
-      return [name, String(typeof value === 'number' ? value * scale : value)];
-    }),
+    OPERATOR_ENTRIES.filter(
+      ({ setting }) => setting.kind !== 'text' && setting.kind !== 'url' && setting.kind !== 'list',
+    ).map(({ name, key }) => [name, String(c[key])]),
   );
   const timings = {
     PROVIDER_TIMEOUT_MS: Number(runtimeEnvironment.PROVIDER_TIMEOUT_MS),
@@ -331,6 +364,14 @@ export function readConfig(
   for (const rule of INVARIANTS) {
     if (!rule.holds(timings))
       throw new ConfigError(`invalid ${source}: ${deployWords(rule.message(timings))}`);
+  }
+  // A token waited for inside the invocation comes before the claim and the provider call.
+  const maxWaitMs = senderTimeoutSeconds * 1000 - timings.PROVIDER_TIMEOUT_MS - 5_000;
+  if (c.rateBudgetMaxWaitMs > maxWaitMs) {
+    throw new ConfigError(
+      `invalid ${source}: rateBudgetMaxWaitMs (${c.rateBudgetMaxWaitMs}) must leave the provider call room in ` +
+        `the sender timeout: at most ${maxWaitMs} (sender timeout − providerTimeoutMs − 5 s)`,
+    );
   }
   for (const channel of ['email', 'sms'] as const) {
     const reserved = c.reservedConcurrency[channel === 'email' ? 'sendEmail' : 'sendSms'];
@@ -372,9 +413,9 @@ export function readConfig(
     runtime: {
       providerTimeoutMs: timings.PROVIDER_TIMEOUT_MS,
       sendLeaseMs: timings.SEND_LEASE_MS,
-      reconcileIntervalMinutes: Number(runtimeEnvironment.RECONCILE_INTERVAL_MS) / 60_000,
+      reconcileIntervalMs: c.reconcileIntervalMs,
     },
-    openIndexShards: Number(runtimeEnvironment.OPEN_INDEX_SHARDS),
+    openIndexShards: c.openIndexShards,
     ledgerRetentionDays: c.ledgerRetentionDays > 0 ? c.ledgerRetentionDays : undefined,
     logRetention: c.logRetentionDays as RetentionDays,
     api: {
@@ -395,10 +436,9 @@ export function readConfig(
 
 /** A runtime invariant's message in deployment words (`SEND_LEASE_MS` → `sendLeaseMs`). */
 function deployWords(message: string): string {
-  return message.replace(/\b[A-Z][A-Z0-9_]+\b/g, (name) => {
-    const setting = (SETTINGS as Readonly<Record<string, Setting>>)[name];
-    return setting?.deployKey ?? name;
-  });
+  return message.replace(/\b[A-Z][A-Z0-9_]+\b/g, (name) =>
+    name in OPERATOR_SETTINGS ? deployKeyOf(name) : name,
+  );
 }
 
 /**

@@ -31,6 +31,7 @@ import { ledgerService } from './services/ledger.ts';
 import { ensureChannelQueue, type QueueInfo } from './services/queues.ts';
 import { SCHEDULER_ROLE_ARN, schedulerService } from './services/scheduler.ts';
 import { sqsService } from './services/sqs.ts';
+import { type LocalSettingName, localDefault } from './settings.ts';
 
 export type { QueueInfo };
 
@@ -65,9 +66,6 @@ export const READY_LINE = 'notice-ledger local stack ready';
 /** Written into the data dir on start (endpoints, pids; no secrets), removed on a clean stop. */
 export const STACK_STATE_FILE = 'local-stack.json';
 
-const DEFAULT_PORT = 3000;
-const DEFAULT_DATA_DIR = '.local/data';
-const DEFAULT_REGION = 'us-east-1';
 /** SQS's own ceiling for VisibilityTimeout. */
 const MAX_VISIBILITY_TIMEOUT_S = 43_200;
 const HTTP_DRAIN_MS = 5_000;
@@ -113,12 +111,12 @@ interface Plan {
 
 function plan(e: NodeJS.ProcessEnv): Plan {
   const port = parsePort(e.PORT);
-  const dataDir = resolve(e.LEDGER_DATA_DIR || DEFAULT_DATA_DIR);
-  const concurrency = parsePositiveInt(e.LOCAL_SQS_CONCURRENCY, 'LOCAL_SQS_CONCURRENCY', 2);
+  const dataDir = resolve(e.LEDGER_DATA_DIR || localDefault('LEDGER_DATA_DIR'));
+  const concurrency = parsePositiveInt(e.LOCAL_SQS_CONCURRENCY, 'LOCAL_SQS_CONCURRENCY');
   // The SDK needs a region and credentials even for local endpoints; none of these reach AWS.
-  e.AWS_REGION ||= DEFAULT_REGION;
-  e.AWS_ACCESS_KEY_ID ||= 'local';
-  e.AWS_SECRET_ACCESS_KEY ||= 'local';
+  e.AWS_REGION ||= localDefault('AWS_REGION');
+  e.AWS_ACCESS_KEY_ID ||= localDefault('AWS_ACCESS_KEY_ID');
+  e.AWS_SECRET_ACCESS_KEY ||= localDefault('AWS_SECRET_ACCESS_KEY');
   // An unknown EMAIL_PROVIDER / SMS_PROVIDER / RETAINED_PROVIDERS stops here, naming the variable.
   const config = readConfig(e);
   const providers = Object.fromEntries(
@@ -491,15 +489,15 @@ function processGroupId(): number | undefined {
 // --- helpers -----------------------------------------------------------------------------------
 
 function parsePort(value: string | undefined): number {
-  if (value === undefined || value === '') return DEFAULT_PORT;
+  if (value === undefined || value === '') return Number(localDefault('PORT'));
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new Error(`PORT must be 0–65535, got "${value}"`);
   return port;
 }
 
-function parsePositiveInt(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined || value === '') return fallback;
+function parsePositiveInt(value: string | undefined, name: LocalSettingName): number {
+  if (value === undefined || value === '') return Number(localDefault(name));
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${value}"`);
   return n;

@@ -2,11 +2,21 @@
  * The runtime settings every process reads from its environment, written once: name, kind,
  * default, range and meaning. Plain data (no zod, no imports outside lambdas/contract): the
  * runtime derives its parser from it (lambdas/edge/config.ts), the CDK derives its deployment
- * settings and the functions' environment from it (lib/config.ts), and the local stack reads the
- * same names (local/stack.ts). docs/architecture.md §"Configuration" explains the split.
+ * settings and the functions' environment from it (lib/config.ts), the local stack reads the same
+ * names (local/stack.ts), and docs/configuration.md is generated from it (bin/configuration-doc.ts).
+ * docs/architecture.md §"Configuration" explains the split.
+ *
+ * Two groups, one vocabulary:
+ * - {@link OPERATOR_SETTINGS}: what the operator of a deployment chooses. Each is a deployment
+ *   setting (deploy/settings.json) under its variable's name in camelCase, derived by
+ *   {@link deployKeyOf} and never written down twice: `EMAIL_BATCH_MAX` is `emailBatchMax`, in the
+ *   same unit.
+ * - {@link WIRING_SETTINGS}: what the stack wires (queues, the table, keys, roles, the bus). The
+ *   CDK sets them from the resources it creates and the local stack from the services it starts;
+ *   they are never deployment settings.
  *
  * Provider settings (the sender address, API credentials …) are not here: each provider module declares
- * its own in its descriptor (lambdas/providers/<id>/descriptor.ts).
+ * its own in its descriptor (lambdas/providers/<id>/descriptor.ts), under the same naming rule.
  */
 
 export type SettingKind = 'integer' | 'number' | 'enum' | 'text' | 'url' | 'list';
@@ -14,11 +24,6 @@ export type SettingKind = 'integer' | 'number' | 'enum' | 'text' | 'url' | 'list
 interface SettingBase {
   readonly kind: SettingKind;
   readonly description: string;
-  /**
-   * The CDK deployment setting that sets it (lib/config.ts), when the operator chooses it;
-   * absent: the stack sets it from a resource it creates (queue URLs, key ids) or leaves it unset.
-   */
-  readonly deployKey?: string;
 }
 
 export interface NumberSetting extends SettingBase {
@@ -30,8 +35,10 @@ export interface NumberSetting extends SettingBase {
   /** Stricter bounds a deployment must respect (production sanity); absent: `min`/`max`. */
   readonly deployMin?: number;
   readonly deployMax?: number;
-  /** A deployment setting in another unit: deployment value × scale = runtime value. */
-  readonly deployScale?: number;
+  /** A deployment's value must be a multiple of this (a schedule runs in whole minutes). */
+  readonly deployMultipleOf?: number;
+  /** A deployment's default where it differs from a process's (absent: `default`). */
+  readonly deployDefault?: number;
 }
 
 export interface EnumSetting extends SettingBase {
@@ -52,37 +59,33 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-export const SETTINGS = {
-  LEDGER_TABLE_NAME: {
-    kind: 'text',
-    default: 'notice-ledger',
-    description: 'the ledger table (created when missing by the local stack)',
-  },
-  EMAIL_QUEUE_URL: { kind: 'text', description: 'the email channel queue' },
-  SMS_QUEUE_URL: { kind: 'text', description: 'the sms channel queue' },
-  EMAIL_QUEUE_ARN: { kind: 'text', description: 'the email channel queue, as a Scheduler target' },
-  SMS_QUEUE_ARN: { kind: 'text', description: 'the sms channel queue, as a Scheduler target' },
+/**
+ * What the operator of a deployment chooses: providers, rates, deadlines, timeouts, policies.
+ * Deployment setting: {@link deployKeyOf} the name, same unit, same range (or the stricter
+ * `deployMin`/`deployMax`).
+ */
+export const OPERATOR_SETTINGS = {
   EMAIL_PROVIDER: {
     kind: 'text',
-    deployKey: 'emailProvider',
-    description: 'provider module of the email channel (an id of lambdas/providers/registry.ts)',
+    description:
+      "provider module of the email channel (an id of lambdas/providers/registry.ts); unset: the module that declares itself the channel's default",
   },
   SMS_PROVIDER: {
     kind: 'text',
-    deployKey: 'smsProvider',
-    description: 'provider module of the sms channel (an id of lambdas/providers/registry.ts)',
+    description:
+      "provider module of the sms channel (an id of lambdas/providers/registry.ts); unset: the module that declares itself the channel's default",
   },
   RETAINED_PROVIDERS: {
     kind: 'list',
-    deployKey: 'retainedProviders',
     description:
       'comma-separated ids of providers no longer selected whose lookups and inbound events stay active ' +
       'while rows sent through them are open',
   },
   PUBLIC_BASE_URL: {
     kind: 'url',
-    deployKey: 'publicBaseUrl',
-    description: 'the origin providers call back (webhook URLs, signature checks)',
+    description:
+      'the origin providers call back (webhook URLs, signature checks); unset: the API’s own URL (AWS: its ' +
+      'execute-api endpoint; local: http://127.0.0.1:$PORT)',
   },
   PROVIDER_TIMEOUT_MS: {
     kind: 'integer',
@@ -91,8 +94,8 @@ export const SETTINGS = {
     max: 10 * MINUTE,
     deployMin: SECOND,
     deployMax: MINUTE,
-    deployKey: 'providerTimeoutMs',
-    description: 'provider call timeout; expiry = ambiguous outcome (unknown)',
+    description:
+      'provider call timeout; expiry = ambiguous outcome (unknown); AWS: sender timeout = 2 × this + 10 s',
   },
   SEND_LEASE_MS: {
     kind: 'integer',
@@ -101,10 +104,9 @@ export const SETTINGS = {
     max: DAY,
     deployMin: 10 * SECOND,
     deployMax: HOUR,
-    deployKey: 'sendLeaseMs',
     description:
       'claim lease; an expired sending row becomes unknown; a reserved row unclaimed this long, or a ' +
-      'retry_scheduled row this long past due, is re-enqueued',
+      'retry_scheduled row this long past due, is re-enqueued; AWS: must exceed the sender timeout',
   },
   RECONCILE_INTERVAL_MS: {
     kind: 'integer',
@@ -113,9 +115,9 @@ export const SETTINGS = {
     max: HOUR,
     deployMin: MINUTE,
     deployMax: HOUR,
-    deployKey: 'reconcileIntervalMinutes',
-    deployScale: MINUTE,
-    description: 'reconciler period (and re-check period of unknown rows)',
+    deployMultipleOf: MINUTE,
+    description:
+      'reconciler period (and re-check period of unknown rows); AWS: whole minutes (a Scheduler rate)',
   },
   UNKNOWN_GRACE_MS: {
     kind: 'integer',
@@ -124,14 +126,12 @@ export const SETTINGS = {
     max: 30 * DAY,
     deployMin: MINUTE,
     deployMax: 7 * DAY,
-    deployKey: 'unknownGraceMs',
     description: 'how long unknown may wait for a provider answer before policy decides',
   },
   UNKNOWN_POLICY: {
     kind: 'enum',
     values: ['escalate', 'fail', 'resend'],
     default: 'escalate',
-    deployKey: 'unknownPolicy',
     description:
       'after the grace period without an answer: escalate (an escalation event; the row stays unknown, ' +
       'unresolved, until an operator resolves it or its deadline passes, then failed unknown_unresolved), ' +
@@ -144,7 +144,6 @@ export const SETTINGS = {
     max: DAY,
     deployMin: 100,
     deployMax: HOUR,
-    deployKey: 'retryBaseMs',
     description: 'backoff base (capped exponential with full jitter)',
   },
   RETRY_CAP_MS: {
@@ -154,7 +153,6 @@ export const SETTINGS = {
     max: 30 * DAY,
     deployMin: SECOND,
     deployMax: DAY,
-    deployKey: 'retryCapMs',
     description: 'backoff cap',
   },
   MAX_ATTEMPTS: {
@@ -162,7 +160,6 @@ export const SETTINGS = {
     default: 8,
     min: 1,
     max: 100,
-    deployKey: 'maxAttempts',
     description: 'provider attempts per (notice, channel), all counted',
   },
   NOTICE_DEFAULT_DEADLINE_MS: {
@@ -171,54 +168,24 @@ export const SETTINGS = {
     min: 1,
     max: 30 * DAY,
     deployMin: MINUTE,
-    deployKey: 'noticeDefaultDeadlineMs',
     description: 'deadline when a notice gives none',
-  },
-  FINGERPRINT_KEY: {
-    kind: 'text',
-    description: 'base64 of 32 bytes: HMAC key of destination fingerprints (local stack)',
-  },
-  FINGERPRINT_KEY_SECRET_ARN: {
-    kind: 'text',
-    description: 'AWS: Secrets Manager secret { "key": "<base64 of 32 bytes>" } (wins over FINGERPRINT_KEY)',
-  },
-  ENVELOPE_LOCAL_KEY: {
-    kind: 'text',
-    description: 'base64 of 32 bytes: AES-256-GCM key of send envelopes (local stack)',
-  },
-  ENVELOPE_KMS_KEY_ID: {
-    kind: 'text',
-    description: 'AWS: KMS key that wraps the envelope data keys (wins over ENVELOPE_LOCAL_KEY)',
-  },
-  SCHEDULE_GROUP_NAME: {
-    kind: 'text',
-    default: 'notice-ledger-retries',
-    description: 'EventBridge Scheduler group of retry schedules',
-  },
-  SCHEDULER_ROLE_ARN: { kind: 'text', description: 'role EventBridge Scheduler assumes to enqueue' },
-  ESCALATION_EVENT_BUS: {
-    kind: 'text',
-    description: 'EventBridge bus for escalations; unset: escalations are log lines',
-  },
-  EMAIL_SEND_RATE_PER_SECOND: {
-    kind: 'number',
-    min: Number.MIN_VALUE,
-    max: 100_000,
-    description: 'known email provider rate for this process (sends/s); unset: no pacing',
-  },
-  SMS_SEND_RATE_PER_SECOND: {
-    kind: 'number',
-    min: Number.MIN_VALUE,
-    max: 100_000,
-    description: 'known sms provider rate for this process (sends/s); unset: no pacing',
   },
   OPEN_INDEX_SHARDS: {
     kind: 'integer',
     default: 4,
     min: 1,
     max: 64,
-    deployKey: 'openIndexShards',
-    description: 'partitions of the open-intent index',
+    description: 'partitions of the open-intent index (do not change on a live table)',
+  },
+  LEDGER_RETENTION_DAYS: {
+    kind: 'integer',
+    default: 0,
+    deployDefault: 400,
+    min: 0,
+    max: 36_500,
+    description:
+      'days a terminal row is kept before DynamoDB TTL removes it; 0 keeps rows forever (the local ' +
+      'stack’s default; a deployment keeps them 400 days)',
   },
   // Delivery follow-up and operator holds (issue 13).
   DELIVERY_REPORT_GRACE_MS: {
@@ -228,7 +195,6 @@ export const SETTINGS = {
     max: DAY,
     deployMin: MINUTE,
     deployMax: DAY,
-    deployKey: 'deliveryReportGraceMs',
     description:
       'how long an accepted row may wait for its final delivery report before the reconciler asks the ' +
       "provider's status API (where it has one), then again on a doubling back-off",
@@ -240,7 +206,6 @@ export const SETTINGS = {
     max: 30 * DAY,
     deployMin: HOUR,
     deployMax: 30 * DAY,
-    deployKey: 'deliveryReportDeadlineMs',
     description:
       'how long after acceptance a final delivery report is waited for; then a delivery_unconfirmed fact ' +
       'is recorded (not a failure) and the row is no longer followed up',
@@ -251,7 +216,6 @@ export const SETTINGS = {
     min: 0,
     max: 10_000,
     deployMin: 1,
-    deployKey: 'statusPullsPerRun',
     description:
       'provider status questions per reconciler run (delivery follow-up and pulled events); a larger ' +
       'backlog is spread over the next runs, oldest first',
@@ -263,16 +227,9 @@ export const SETTINGS = {
     max: DAY,
     deployMin: MINUTE,
     deployMax: DAY,
-    deployKey: 'operatorHoldMs',
     description:
       'how long a channel is held after the provider answers that our account needs a person (spend ' +
       'limit, credit, key); the attempt is not counted and the row is escalated',
-  },
-  RETENTION_DAYS: {
-    kind: 'integer',
-    min: 1,
-    max: 36_500,
-    description: 'TTL (days) of terminal rows; unset keeps them',
   },
   // --- provider batch sends (issue 12) ----------------------------------------------------------
   EMAIL_BATCH_MAX: {
@@ -280,28 +237,66 @@ export const SETTINGS = {
     default: 100,
     min: 1,
     max: 1000,
-    deployKey: 'emailBatchMax',
     description:
       'most emails in one provider batch call where the email provider has one (capped by its own limit); ' +
       '1 turns batching off',
   },
-  // --- Lanes and the shared rate budget (issue 15, docs/architecture.md §11) -----------------
-  EMAIL_RATE_BUDGET_PER_SECOND: {
+  // --- The channel's rate: the shared rate budget (issue 15, docs/architecture.md §11) ---------
+  EMAIL_SEND_RATE_PER_SECOND: {
     kind: 'number',
-    min: Number.MIN_VALUE,
+    default: 0,
+    min: 0,
     max: 100_000,
     description:
-      "the email provider's whole rate (sends/s), shared by every sender instance through the ledger " +
-      "table's budget item; unset: EMAIL_SEND_RATE_PER_SECOND's per-process pace",
+      "the email provider's rate (calls/s: the account's send rate or the API's request limit), shared by every " +
+      "sender instance through the ledger table's budget item, so it holds at any concurrency; also the " +
+      'rate of the deadline-risk estimates and of the lower lanes’ caps; 0: no budget (only the throttle gate)',
   },
-  SMS_RATE_BUDGET_PER_SECOND: {
+  SMS_SEND_RATE_PER_SECOND: {
     kind: 'number',
-    min: Number.MIN_VALUE,
+    default: 0,
+    min: 0,
     max: 100_000,
     description:
-      "the sms provider's whole rate (sends/s), shared by every sender instance through the ledger " +
-      "table's budget item; unset: SMS_SEND_RATE_PER_SECOND's per-process pace",
+      "the sms provider's rate (messages/s: the sender number's or account's limit), shared by " +
+      "every sender instance through the ledger table's budget item, so it holds at any concurrency; " +
+      'also the rate of the deadline-risk estimates and of the lower lanes’ caps; 0: no budget (only the throttle gate)',
   },
+  RATE_BUDGET_LEAD_MS: {
+    kind: 'integer',
+    default: 500,
+    min: 0,
+    max: 10 * SECOND,
+    description:
+      'how far ahead of the tokens lower lanes have booked the critical lane may take its own (standard: ' +
+      'half); at most rate × lead tokens above the rate while a higher lane saturates',
+  },
+  RATE_BUDGET_MAX_WAIT_MS: {
+    kind: 'integer',
+    default: 10 * SECOND,
+    min: 0,
+    max: 10 * MINUTE,
+    description:
+      'longest wait for a booked token inside a sender invocation; a lane booked further ahead defers ' +
+      'its references through the queue; AWS: at most the sender timeout − PROVIDER_TIMEOUT_MS − 5 s',
+  },
+} as const satisfies Readonly<Record<string, Setting>>;
+
+/**
+ * What the stack wires: names and ARNs of the resources it creates (AWS: lib/constructs/, set on
+ * the functions that are granted them) or the services it starts (local/stack.ts). Never a
+ * deployment setting.
+ */
+export const WIRING_SETTINGS = {
+  LEDGER_TABLE_NAME: {
+    kind: 'text',
+    default: 'notice-ledger',
+    description: 'the ledger table (created when missing by the local stack)',
+  },
+  EMAIL_QUEUE_URL: { kind: 'text', description: 'the email channel queue (its standard lane)' },
+  SMS_QUEUE_URL: { kind: 'text', description: 'the sms channel queue (its standard lane)' },
+  EMAIL_QUEUE_ARN: { kind: 'text', description: 'the email channel queue, as a Scheduler target' },
+  SMS_QUEUE_ARN: { kind: 'text', description: 'the sms channel queue, as a Scheduler target' },
   EMAIL_CRITICAL_QUEUE_URL: {
     kind: 'text',
     description: "the email channel's critical lane queue; unset: the channel queue",
@@ -325,29 +320,70 @@ export const SETTINGS = {
   EMAIL_BULK_QUEUE_ARN: { kind: 'text', description: 'the email bulk lane queue, as a Scheduler target' },
   SMS_CRITICAL_QUEUE_ARN: { kind: 'text', description: 'the sms critical lane queue, as a Scheduler target' },
   SMS_BULK_QUEUE_ARN: { kind: 'text', description: 'the sms bulk lane queue, as a Scheduler target' },
-  RATE_BUDGET_LEAD_MS: {
-    kind: 'integer',
-    default: 500,
-    min: 0,
-    max: 10 * SECOND,
+  FINGERPRINT_KEY: {
+    kind: 'text',
     description:
-      'how far ahead of the tokens lower lanes have booked the critical lane may take its own (standard: ' +
-      'half); at most rate × lead tokens above the rate while a higher lane saturates',
+      'base64 of 32 bytes: HMAC key of destination fingerprints (local stack: generated once into its data dir)',
   },
-  RATE_BUDGET_MAX_WAIT_MS: {
-    kind: 'integer',
-    default: 10 * SECOND,
-    min: 0,
-    max: 10 * MINUTE,
+  FINGERPRINT_KEY_SECRET_ARN: {
+    kind: 'text',
+    description: 'AWS: Secrets Manager secret { "key": "<base64 of 32 bytes>" } (wins over FINGERPRINT_KEY)',
+  },
+  ENVELOPE_LOCAL_KEY: {
+    kind: 'text',
     description:
-      'longest wait for a booked token inside a sender invocation; a lane booked further ahead defers ' +
-      'its references through the queue',
+      'base64 of 32 bytes: AES-256-GCM key of send envelopes (local stack: generated once into its data dir)',
+  },
+  ENVELOPE_KMS_KEY_ID: {
+    kind: 'text',
+    description: 'AWS: KMS key that wraps the envelope data keys (wins over ENVELOPE_LOCAL_KEY)',
+  },
+  SCHEDULE_GROUP_NAME: {
+    kind: 'text',
+    default: 'notice-ledger-retries',
+    description: 'EventBridge Scheduler group of retry schedules',
+  },
+  SCHEDULER_ROLE_ARN: { kind: 'text', description: 'role EventBridge Scheduler assumes to enqueue' },
+  ESCALATION_EVENT_BUS: {
+    kind: 'text',
+    description: 'EventBridge bus for escalations; unset: escalations are log lines',
   },
 } as const satisfies Readonly<Record<string, Setting>>;
 
+/** Every runtime setting, both groups: what lambdas/edge/config.ts parses. */
+export const SETTINGS = { ...OPERATOR_SETTINGS, ...WIRING_SETTINGS } as const satisfies Readonly<
+  Record<string, Setting>
+>;
+
+export type OperatorSettingName = keyof typeof OPERATOR_SETTINGS;
+export type WiringSettingName = keyof typeof WIRING_SETTINGS;
 export type SettingName = keyof typeof SETTINGS;
 
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
+export const OPERATOR_SETTING_NAMES = Object.keys(OPERATOR_SETTINGS) as OperatorSettingName[];
+
+/** `EMAIL_BATCH_MAX` → `emailBatchMax`: a variable's deployment key, as a type. */
+export type DeployKeyOf<Name extends string> = Name extends `${infer Head}_${infer Tail}`
+  ? `${Lowercase<Head>}${Capitalize<DeployKeyOf<Tail>>}`
+  : Lowercase<Name>;
+
+/**
+ * A variable's deployment key: its name in camelCase (`EMAIL_BATCH_MAX` → `emailBatchMax`,
+ * `<ID>_FROM` → `<id>From` for a provider's). The one rule that ties deploy/settings.json to the
+ * environment, for the core settings and the providers' alike.
+ */
+export function deployKeyOf<Name extends string>(name: Name): DeployKeyOf<Name> {
+  return name.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) as DeployKeyOf<Name>;
+}
+
+/**
+ * Bundle-time switches, not run-time settings: lib/constructs/bundling.ts defines
+ * `process.env.NOTICE_LEDGER_OMIT_<WHAT>` when it bundles a function, so that esbuild leaves out
+ * the provider modules (`<ID>`), facets (`TRANSPORT`, `LOOKUP`, `STATUS`, `INBOUND`) and the
+ * secrets adapter (`SECRETS`) the function does not carry (lambdas/providers/registry.ts).
+ * Unset everywhere else: locally and in tests every module loads.
+ */
+export const BUNDLE_SWITCH_PREFIX = 'NOTICE_LEDGER_OMIT_';
 
 /** The per-channel variables, named once. */
 export const CHANNEL_SETTINGS = {
@@ -367,15 +403,13 @@ export const CHANNEL_SETTINGS = {
   Record<'email' | 'sms', Readonly<Record<'provider' | 'queueUrl' | 'queueArn' | 'sendRate', SettingName>>>
 >;
 
-/** The per-channel variables of lanes and the rate budget (issue 15), named once. */
+/** The per-channel variables of the lanes with a queue of their own (issue 15), named once. */
 export const LANE_SETTINGS = {
   email: {
-    rateBudget: 'EMAIL_RATE_BUDGET_PER_SECOND',
     queueUrls: { critical: 'EMAIL_CRITICAL_QUEUE_URL', bulk: 'EMAIL_BULK_QUEUE_URL' },
     queueArns: { critical: 'EMAIL_CRITICAL_QUEUE_ARN', bulk: 'EMAIL_BULK_QUEUE_ARN' },
   },
   sms: {
-    rateBudget: 'SMS_RATE_BUDGET_PER_SECOND',
     queueUrls: { critical: 'SMS_CRITICAL_QUEUE_URL', bulk: 'SMS_BULK_QUEUE_URL' },
     queueArns: { critical: 'SMS_CRITICAL_QUEUE_ARN', bulk: 'SMS_BULK_QUEUE_ARN' },
   },
@@ -383,10 +417,9 @@ export const LANE_SETTINGS = {
   Record<
     'email' | 'sms',
     {
-      readonly rateBudget: SettingName;
       /** The lanes with a queue of their own; `standard` is the channel queue. */
-      readonly queueUrls: Readonly<Record<'critical' | 'bulk', SettingName>>;
-      readonly queueArns: Readonly<Record<'critical' | 'bulk', SettingName>>;
+      readonly queueUrls: Readonly<Record<'critical' | 'bulk', WiringSettingName>>;
+      readonly queueArns: Readonly<Record<'critical' | 'bulk', WiringSettingName>>;
     }
   >
 >;
@@ -431,4 +464,29 @@ export const INVARIANTS: readonly Invariant[] = [
  */
 export function senderTimeoutMs(providerTimeoutMs: number): number {
   return (2 * Math.ceil(providerTimeoutMs / 1000) + 10) * 1000;
+}
+
+/**
+ * Names retired by issue 20's one vocabulary (docs/deploy.md "Vocabulary change"): a process
+ * given one refuses to start, naming what replaced it, rather than silently running without the
+ * setting (an `EMAIL_RATE_BUDGET_PER_SECOND=5` ignored would send unpaced). Deploy keys are
+ * refused by the CDK as "not a setting", with the same hint.
+ */
+export const RETIRED_NAMES: Readonly<Record<string, string>> = {
+  EMAIL_RATE_BUDGET_PER_SECOND: 'EMAIL_SEND_RATE_PER_SECOND (the shared rate budget)',
+  SMS_RATE_BUDGET_PER_SECOND: 'SMS_SEND_RATE_PER_SECOND (the shared rate budget)',
+  RETENTION_DAYS: 'LEDGER_RETENTION_DAYS',
+  LOCAL_SENDGRID_ACTIVITY: 'SENDGRID_EMAIL_ACTIVITY=true',
+  SIM_BUDGET_LINGER_MS: 'bench/simulate.ts --linger-ms N',
+  reconcileIntervalMinutes: 'reconcileIntervalMs (milliseconds, whole minutes)',
+  sesConfigurationSetName: 'sesConfigurationSet',
+  eumConfigurationSetName: 'eumConfigurationSet',
+  eumOptOutListName: 'eumOptOutList',
+};
+
+/** The retired names among `names`, each with what replaced it, as one message; undefined: none. */
+export function retiredNamesMessage(names: Iterable<string>): string | undefined {
+  const found = [...names].filter((name) => Object.hasOwn(RETIRED_NAMES, name));
+  if (found.length === 0) return undefined;
+  return found.map((name) => `${name} was renamed: use ${RETIRED_NAMES[name]} (docs/deploy.md)`).join('; ');
 }

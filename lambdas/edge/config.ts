@@ -3,6 +3,7 @@ import { ConfigError } from '../contract/config-error.ts';
 import {
   INVARIANTS,
   type NumberSetting,
+  retiredNamesMessage,
   SETTINGS,
   type Setting,
   type SettingName,
@@ -72,6 +73,10 @@ export const ConfigSchema = z.object(
  * naming its variable. Provider settings are read by the provider modules themselves.
  */
 export function readConfig(env: Record<string, string | undefined> = process.env): Config {
+  const retired = retiredNamesMessage(
+    Object.keys(env).filter((name) => env[name] !== undefined && env[name] !== ''),
+  );
+  if (retired) throw new ConfigError(`invalid configuration: ${retired}`);
   const parsed = ConfigSchema.safeParse(env);
   if (!parsed.success) {
     const fields = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');

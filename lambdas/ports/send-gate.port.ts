@@ -17,5 +17,4 @@ export interface SendGate {
   throttled(channel: Channel, untilMs: number): Promise<void>;
   /** The provider needs a person (our account): hold the channel until `untilMs`, pace untouched. */
   hold(channel: Channel, untilMs: number, reason: string): Promise<void>;
-  accepted(channel: Channel): void;
 }

@@ -115,8 +115,4 @@ export class BudgetSendGate implements SendGate {
   hold(channel: Channel, untilMs: number, reason: string): Promise<void> {
     return this.options.holds.hold(channel, untilMs, reason);
   }
-
-  accepted(channel: Channel): void {
-    this.options.holds.accepted(channel);
-  }
 }

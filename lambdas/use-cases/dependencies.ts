@@ -35,7 +35,7 @@ export interface Dependencies {
   readonly retryPolicy: RetryPolicy;
   readonly defaultDeadlineMs: number;
   readonly transports: { readonly email?: EmailTransport; readonly sms?: SmsTransport };
-  /** Shared provider throttle gate and pacing; absent = call providers whenever a message arrives. */
+  /** Shared provider throttle gate and rate budget; absent = call providers whenever a message arrives. */
   readonly gate?: SendGate | undefined;
   /** Identifies this process in lease records. */
   readonly workerId: string;

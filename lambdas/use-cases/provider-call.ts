@@ -65,8 +65,8 @@ export async function openMessage(
 
 /**
  * What one provider call's answer means for the whole channel, once per call (a batch's 429 is
- * one "slow down", not a hundred): a throttle closes the shared gate, an acceptance is reported
- * to it, `operator_action_required` holds the channel for a person (every message of the channel
+ * one "slow down", not a hundred): a throttle closes the shared gate, `operator_action_required`
+ * holds the channel for a person (every message of the channel
  * would meet the same answer; the rows escalate durably).
  */
 export async function reactToOutcomes(
@@ -82,7 +82,6 @@ export async function reactToOutcomes(
     const advice = Math.max(...throttled.map((o) => o.retryAfterMs ?? DEFAULT_THROTTLE_HOLD_MS));
     await deps.gate?.throttled(channel, now + advice).catch(() => undefined);
   }
-  if (outcomes.some((o) => o.kind === 'accepted')) deps.gate?.accepted(channel);
   const held = outcomes.find(
     (o): o is Extract<ProviderOutcome, { kind: 'operator_action_required' }> =>
       o.kind === 'operator_action_required',

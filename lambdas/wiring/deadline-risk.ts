@@ -1,6 +1,6 @@
 import { DynamoDbRateClock } from '../adapters/dynamodb/dynamodb-rate-clock.ts';
 import { SqsBacklogProbe } from '../adapters/sqs/sqs-backlog-probe.ts';
-import { LANE_SETTINGS } from '../contract/settings.ts';
+import { CHANNEL_SETTINGS } from '../contract/settings.ts';
 import { CHANNELS, type Channel } from '../domain/channel.ts';
 import { PRIORITIES, type Priority } from '../domain/priority.ts';
 import { budgetRules } from '../domain/rate-budget.ts';
@@ -13,7 +13,7 @@ import { channelQueueUrls, laneQueues } from './queue.ts';
 
 /**
  * Intake's estimates (docs/architecture.md §11): for the channels with a shared rate budget
- * (`<CHANNEL>_RATE_BUDGET_PER_SECOND`), the lane queues' backlog and the budget's clock, and
+ * (a known `<CHANNEL>_SEND_RATE_PER_SECOND`), the lane queues' backlog and the budget's clock, and
  * the escalation publisher for the warnings (the runtime's own when it has one). Nothing when no
  * channel has one.
  */
@@ -24,7 +24,7 @@ export function buildDeadlineRisk(
 ): DeadlineRiskDependencies {
   const rates: Partial<Record<Channel, number>> = {};
   for (const channel of CHANNELS) {
-    const rate = config[LANE_SETTINGS[channel].rateBudget];
+    const rate = config[CHANNEL_SETTINGS[channel].sendRate];
     if (rate) rates[channel] = rate;
   }
   if (Object.keys(rates).length === 0) return {};

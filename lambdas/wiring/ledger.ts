@@ -30,7 +30,7 @@ export function ledgerTable(config: Config, client = new DynamoDBClient({})): Le
     client,
     tableName: config.LEDGER_TABLE_NAME,
     openShards: config.OPEN_INDEX_SHARDS,
-    ...(config.RETENTION_DAYS ? { retentionMs: config.RETENTION_DAYS * 86_400_000 } : {}),
+    ...(config.LEDGER_RETENTION_DAYS ? { retentionMs: config.LEDGER_RETENTION_DAYS * 86_400_000 } : {}),
   });
 }
 

@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbRateClock } from '../adapters/dynamodb/dynamodb-rate-clock.ts';
-import { LANE_SETTINGS } from '../contract/settings.ts';
+import { CHANNEL_SETTINGS } from '../contract/settings.ts';
 import type { Channel } from '../domain/channel.ts';
 import { budgetRules } from '../domain/rate-budget.ts';
 import type { Config } from '../edge/config.ts';
@@ -12,32 +12,26 @@ import { RateBudget } from '../use-cases/rate-budget.ts';
 import { SharedSendGate } from '../use-cases/shared-send-gate.ts';
 
 /**
- * The channel sender's gate: with `<CHANNEL>_RATE_BUDGET_PER_SECOND`, the shared rate budget
- * (docs/architecture.md §11) behind the hold gate; otherwise the hold gate with the per-process
- * pace of `<CHANNEL>_SEND_RATE_PER_SECOND` (or none).
+ * The channel sender's gate: the hold gate (a 429's "slow down", an operator hold) and, with a
+ * known `<CHANNEL>_SEND_RATE_PER_SECOND`, the channel's shared rate budget behind it
+ * (docs/architecture.md §11); without one, the hold gate alone.
  */
 export function buildSendGate(
   channel: Channel,
   config: Config,
   store: ThrottleGateStore,
-  perProcessRate: number | undefined,
   /** The runtime's client (./aws-clients.ts), for the budget's clock. */
   dynamodb: DynamoDBClient,
 ): SendGate {
-  const budgetRate = config[LANE_SETTINGS[channel].rateBudget];
-  if (!budgetRate) {
-    return new SharedSendGate({
-      store,
-      clock: systemClock,
-      ...(perProcessRate ? { ratePerSecond: { [channel]: perProcessRate } } : {}),
-    });
-  }
+  const holds = new SharedSendGate({ store, clock: systemClock });
+  const rate = config[CHANNEL_SETTINGS[channel].sendRate];
+  if (!rate) return holds;
   const budget = new RateBudget(
     new DynamoDbRateClock({ client: dynamodb, tableName: config.LEDGER_TABLE_NAME }),
-    { [channel]: budgetRules(budgetRate, config.RATE_BUDGET_LEAD_MS) },
+    { [channel]: budgetRules(rate, config.RATE_BUDGET_LEAD_MS) },
   );
   return new BudgetSendGate({
-    holds: new SharedSendGate({ store, clock: systemClock }),
+    holds,
     budget,
     clock: systemClock,
     maxInlineWaitMs: config.RATE_BUDGET_MAX_WAIT_MS,

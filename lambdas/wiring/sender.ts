@@ -46,7 +46,6 @@ export async function buildSenderRuntime(
       : 1;
   const clients = buildAwsClients();
   const { table, worker } = await buildWorkerDependencies(config, clients, senderLedger);
-  const rate = config[CHANNEL_SETTINGS[channel].sendRate];
   return {
     config,
     channel,
@@ -57,7 +56,7 @@ export async function buildSenderRuntime(
       transports: { [channel]: transport },
       workerId: workerIdOf(),
       operatorHoldMs: config.OPERATOR_HOLD_MS,
-      gate: buildSendGate(channel, config, throttleGateStore(table), rate, clients.dynamodb),
+      gate: buildSendGate(channel, config, throttleGateStore(table), clients.dynamodb),
     },
   };
 }

@@ -3,6 +3,7 @@ import { type BundlingOptions, LogLevel, OutputFormat } from 'aws-cdk-lib/aws-la
 import type { BuildOptions } from 'esbuild';
 import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
 import { PROVIDER_FACETS, type ProviderFacet } from '../../lambdas/contract/providers.ts';
+import { BUNDLE_SWITCH_PREFIX } from '../../lambdas/contract/settings.ts';
 
 /** Repository root: the esbuild project root and the home of `lambdas/handlers`. */
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
@@ -38,7 +39,7 @@ export const BUNDLE = {
 
 /** `process.env.NOTICE_LEDGER_OMIT_<WHAT>`: the bundle-time switches of lambdas/providers/registry.ts. */
 export function omitSwitch(what: string): string {
-  return `process.env.NOTICE_LEDGER_OMIT_${what.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+  return `process.env.${BUNDLE_SWITCH_PREFIX}${what.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
 }
 
 /**

@@ -14,7 +14,7 @@ export interface LedgerTableProps {
    */
   readonly openIndexShards?: number;
   /**
-   * Days a terminal row is kept before TTL deletes it (RETENTION_DAYS); undefined keeps rows.
+   * Days a terminal row is kept before TTL deletes it (LEDGER_RETENTION_DAYS); undefined keeps rows.
    * @default undefined
    */
   readonly retentionDays?: number;

@@ -3,9 +3,9 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import type { z } from 'zod';
 import type { ProviderChannel, ProviderDescriptor } from '../../lambdas/contract/providers.ts';
 import type { NoticeFunction } from '../constructs/notice-function.ts';
+import type { BindingSettings } from './binding-settings.ts';
 
 /**
  * A provider's CDK binding (docs/architecture.md §"Provider modules"): its deployment settings,
@@ -16,7 +16,7 @@ import type { NoticeFunction } from '../constructs/notice-function.ts';
  */
 export interface ProviderBinding {
   readonly descriptor: ProviderDescriptor;
-  /** Its deployment settings (deploy/settings.json keys): documented defaults and their schema. */
+  /** Its deployment settings (deploy/settings.json keys): ./binding-settings.ts `providerSettings`. */
   readonly settings: BindingSettings;
   /** Stateful stack: what must outlive compute redeploys. */
   stateful?(scope: Construct, context: StatefulContext): ProviderResources;
@@ -26,11 +26,7 @@ export interface ProviderBinding {
   readonly acceptedWarnings?: readonly string[];
 }
 
-export interface BindingSettings {
-  readonly defaults: Readonly<Record<string, unknown>>;
-  /** One schema per key (merged into the settings schema of lib/config.ts). */
-  readonly shape: Readonly<Record<string, z.ZodType>>;
-}
+export type { BindingSettings };
 
 /**
  * The part of the deployment configuration a binding reads. lib/config.ts's NoticeLedgerConfig

@@ -4,7 +4,7 @@ import type { Construct } from 'constructs';
 import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
 import { type LaneName, laneEventSource } from '../../lambdas/contract/lanes.ts';
 import type { ProviderChannel } from '../../lambdas/contract/providers.ts';
-import { CHANNEL_SETTINGS, LANE_SETTINGS } from '../../lambdas/contract/settings.ts';
+import { CHANNEL_SETTINGS } from '../../lambdas/contract/settings.ts';
 import type { NoticeLedgerConfig } from '../config.ts';
 import type { BundleSelection } from '../constructs/bundling.ts';
 import type { ChannelQueue } from '../constructs/channel-queue.ts';
@@ -67,22 +67,16 @@ export class DeliveryStack extends Stack {
     ];
     const bindings = deployedBindings(config.providers);
 
-    // Names and values from the contract (lambdas/contract/settings.ts), set on every function.
+    // The operator's settings under their contract names (lambdas/contract/settings.ts), set on
+    // every function; among them each channel's rate, its shared rate budget (docs/architecture.md
+    // §11): the senders book it from the ledger table whatever their number; intake and the
+    // reconciler estimate deadline risk from it.
     const environment: Record<string, string> = {
       ...config.runtimeEnvironment,
       [CHANNEL_SETTINGS.email.provider]: config.providers.email,
       [CHANNEL_SETTINGS.sms.provider]: config.providers.sms,
       ...(config.providers.retained.length > 0
         ? { RETAINED_PROVIDERS: config.providers.retained.join(',') }
-        : {}),
-      // A known provider rate is the channel's shared rate budget (docs/architecture.md §11): the
-      // senders book it from the ledger table whatever their number; intake and the reconciler
-      // estimate deadline risk from it.
-      ...(config.channels.email.sendRatePerSecond !== undefined
-        ? { [LANE_SETTINGS.email.rateBudget]: String(config.channels.email.sendRatePerSecond) }
-        : {}),
-      ...(config.channels.sms.sendRatePerSecond !== undefined
-        ? { [LANE_SETTINGS.sms.rateBudget]: String(config.channels.sms.sendRatePerSecond) }
         : {}),
     };
     const make = (
@@ -198,7 +192,7 @@ export class DeliveryStack extends Stack {
     consumeLanes(sendSms, 'sms', config.channels.sms, 1);
 
     // Reconciler: every interval, sweep the open index.
-    const reconcileInterval = Duration.minutes(config.runtime.reconcileIntervalMinutes);
+    const reconcileInterval = Duration.minutes(config.runtime.reconcileIntervalMs / 60_000);
     const reconciler = make('Reconciler', 'reconciler', {
       description:
         'notice-ledger reconciler: expired leases, unknown outcomes, overdue retries, deadlines, gauges',

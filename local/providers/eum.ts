@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startEumSimulator } from '../eum-simulator/server.ts';
-import { type LocalProvider, simulatorPort } from './local-provider.ts';
+import { servicePort } from '../settings.ts';
+import type { LocalProvider } from './local-provider.ts';
 
 const FEED_INTERVAL_MS = 500;
 
@@ -21,7 +22,7 @@ export const eumLocal: LocalProvider = {
   async start(context) {
     const storeFile = join(context.dataDir, 'eum-simulator.json');
     const simulator = await startEumSimulator({
-      port: simulatorPort(context.env, 'eum'),
+      port: servicePort(context.env, 'eum'),
       storeFile,
       region: context.region,
     });

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { startInfraiSimulator } from '../infrai-simulator/server.ts';
-import { type LocalProvider, simulatorPort } from './local-provider.ts';
+import { servicePort } from '../settings.ts';
+import type { LocalProvider } from './local-provider.ts';
 
 /**
  * The Infrai-style gateway simulator (local/infrai-simulator), its messages, events and
@@ -20,7 +21,7 @@ export const infraiLocal: LocalProvider = {
     const apiKey = context.env.INFRAI_API_KEY || (credentials.apiKey as string);
     const storeFile = join(context.dataDir, 'infrai-simulator.json');
     const simulator = await startInfraiSimulator({
-      port: simulatorPort(context.env, 'infrai'),
+      port: servicePort(context.env, 'infrai'),
       apiKey,
       storeFile,
     });

@@ -30,14 +30,3 @@ export interface LocalProvider {
     deliver: (event: EventBridgeEvent<string, unknown>) => Promise<unknown>,
   ): { stop(): void; readonly describe: string } | undefined;
 }
-
-/** `LOCAL_<ID>_PORT`: a fixed port for a simulator (0 or unset: any free port). */
-export function simulatorPort(env: NodeJS.ProcessEnv, id: string): number {
-  const name = `LOCAL_${id.toUpperCase()}_PORT`;
-  const value = env[name];
-  if (value === undefined || value === '') return 0;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new Error(`${name} must be 0–65535, got "${value}"`);
-  return port;
-}

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { providerEventsPath } from '../../lambdas/contract/routes.ts';
 import { startResendSimulator } from '../email-simulators/resend.ts';
-import { type LocalProvider, simulatorPort } from './local-provider.ts';
+import { servicePort } from '../settings.ts';
+import type { LocalProvider } from './local-provider.ts';
 
 /** The sender the simulator's emails come from unless RESEND_FROM says otherwise. */
 const SIMULATOR_FROM = 'Notices <notices@example.com>';
@@ -31,7 +32,7 @@ export const resendLocal: LocalProvider = {
     const storeFile = join(context.dataDir, 'resend-simulator.jsonl');
     const publicBaseUrl = env.PUBLIC_BASE_URL?.replace(/\/+$/, '');
     const simulator = await startResendSimulator({
-      port: simulatorPort(env, 'resend'),
+      port: servicePort(env, 'resend'),
       apiKey,
       webhookSecret,
       ...(publicBaseUrl ? { webhookUrl: `${publicBaseUrl}${providerEventsPath('resend')}` } : {}),

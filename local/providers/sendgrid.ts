@@ -2,7 +2,8 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { providerEventsPath } from '../../lambdas/contract/routes.ts';
 import { startSendGridSimulator } from '../email-simulators/sendgrid.ts';
-import { type LocalProvider, simulatorPort } from './local-provider.ts';
+import { servicePort } from '../settings.ts';
+import type { LocalProvider } from './local-provider.ts';
 
 /**
  * The SendGrid simulator (local/email-simulators/sendgrid.ts): its messages and webhook outbox
@@ -10,7 +11,7 @@ import { type LocalProvider, simulatorPort } from './local-provider.ts';
  * signing key in local-secrets.json (so signatures verify across restarts). Events go to this
  * stack's `POST /v1/provider-events/sendgrid`. Unless set, SENDGRID_API_KEY, SENDGRID_FROM and
  * SENDGRID_WEBHOOK_PUBLIC_KEY come from there; with SENDGRID_BASE_URL set, nothing is started.
- * `LOCAL_SENDGRID_ACTIVITY=1` gives the simulated account the Email Activity add-on.
+ * `SENDGRID_EMAIL_ACTIVITY=true` gives the simulated account the Email Activity add-on too.
  */
 export const sendgridLocal: LocalProvider = {
   id: 'sendgrid',
@@ -29,9 +30,9 @@ export const sendgridLocal: LocalProvider = {
     const apiKey = env.SENDGRID_API_KEY || (credentials.apiKey as string);
     const storeFile = join(context.dataDir, 'sendgrid-simulator.jsonl');
     const publicBaseUrl = env.PUBLIC_BASE_URL?.replace(/\/+$/, '');
-    const activity = env.LOCAL_SENDGRID_ACTIVITY === '1' || env.SENDGRID_EMAIL_ACTIVITY === 'true';
+    const activity = env.SENDGRID_EMAIL_ACTIVITY === 'true';
     const simulator = await startSendGridSimulator({
-      port: simulatorPort(env, 'sendgrid'),
+      port: servicePort(env, 'sendgrid'),
       apiKey,
       privateKeyPem: credentials.signingKeyPem as string,
       ...(publicBaseUrl ? { webhookUrl: `${publicBaseUrl}${providerEventsPath('sendgrid')}` } : {}),

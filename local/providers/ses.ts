@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { startSesEventFeeder } from '../ses/event-feeder.ts';
 import { startSesLocal } from '../ses/server.ts';
-import { type LocalProvider, simulatorPort } from './local-provider.ts';
+import { servicePort } from '../settings.ts';
+import type { LocalProvider } from './local-provider.ts';
 
 const FEED_INTERVAL_MS = 500;
 
@@ -18,7 +19,7 @@ export const sesLocal: LocalProvider = {
   endpoint: (env) => env.AWS_ENDPOINT_URL_SESV2,
   async start(context) {
     const storeFile = join(context.dataDir, 'ses-store.jsonl');
-    const ses = await startSesLocal({ port: simulatorPort(context.env, 'ses'), storeFile });
+    const ses = await startSesLocal({ port: servicePort(context.env, 'ses'), storeFile });
     return {
       env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint },
       endpoint: ses.endpoint,

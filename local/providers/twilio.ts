@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { servicePort } from '../settings.ts';
 import { startSmsSimulator } from '../sms-simulator/server.ts';
-import { type LocalProvider, simulatorPort } from './local-provider.ts';
+import type { LocalProvider } from './local-provider.ts';
 
 /** Twilio's documented test "From" number; the simulator accepts any sender it is told to. */
 const SIMULATOR_FROM = '+15005550006';
@@ -29,7 +30,7 @@ export const twilioLocal: LocalProvider = {
     const from = env.TWILIO_FROM || (credentials.from as string);
     const storeFile = join(context.dataDir, 'twilio-simulator.json');
     const simulator = await startSmsSimulator({
-      port: simulatorPort(env, 'twilio'),
+      port: servicePort(env, 'twilio'),
       accountSid,
       authToken,
       fromNumbers: [from],

@@ -2,7 +2,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, EventBridgeEvent } from 'aws-lambda';
 import { laneEventSource } from '../../lambdas/contract/lanes.ts';
 import { findRoute } from '../../lambdas/contract/routes.ts';
-import { LANE_SETTINGS } from '../../lambdas/contract/settings.ts';
+import { CHANNEL_SETTINGS } from '../../lambdas/contract/settings.ts';
 import { CHANNELS, type Channel } from '../../lambdas/domain/channel.ts';
 import { readConfig } from '../../lambdas/edge/config.ts';
 import { handler as httpApi } from '../../lambdas/handlers/http-api.ts';
@@ -103,7 +103,7 @@ export function functionsService(options: FunctionsOptions): LocalService {
         const source = laneEventSource(
           queue.lane,
           channelSource,
-          config[LANE_SETTINGS[queue.channel].rateBudget],
+          config[CHANNEL_SETTINGS[queue.channel].sendRate],
           batchMax,
         );
         return startSqsEventSource({

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { LOCAL_ACCOUNT_ID } from '../lambda-context.ts';
 import { startSchedulerStandIn } from '../scheduler/server.ts';
 import type { LocalService } from '../service.ts';
+import { servicePort } from '../settings.ts';
 
 /**
  * No Scheduler emulator exists: the stand-in (local/scheduler) plays EventBridge Scheduler unless
@@ -14,10 +15,7 @@ export const schedulerService: LocalService = {
   external: (env) => env.AWS_ENDPOINT_URL_SCHEDULER || undefined,
   async start({ env, dataDir, region, log }) {
     const stateFile = join(dataDir, 'scheduler.json');
-    const port = env.LOCAL_SCHEDULER_PORT ? Number(env.LOCAL_SCHEDULER_PORT) : 0;
-    if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-      throw new Error(`LOCAL_SCHEDULER_PORT must be 0–65535, got "${env.LOCAL_SCHEDULER_PORT}"`);
-    }
+    const port = servicePort(env, 'scheduler');
     const standIn = await startSchedulerStandIn({
       sqsEndpoint: env.AWS_ENDPOINT_URL_SQS as string,
       region,

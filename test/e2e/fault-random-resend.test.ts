@@ -131,7 +131,7 @@ it(`${NOTICES} email notices on Resend (single and batch sends), random faults, 
       UNKNOWN_POLICY: 'escalate',
       EMAIL_BATCH_MAX: '5',
       LOCAL_LANES: 'on',
-      EMAIL_RATE_BUDGET_PER_SECOND: '40',
+      EMAIL_SEND_RATE_PER_SECOND: '40',
     },
   };
   let stack: StackProcess = await startStackProcess(options);

@@ -139,8 +139,8 @@ it(`${NOTICES} notices, faults on both providers, ${KILLS} × SIGKILL: nothing l
       UNKNOWN_POLICY: 'fail',
       UNKNOWN_GRACE_MS: String(UNKNOWN_GRACE_MS),
       LOCAL_LANES: 'on',
-      EMAIL_RATE_BUDGET_PER_SECOND: '40',
-      SMS_RATE_BUDGET_PER_SECOND: '40',
+      EMAIL_SEND_RATE_PER_SECOND: '40',
+      SMS_SEND_RATE_PER_SECOND: '40',
     },
   };
   let stack: StackProcess = await startStackProcess(options);

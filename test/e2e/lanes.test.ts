@@ -36,7 +36,7 @@ it('a critical notice overtakes a bulk burst; deadlines the backlog cannot meet 
   closers.push(() => providers.close());
   providers.sms.faults.set({ rateLimitPerSecond: RATE, callbacksEnabled: false });
   const stack = await startStackProcess({
-    env: { ...providers.env, LOCAL_LANES: 'on', SMS_RATE_BUDGET_PER_SECOND: String(RATE) },
+    env: { ...providers.env, LOCAL_LANES: 'on', SMS_SEND_RATE_PER_SECOND: String(RATE) },
   });
   closers.push(() => stack.stop());
   const phones = phoneBook();

@@ -3,9 +3,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../lambdas/contract/config-error.ts';
+import {
+  deployKeyOf,
+  OPERATOR_SETTING_NAMES,
+  OPERATOR_SETTINGS,
+  WIRING_SETTINGS,
+} from '../../lambdas/contract/settings.ts';
 import { readConfig as readRuntimeConfig } from '../../lambdas/edge/config.ts';
 import { createNoticeLedgerApp, deploymentEnvironment } from '../../lib/app.ts';
-import { loadSettings, readConfig, SETTING_DEFAULTS, SETTINGS_FILE } from '../../lib/config.ts';
+import {
+  DEPLOYMENT_ONLY_DEFAULTS,
+  loadSettings,
+  readConfig,
+  SETTING_DEFAULTS,
+  SETTINGS_FILE,
+} from '../../lib/config.ts';
+import { PROVIDER_BINDINGS } from '../../lib/providers/registry.ts';
 import { ROOT } from './synth.ts';
 
 const fromSettings = (settings: Record<string, unknown>) => readConfig(settings);
@@ -20,7 +33,7 @@ describe('deployment settings (deploy/settings.json)', () => {
       sesFromAddress: 'notices@example.com',
       sesIdentity: '',
       sesAdditionalIdentities: [],
-      sesConfigurationSetName: '',
+      sesConfigurationSet: '',
       sesRequireTls: true,
       twilioSecretArn: '',
     });
@@ -47,12 +60,17 @@ describe('deployment settings (deploy/settings.json)', () => {
       STATUS_PULLS_PER_RUN: String(runtime.STATUS_PULLS_PER_RUN),
       OPERATOR_HOLD_MS: String(runtime.OPERATOR_HOLD_MS),
       EMAIL_BATCH_MAX: String(runtime.EMAIL_BATCH_MAX),
+      EMAIL_SEND_RATE_PER_SECOND: String(runtime.EMAIL_SEND_RATE_PER_SECOND),
+      SMS_SEND_RATE_PER_SECOND: String(runtime.SMS_SEND_RATE_PER_SECOND),
+      RATE_BUDGET_LEAD_MS: String(runtime.RATE_BUDGET_LEAD_MS),
+      RATE_BUDGET_MAX_WAIT_MS: String(runtime.RATE_BUDGET_MAX_WAIT_MS),
+      // The one declared difference: a deployment expires terminal rows, a local ledger keeps them.
+      LEDGER_RETENTION_DAYS: String(OPERATOR_SETTINGS.LEDGER_RETENTION_DAYS.deployDefault),
     });
+    expect(runtime.LEDGER_RETENTION_DAYS).toBe(0);
     expect(runtime.PROVIDER_TIMEOUT_MS).toBe(SETTING_DEFAULTS.providerTimeoutMs);
     expect(runtime.SEND_LEASE_MS).toBe(SETTING_DEFAULTS.sendLeaseMs);
-    expect(runtime.RECONCILE_INTERVAL_MS).toBe(
-      (SETTING_DEFAULTS.reconcileIntervalMinutes as number) * 60_000,
-    );
+    expect(runtime.RECONCILE_INTERVAL_MS).toBe(SETTING_DEFAULTS.reconcileIntervalMs);
     expect(runtime.UNKNOWN_GRACE_MS).toBe(SETTING_DEFAULTS.unknownGraceMs);
     expect(runtime.UNKNOWN_POLICY).toBe(SETTING_DEFAULTS.unknownPolicy);
     expect(runtime.RETRY_BASE_MS).toBe(SETTING_DEFAULTS.retryBaseMs);
@@ -61,6 +79,52 @@ describe('deployment settings (deploy/settings.json)', () => {
     expect(runtime.NOTICE_DEFAULT_DEADLINE_MS).toBe(SETTING_DEFAULTS.noticeDefaultDeadlineMs);
     expect(runtime.OPEN_INDEX_SHARDS).toBe(SETTING_DEFAULTS.openIndexShards);
     expect(runtime.SCHEDULE_GROUP_NAME).toBe(`${fromSettings({}).resourcePrefix}-retries`);
+  });
+
+  it('names every key that sets a variable after it: camelCase of the name, same unit, same default', () => {
+    expect(deployKeyOf('EMAIL_BATCH_MAX')).toBe('emailBatchMax');
+    expect(deployKeyOf('RECONCILE_INTERVAL_MS')).toBe('reconcileIntervalMs');
+    expect(deployKeyOf('SES_FROM_ADDRESS')).toBe('sesFromAddress');
+    const runtime = readRuntimeConfig({});
+    for (const name of OPERATOR_SETTING_NAMES) {
+      const key = deployKeyOf(name);
+      expect(key in SETTING_DEFAULTS, key).toBe(true);
+      const setting = OPERATOR_SETTINGS[name] as { kind: string; deployDefault?: number };
+      if ((setting.kind === 'integer' || setting.kind === 'number') && setting.deployDefault === undefined)
+        expect(SETTING_DEFAULTS[key], key).toBe(runtime[name]);
+    }
+    // Every provider key that sets a variable is derived from it, and defaults to the descriptor's.
+    for (const binding of PROVIDER_BINDINGS) {
+      for (const [name, setting] of Object.entries(binding.settings.variables)) {
+        const key = deployKeyOf(name);
+        expect(key in binding.settings.defaults, key).toBe(true);
+        const declared = binding.descriptor.settings.find((s) => s.name === name)?.default;
+        if (setting?.default === undefined) expect(binding.settings.defaults[key], key).toBe(declared ?? '');
+      }
+    }
+  });
+
+  it('offers no wiring as a deployment key, and refuses the keys the old vocabulary had', () => {
+    for (const name of Object.keys(WIRING_SETTINGS))
+      expect(deployKeyOf(name) in SETTING_DEFAULTS, name).toBe(false);
+    for (const key of ['ledgerTableName', 'emailQueueUrl', 'scheduleGroupName', 'escalationEventBus']) {
+      expect(() => fromSettings({ [key]: 'x' })).toThrow(`${key}: not a setting`);
+    }
+    for (const key of [
+      'reconcileIntervalMinutes',
+      'sesConfigurationSetName',
+      'eumConfigurationSetName',
+      'eumOptOutListName',
+    ]) {
+      // Refused, naming what replaced it (lambdas/contract/settings.ts RETIRED_NAMES).
+      expect(() => fromSettings({ [key]: 1 })).toThrow(new RegExp(`${key} was renamed: use \\w+`));
+    }
+    // Deployment-only keys set no variable: none of them is a variable's camelCase.
+    const variables = new Set<string>([
+      ...OPERATOR_SETTING_NAMES.map(deployKeyOf),
+      ...Object.keys(WIRING_SETTINGS).map(deployKeyOf),
+    ]);
+    for (const key of Object.keys(DEPLOYMENT_ONLY_DEFAULTS)) expect(variables.has(key), key).toBe(false);
   });
 
   it('ships a valid settings file, and keeps cdk.json to the app command, CLI switches and feature flags', () => {
@@ -100,6 +164,10 @@ describe('deployment settings (deploy/settings.json)', () => {
     [{ emailMaxConcurrency: '10' }, /emailMaxConcurrency: .*number/],
     [{ sesRequireTls: 'false' }, /sesRequireTls/],
     [{ providerTimeoutMs: 30_000 }, /sendLeaseMs .* must exceed the sender timeout/],
+    [{ reconcileIntervalMs: 90_000 }, /reconcileIntervalMs: .*multiple of 60000/],
+    [{ rateBudgetMaxWaitMs: 20_000 }, /rateBudgetMaxWaitMs \(20000\) must leave the provider call room/],
+    [{ smsSendRatePerSecond: -1 }, /smsSendRatePerSecond/],
+    [{ publicBaseUrl: 'http://notices.example.org' }, /publicBaseUrl: an https URL/],
     [{ twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:twilio' }, /twilioSecretArn/],
     [{ logRetentionDays: 8 }, /logRetentionDays/],
     [{ sesFromAddress: 'not-an-address' }, /sesFromAddress: an e-mail address/],

@@ -115,7 +115,7 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
   const everyFunction = [
     'LEDGER_TABLE_NAME',
     'OPEN_INDEX_SHARDS',
-    'RETENTION_DAYS',
+    'LEDGER_RETENTION_DAYS',
     'EMAIL_PROVIDER',
     'SMS_PROVIDER',
     'PROVIDER_TIMEOUT_MS',

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { SETTING_NAMES } from '../../lambdas/contract/settings.ts';
+import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { SETTING_DEFAULTS } from '../../lib/config.ts';
+import { LOCAL_SETTINGS } from '../../local/settings.ts';
 import { ROOT, type Synthesized, synthesize } from './synth.ts';
 
 /**
@@ -122,6 +125,25 @@ describe('docs/deploy.md against the synthesized stacks', () => {
       ),
     );
     expect([...keys].sort()).toEqual(Object.keys(SETTING_DEFAULTS).sort());
+  });
+
+  it('lists the vocabulary change: every new name exists, every old one is gone (unless the row says it was reused)', () => {
+    const current = new Set<string>([
+      ...Object.keys(SETTING_DEFAULTS),
+      ...SETTING_NAMES,
+      ...Object.keys(LOCAL_SETTINGS),
+      ...PROVIDERS.flatMap(({ descriptor }) => descriptor.settings.map((s) => s.name)),
+    ]);
+    const names = (cell: string) => [...cell.matchAll(/`(\w+)`/g)].map((m) => m[1] as string);
+    const rows = [...section('Vocabulary change').matchAll(/^\| (.+?) +\| (.+?) +\| (.+?) +\|$/gm)]
+      .slice(2)
+      .map(([, old, renamed]) => ({ old: old as string, renamed: renamed as string }));
+    expect(rows.length).toBeGreaterThanOrEqual(8);
+    for (const { old, renamed } of rows) {
+      for (const name of names(renamed)) expect(current.has(name), `${name} (new name)`).toBe(true);
+      if (/now means/.test(renamed)) continue;
+      for (const name of names(old)) expect(current.has(name), `${name} (old name)`).toBe(false);
+    }
   });
 
   it('configures through deploy/settings.json, never with -c, and updates from the same file', () => {

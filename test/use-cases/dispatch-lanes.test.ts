@@ -40,7 +40,6 @@ class RecordingGate implements SendGate {
   }
   async throttled(): Promise<void> {}
   async hold(): Promise<void> {}
-  accepted(): void {}
 }
 
 function world(gate: SendGate): FakeWorld & { batch: BatchTransport } {

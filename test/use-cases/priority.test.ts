@@ -20,7 +20,6 @@ describe('priority at intake (docs/architecture.md §11)', () => {
       },
       throttled: async () => undefined,
       hold: async () => undefined,
-      accepted: () => undefined,
     };
     const world = fakeWorld({ gate });
     const result = await submitNotice({ ...EXAMPLE_REQUEST, priority: 'critical' }, world.deps);

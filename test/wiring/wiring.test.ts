@@ -6,6 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureLedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
+import { BudgetSendGate } from '../../lambdas/use-cases/budget-send-gate.ts';
+import { SharedSendGate } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { buildHttpRuntime } from '../../lambdas/wiring/http.ts';
 import { buildProviderEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
 import { buildReconcilerRuntime } from '../../lambdas/wiring/reconciler.ts';
@@ -129,6 +131,21 @@ describe('each function holds the ledger ports its use cases name, and nothing m
       'settleEscalation',
     ]);
     expect(methods(events.deps.store)).toEqual(['appendSuppression', 'apply', 'get']);
+  });
+});
+
+describe('the channel rate', () => {
+  it('<CHANNEL>_SEND_RATE_PER_SECOND puts the shared rate budget behind the hold gate; 0 or unset leaves the gate alone', async () => {
+    const paced = await buildSenderRuntime('sms', { ...base, ...TWILIO, SMS_SEND_RATE_PER_SECOND: '5' });
+    const unpaced = await buildSenderRuntime('sms', { ...base, ...TWILIO, SMS_SEND_RATE_PER_SECOND: '0' });
+    const unset = await buildSenderRuntime('sms', { ...base, ...TWILIO });
+    expect(paced.deps.gate).toBeInstanceOf(BudgetSendGate);
+    expect(unpaced.deps.gate).toBeInstanceOf(SharedSendGate);
+    expect(unset.deps.gate).toBeInstanceOf(SharedSendGate);
+    // The old name of the budget stops the start, naming the new one (docs/deploy.md "Vocabulary change").
+    await expect(
+      buildSenderRuntime('sms', { ...base, ...TWILIO, SMS_RATE_BUDGET_PER_SECOND: '5' }),
+    ).rejects.toThrow('SMS_RATE_BUDGET_PER_SECOND was renamed: use SMS_SEND_RATE_PER_SECOND');
   });
 });
 

@@ -12,22 +12,28 @@ import {
 } from '../../../lambdas/providers/eum/descriptor.ts';
 import { SETTINGS_FILE } from '../../settings-file.ts';
 import { bindingSettings, type ProviderBinding } from '../binding.ts';
+import { type BoundSettings, providerSettings } from '../binding-settings.ts';
 
 const text = z.string().trim();
 
-const defaults = {
-  /**
-   * Origination identity of the SMS sender: a phone number id (`phone-…`), pool id (`pool-…`) or
-   * the ARN of either (or of a sender id). Required before the first SMS; '' deploys with a warning.
-   */
-  eumOriginationIdentity: '',
-  /** Configuration set created by the stack for the messages; '' → kebab-case stackPrefix. */
-  eumConfigurationSetName: '',
-  /** Opt-out list operator suppressions are mirrored into. */
-  eumOptOutListName: 'Default',
-};
+const settings = providerSettings(descriptor, {
+  EUM_ORIGINATION_IDENTITY: {
+    schema: text.regex(
+      /^(arn:[^\s]+|phone-[A-Za-z0-9]+|pool-[A-Za-z0-9]+|\+[1-9][0-9]{1,18}|[A-Za-z0-9_-]{1,64})?$/,
+      { message: 'a phone number or pool id, an ARN, an E.164 number or a sender id' },
+    ),
+    note:
+      'a phone number id (`phone-…`), pool id (`pool-…`) or ARN: `sms-voice:SendTextMessage` is granted on it ' +
+      'only. Empty: a synth warning, and the SMS sender refuses to start until it is set',
+  },
+  EUM_CONFIGURATION_SET: {
+    schema: text.regex(/^[A-Za-z0-9_-]{0,64}$/, 'letters, digits, _ and -'),
+    note: "created by the stack and named on every message; a rule routes its events to the provider-events function; '' → kebab-case stackPrefix + `-sms`",
+  },
+  EUM_OPT_OUT_LIST: { schema: text.regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -') },
+});
 
-type EumSettings = typeof defaults;
+type EumSettings = BoundSettings<typeof settings>;
 
 export const ORIGINATION_IDENTITY_WARNING = 'notice-ledger:eumOriginationIdentity';
 
@@ -60,24 +66,12 @@ export function originationResources(stack: Stack, identity: string): { arns: st
  */
 export const eumBinding: ProviderBinding = {
   descriptor,
-  settings: {
-    defaults,
-    shape: {
-      eumOriginationIdentity: text.regex(
-        /^(arn:[^\s]+|phone-[A-Za-z0-9]+|pool-[A-Za-z0-9]+|\+[1-9][0-9]{1,18}|[A-Za-z0-9_-]{1,64})?$/,
-        {
-          message: 'a phone number or pool id, an ARN, an E.164 number or a sender id',
-        },
-      ),
-      eumConfigurationSetName: text.regex(/^[A-Za-z0-9_-]{0,64}$/, 'letters, digits, _ and -'),
-      eumOptOutListName: text.regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -'),
-    },
-  },
+  settings,
   acceptedWarnings: [`Annotation::${ORIGINATION_IDENTITY_WARNING}`],
   deliver(scope, { config, eventsDeadLetterQueue }) {
     const s = bindingSettings<EumSettings>(config, eumBinding);
     const stack = Stack.of(scope);
-    const configurationSetName = s.eumConfigurationSetName || `${config.resourcePrefix}-sms`;
+    const configurationSetName = s.eumConfigurationSet || `${config.resourcePrefix}-sms`;
     const configurationSet = new CfnConfigurationSet(scope, 'EumConfigurationSet', { configurationSetName });
     new CfnOutput(scope, 'EumConfigurationSetName', { value: configurationSetName });
     const configurationSetArn = stack.formatArn({
@@ -89,7 +83,7 @@ export const eumBinding: ProviderBinding = {
     const optOutListArn = stack.formatArn({
       service: 'sms-voice',
       resource: 'opt-out-list',
-      resourceName: s.eumOptOutListName,
+      resourceName: s.eumOptOutList,
       arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
     });
     const origination = originationResources(stack, s.eumOriginationIdentity);
@@ -130,7 +124,7 @@ export const eumBinding: ProviderBinding = {
         if (s.eumOriginationIdentity)
           fn.function.addEnvironment('EUM_ORIGINATION_IDENTITY', s.eumOriginationIdentity);
         fn.function.addEnvironment('EUM_CONFIGURATION_SET', configurationSetName);
-        fn.function.addEnvironment('EUM_OPT_OUT_LIST', s.eumOptOutListName);
+        fn.function.addEnvironment('EUM_OPT_OUT_LIST', s.eumOptOutList);
         fn.function.node.addDependency(configurationSet);
       },
       bindInbound(fn) {

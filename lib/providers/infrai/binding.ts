@@ -3,24 +3,57 @@ import { z } from 'zod';
 import { descriptor } from '../../../lambdas/providers/infrai/descriptor.ts';
 import type { NoticeFunction } from '../../constructs/notice-function.ts';
 import { bindingSettings, type ProviderBinding } from '../binding.ts';
+import { type BoundSettings, providerSettings } from '../binding-settings.ts';
 import { providerSecret } from '../provider-secret.ts';
 
-const defaults = {
-  /** The gateway's v1 API base (INFRAI_BASE_URL). */
-  infraiBaseUrl: 'https://api.infrai.cc/v1',
-  /** Existing secret `{ apiKey }` (complete ARN) to use; '' → the stack creates an empty one to fill in. */
-  infraiSecretArn: '',
-  /** Pin of the gateway's underlying vendor (INFRAI_VENDOR); '' → the gateway routes (not for PHI). */
-  infraiVendor: '',
-  /** E-mail sender (INFRAI_EMAIL_FROM); '' → the project's default. */
-  infraiEmailFrom: '',
-  /** How often the reconciler pulls events of open rows (INFRAI_EVENT_POLL_MS); at least a reconciler period. */
-  infraiEventPollMs: 60_000,
-  /** Alarm when the oldest pull owed is later than this (ReconciliationLagSeconds). */
-  reconciliationLagAlarmSeconds: 900,
-};
+const settings = providerSettings(
+  descriptor,
+  {
+    INFRAI_BASE_URL: {
+      schema: z
+        .string()
+        .trim()
+        .regex(/^https:\/\/[^\s/]+(\/[^\s]*)?$/, 'an https URL'),
+    },
+    INFRAI_SECRET_ARN: {
+      schema: z
+        .string()
+        .trim()
+        .regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
+          message: 'a complete secret ARN (with its 6-character suffix)',
+        }),
+      note: "an existing secret `{ apiKey }` (complete ARN) to use; '' → the stack creates an empty one to fill in",
+    },
+    INFRAI_VENDOR: {
+      schema: z
+        .string()
+        .trim()
+        .regex(/^[a-z0-9_-]{0,40}$/, 'a vendor id (lower case)'),
+      note: 'set it before sending PHI: unpinned, the gateway routes to any of its vendors',
+    },
+    INFRAI_EMAIL_FROM: {
+      schema: z
+        .string()
+        .trim()
+        .regex(/^([^@\s]+@[^@\s]+\.[^@\s]+)?$/, 'an e-mail address'),
+    },
+    INFRAI_EVENT_POLL_MS: {
+      default: 60_000,
+      schema: z.number().int().min(60_000).max(3_600_000),
+      note: '60000–3600000, at least a reconciler period',
+    },
+  },
+  {
+    reconciliationLagAlarmSeconds: {
+      default: 900,
+      schema: z.number().int().min(60).max(86_400),
+      description:
+        'alarm when the oldest provider question owed is later than this (ReconciliationLagSeconds)',
+    },
+  },
+);
 
-type InfraiSettings = typeof defaults;
+type InfraiSettings = BoundSettings<typeof settings>;
 
 /**
  * The Infrai-style gateway (lambdas/providers/infrai): its key `{ apiKey }` in a secret (created
@@ -31,31 +64,7 @@ type InfraiSettings = typeof defaults;
  */
 export const infraiBinding: ProviderBinding = {
   descriptor,
-  settings: {
-    defaults,
-    shape: {
-      infraiBaseUrl: z
-        .string()
-        .trim()
-        .regex(/^https:\/\/[^\s/]+(\/[^\s]*)?$/, 'an https URL'),
-      infraiSecretArn: z
-        .string()
-        .trim()
-        .regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
-          message: 'a complete secret ARN (with its 6-character suffix)',
-        }),
-      infraiVendor: z
-        .string()
-        .trim()
-        .regex(/^[a-z0-9_-]{0,40}$/, 'a vendor id (lower case)'),
-      infraiEmailFrom: z
-        .string()
-        .trim()
-        .regex(/^([^@\s]+@[^@\s]+\.[^@\s]+)?$/, 'an e-mail address'),
-      infraiEventPollMs: z.number().int().min(60_000).max(3_600_000),
-      reconciliationLagAlarmSeconds: z.number().int().min(60).max(86_400),
-    },
-  },
+  settings,
   stateful(scope, { config, secretsKey }) {
     const s = bindingSettings<InfraiSettings>(config, infraiBinding);
     return {

@@ -3,18 +3,38 @@ import { z } from 'zod';
 import { descriptor } from '../../../lambdas/providers/resend/descriptor.ts';
 import type { NoticeFunction } from '../../constructs/notice-function.ts';
 import { bindingSettings, type ProviderBinding } from '../binding.ts';
+import { type BoundSettings, providerSettings } from '../binding-settings.ts';
 import { providerSecret } from '../provider-secret.ts';
 
-const defaults = {
-  /** Existing Resend secret (complete ARN) to use; '' → the stack creates an empty one to fill in. */
-  resendSecretArn: '',
-  /** Sender (`From`), e.g. "Clinic <notices@example.org>", of a domain verified in Resend. */
-  resendFrom: 'notices@example.com',
-  /** API origin (RESEND_BASE_URL). */
-  resendBaseUrl: 'https://api.resend.com',
-};
+const settings = providerSettings(descriptor, {
+  RESEND_SECRET_ARN: {
+    schema: z
+      .string()
+      .trim()
+      .regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
+        message: 'a complete secret ARN (with its 6-character suffix)',
+      }),
+    note: "an existing secret `{ apiKey, webhookSecret }` (complete ARN) to use; '' → the stack creates an empty one to fill in",
+  },
+  RESEND_FROM: {
+    default: 'notices@example.com',
+    schema: z
+      .string()
+      .trim()
+      .regex(
+        /^([^<>@\s][^<>@]*<)?[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+>?$/,
+        'an e-mail address, or "Name <address>"',
+      ),
+  },
+  RESEND_BASE_URL: {
+    schema: z
+      .string()
+      .trim()
+      .regex(/^https:\/\/[^\s/]+$/, 'an https origin'),
+  },
+});
 
-type ResendSettings = typeof defaults;
+type ResendSettings = BoundSettings<typeof settings>;
 
 /**
  * Resend (lambdas/providers/resend): its credentials `{ apiKey, webhookSecret }` in a secret
@@ -25,28 +45,7 @@ type ResendSettings = typeof defaults;
  */
 export const resendBinding: ProviderBinding = {
   descriptor,
-  settings: {
-    defaults,
-    shape: {
-      resendSecretArn: z
-        .string()
-        .trim()
-        .regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
-          message: 'a complete secret ARN (with its 6-character suffix)',
-        }),
-      resendFrom: z
-        .string()
-        .trim()
-        .regex(
-          /^([^<>@\s][^<>@]*<)?[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+>?$/,
-          'an e-mail address, or "Name <address>"',
-        ),
-      resendBaseUrl: z
-        .string()
-        .trim()
-        .regex(/^https:\/\/[^\s/]+$/, 'an https origin'),
-    },
-  },
+  settings,
   stateful(scope, { config, secretsKey }) {
     const s = bindingSettings<ResendSettings>(config, resendBinding);
     const secret = providerSecret(scope, descriptor, {

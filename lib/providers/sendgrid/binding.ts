@@ -3,20 +3,36 @@ import { z } from 'zod';
 import { descriptor } from '../../../lambdas/providers/sendgrid/descriptor.ts';
 import type { NoticeFunction } from '../../constructs/notice-function.ts';
 import { bindingSettings, type ProviderBinding } from '../binding.ts';
+import { type BoundSettings, providerSettings } from '../binding-settings.ts';
 import { providerSecret } from '../provider-secret.ts';
 
-const defaults = {
-  /** Existing SendGrid secret (complete ARN) to use; '' → the stack creates an empty one to fill in. */
-  sendgridSecretArn: '',
-  /** Sender (`From`) address of a verified sender or an authenticated domain. */
-  sendgridFrom: 'notices@example.com',
-  /** API origin (SENDGRID_BASE_URL). */
-  sendgridBaseUrl: 'https://api.sendgrid.com',
-  /** The account has the Email Activity add-on: the reconciler looks ambiguous sends up there. */
-  sendgridEmailActivity: false,
-};
+const settings = providerSettings(descriptor, {
+  SENDGRID_SECRET_ARN: {
+    schema: z
+      .string()
+      .trim()
+      .regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
+        message: 'a complete secret ARN (with its 6-character suffix)',
+      }),
+    note: "an existing secret `{ apiKey, webhookPublicKey }` (complete ARN) to use; '' → the stack creates an empty one to fill in",
+  },
+  SENDGRID_FROM: {
+    default: 'notices@example.com',
+    schema: z
+      .string()
+      .trim()
+      .regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
+  },
+  SENDGRID_BASE_URL: {
+    schema: z
+      .string()
+      .trim()
+      .regex(/^https:\/\/[^\s/]+$/, 'an https origin'),
+  },
+  SENDGRID_EMAIL_ACTIVITY: { default: false, schema: z.boolean(), note: 'a JSON boolean' },
+});
 
-type SendGridSettings = typeof defaults;
+type SendGridSettings = BoundSettings<typeof settings>;
 
 /**
  * Twilio SendGrid (lambdas/providers/sendgrid): its credentials `{ apiKey, webhookPublicKey }`
@@ -27,26 +43,7 @@ type SendGridSettings = typeof defaults;
  */
 export const sendgridBinding: ProviderBinding = {
   descriptor,
-  settings: {
-    defaults,
-    shape: {
-      sendgridSecretArn: z
-        .string()
-        .trim()
-        .regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
-          message: 'a complete secret ARN (with its 6-character suffix)',
-        }),
-      sendgridFrom: z
-        .string()
-        .trim()
-        .regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
-      sendgridBaseUrl: z
-        .string()
-        .trim()
-        .regex(/^https:\/\/[^\s/]+$/, 'an https origin'),
-      sendgridEmailActivity: z.boolean(),
-    },
-  },
+  settings,
   stateful(scope, { config, secretsKey }) {
     const s = bindingSettings<SendGridSettings>(config, sendgridBinding);
     const secret = providerSecret(scope, descriptor, {

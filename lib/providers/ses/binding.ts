@@ -4,27 +4,48 @@ import { z } from 'zod';
 import { descriptor } from '../../../lambdas/providers/ses/descriptor.ts';
 import { SETTINGS_FILE } from '../../settings-file.ts';
 import { bindingSettings, type ProviderBinding } from '../binding.ts';
+import { type BoundSettings, providerSettings } from '../binding-settings.ts';
 import { SesEvents } from './ses-events.ts';
 
 const text = z.string().trim();
 
-const defaults = {
-  /** SES sender (`From`). Its identity must be verified in SES before the first e-mail. */
-  sesFromAddress: 'notices@example.com',
-  /** Verified SES identity that authorises the sender; '' → the domain of sesFromAddress. */
-  sesIdentity: '',
-  /** More identities the e-mail sender may use: in the SES sandbox, the verified recipients. */
-  sesAdditionalIdentities: [] as string[],
-  /** SES configuration set created by the stack; '' → kebab-case stackPrefix. */
-  sesConfigurationSetName: '',
-  /** Refuse delivery to receiving servers that do not offer TLS. */
-  sesRequireTls: true,
-};
+const settings = providerSettings(
+  descriptor,
+  {
+    SES_FROM_ADDRESS: {
+      schema: text.regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
+      note: 'its identity must be verified in SES before the first e-mail; `ses:SendEmail` is granted as this sender only',
+    },
+    SES_CONFIGURATION_SET: {
+      schema: text.regex(/^[A-Za-z0-9_-]{0,64}$/, 'letters, digits, _ and -'),
+      note: "created by the stack, its events routed to the provider-events function; '' → kebab-case stackPrefix",
+    },
+  },
+  {
+    sesIdentity: {
+      default: '',
+      schema: text,
+      description:
+        'the verified SES identity that authorises the sender; empty → the domain of sesFromAddress',
+    },
+    sesAdditionalIdentities: {
+      default: [] as string[],
+      schema: z.array(text.min(1)),
+      description:
+        'more identities the e-mail sender may use (in the SES sandbox: the verified recipients), a JSON list',
+    },
+    sesRequireTls: {
+      default: true,
+      schema: z.boolean(),
+      description: 'refuse delivery to receiving servers that do not offer TLS',
+    },
+  },
+);
 
-type SesSettings = typeof defaults;
+type SesSettings = BoundSettings<typeof settings>;
 
 /** The placeholder sender: SES rejects every message from it (nobody can verify example.com). */
-export const PLACEHOLDER_SENDER = defaults.sesFromAddress;
+export const PLACEHOLDER_SENDER = settings.defaults.sesFromAddress as string;
 
 /** Id of the warning a real-account deployment with the placeholder sender carries. */
 export const PLACEHOLDER_SENDER_WARNING = 'notice-ledger:placeholderSender';
@@ -36,20 +57,11 @@ export const PLACEHOLDER_SENDER_WARNING = 'notice-ledger:placeholderSender';
  */
 export const sesBinding: ProviderBinding = {
   descriptor,
-  settings: {
-    defaults,
-    shape: {
-      sesFromAddress: text.regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
-      sesIdentity: text,
-      sesAdditionalIdentities: z.array(text.min(1)),
-      sesConfigurationSetName: text.regex(/^[A-Za-z0-9_-]{0,64}$/, 'letters, digits, _ and -'),
-      sesRequireTls: z.boolean(),
-    },
-  },
+  settings,
   acceptedWarnings: [`Annotation::${PLACEHOLDER_SENDER_WARNING}`],
   deliver(scope, { config, eventsDeadLetterQueue }) {
     const s = bindingSettings<SesSettings>(config, sesBinding);
-    const configurationSetName = s.sesConfigurationSetName || config.resourcePrefix;
+    const configurationSetName = s.sesConfigurationSet || config.resourcePrefix;
     const events = new SesEvents(scope, 'SesEvents', {
       configurationSetName,
       requireTls: s.sesRequireTls,

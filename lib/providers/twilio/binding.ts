@@ -3,12 +3,20 @@ import { z } from 'zod';
 import { descriptor } from '../../../lambdas/providers/twilio/descriptor.ts';
 import type { NoticeFunction } from '../../constructs/notice-function.ts';
 import { bindingSettings, type ProviderBinding } from '../binding.ts';
+import { type BoundSettings, providerSettings } from '../binding-settings.ts';
 import { providerSecret } from '../provider-secret.ts';
 
-const defaults = {
-  /** Existing Twilio secret (complete ARN) to use; '' → the stack creates an empty one to fill in. */
-  twilioSecretArn: '',
-};
+const settings = providerSettings(descriptor, {
+  TWILIO_SECRET_ARN: {
+    schema: z
+      .string()
+      .trim()
+      .regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
+        message: 'a complete secret ARN (with its 6-character suffix)',
+      }),
+    note: "an existing secret `{ accountSid, authToken, from }` (complete ARN) to use; '' → the stack creates an empty one to fill in",
+  },
+});
 
 /**
  * Twilio Messaging (lambdas/providers/twilio): its credentials `{ accountSid, authToken, from }`
@@ -18,19 +26,9 @@ const defaults = {
  */
 export const twilioBinding: ProviderBinding = {
   descriptor,
-  settings: {
-    defaults,
-    shape: {
-      twilioSecretArn: z
-        .string()
-        .trim()
-        .regex(/^(arn:[^:]+:secretsmanager:[^:]+:\d{12}:secret:.+-[A-Za-z0-9]{6})?$/, {
-          message: 'a complete secret ARN (with its 6-character suffix)',
-        }),
-    },
-  },
+  settings,
   stateful(scope, { config, secretsKey }) {
-    const s = bindingSettings<typeof defaults>(config, twilioBinding);
+    const s = bindingSettings<BoundSettings<typeof settings>>(config, twilioBinding);
     const secret = providerSecret(scope, descriptor, {
       encryptionKey: secretsKey,
       namePrefix: config.resourcePrefix,
