@@ -33,6 +33,12 @@ export const LOCAL_SETTINGS = {
     description:
       'channels whose senders consume their queues (`email,sms`, `sms`, `none`): e.g. fill the queues first, send later',
   },
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: {
+    default: 'true',
+    description:
+      "the AWS SDK's own switch for its warning that its 2027 releases need Node 22, printed once per start on " +
+      'Node 20; `npm start` and the CLI turn it off unless set (deployed functions run Node 24 and never print it)',
+  },
   LOCAL_SES_EVENTS: {
     description:
       "`store`: also feed SES events when AWS_ENDPOINT_URL_SESV2 is external, read from that endpoint's `/store` " +

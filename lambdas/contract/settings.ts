@@ -476,8 +476,6 @@ export const RETIRED_NAMES: Readonly<Record<string, string>> = {
   EMAIL_RATE_BUDGET_PER_SECOND: 'EMAIL_SEND_RATE_PER_SECOND (the shared rate budget)',
   SMS_RATE_BUDGET_PER_SECOND: 'SMS_SEND_RATE_PER_SECOND (the shared rate budget)',
   RETENTION_DAYS: 'LEDGER_RETENTION_DAYS',
-  LOCAL_SENDGRID_ACTIVITY: 'SENDGRID_EMAIL_ACTIVITY=true',
-  SIM_BUDGET_LINGER_MS: 'bench/simulate.ts --linger-ms N',
   reconcileIntervalMinutes: 'reconcileIntervalMs (milliseconds, whole minutes)',
   sesConfigurationSetName: 'sesConfigurationSet',
   eumConfigurationSetName: 'eumConfigurationSet',
