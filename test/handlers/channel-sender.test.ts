@@ -4,25 +4,14 @@ import { intentMessageBody } from '../../lambdas/adapters/sqs/sqs-intent-queue.t
 import type { Priority } from '../../lambdas/domain/priority.ts';
 import { channelSenderHandler } from '../../lambdas/handlers/channel-sender.ts';
 import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
-import type { BatchSending, EmailMessage, MessageBatch } from '../../lambdas/ports/transport.port.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
-import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ScriptedTransport } from '../helpers/fakes.ts';
+import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ScriptedBatchTransport } from '../helpers/fakes.ts';
 
 /**
  * The channel sender's SQS handler over the one dispatch path (docs/architecture.md §4): the
  * invocation's references go to `deliver` together, and each record is answered from its own
  * step through Powertools' partial batch response.
  */
-
-class BatchTransport extends ScriptedTransport<EmailMessage> implements BatchSending<EmailMessage> {
-  readonly maxBatch = 100;
-  readonly replayWindowMs = 86_400_000;
-  readonly calls: MessageBatch<EmailMessage>[] = [];
-  async sendBatch(batch: MessageBatch<EmailMessage>) {
-    this.calls.push(batch);
-    return batch.messages.map((m) => ({ kind: 'accepted' as const, receiptId: `r-${m.correlationId}` }));
-  }
-}
 
 const context = {} as Context;
 
@@ -66,7 +55,7 @@ async function emails(w: FakeWorld, count: number, priority: Priority = 'standar
 }
 
 function sender(batchMax: number) {
-  const batch = new BatchTransport('batchy');
+  const batch = new ScriptedBatchTransport('batchy');
   const base = fakeWorld({ channelProviders: { email: 'batchy', sms: 'twilio' } });
   const w = { ...base, deps: { ...base.deps, transports: { ...base.deps.transports, email: batch } } };
   const handler = channelSenderHandler('email', async () => ({ deps: w.deps, batchMax }));

@@ -8,7 +8,13 @@ import type { LookupVerdict } from '../../lambdas/domain/reconcile.ts';
 import type { Escalation } from '../../lambdas/ports/escalation.port.ts';
 import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
 import type { LookupQuery } from '../../lambdas/ports/provider-lookup.port.ts';
-import type { EmailMessage, SmsMessage, Transport } from '../../lambdas/ports/transport.port.ts';
+import type {
+  BatchSending,
+  EmailMessage,
+  MessageBatch,
+  SmsMessage,
+  Transport,
+} from '../../lambdas/ports/transport.port.ts';
 import type { Dependencies } from '../../lambdas/use-cases/dependencies.ts';
 import type { ReconcilerDependencies } from '../../lambdas/use-cases/reconcile.ts';
 import { templateCatalog } from '../../templates/catalog.ts';
@@ -24,6 +30,29 @@ export class ScriptedTransport<M> implements Transport<M> {
     this.sent.push(message);
     this.counter += 1;
     return this.script.shift() ?? { kind: 'accepted', receiptId: `${this.provider}-${this.counter}` };
+  }
+}
+
+/** A batch-capable email transport: answers each call from a script, records what it was given. */
+export class ScriptedBatchTransport
+  extends ScriptedTransport<EmailMessage>
+  implements BatchSending<EmailMessage>
+{
+  readonly maxBatch = 100;
+  readonly replayWindowMs = 86_400_000;
+  readonly calls: MessageBatch<EmailMessage>[] = [];
+  readonly batchScript: ((batch: MessageBatch<EmailMessage>) => ProviderOutcome[])[] = [];
+  /** Checked at every call, before it answers (e.g. that the batch record exists). */
+  onCall: ((batch: MessageBatch<EmailMessage>) => Promise<void>) | undefined;
+  async sendBatch(batch: MessageBatch<EmailMessage>): Promise<ProviderOutcome[]> {
+    this.calls.push(batch);
+    await this.onCall?.(batch);
+    const answer = this.batchScript.shift();
+    if (answer) return answer(batch);
+    return batch.messages.map((m, i) => ({
+      kind: 'accepted',
+      receiptId: `${this.calls.length}-${i}-${m.correlationId}`,
+    }));
   }
 }
 

@@ -1,31 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
-import type { BatchSending, EmailMessage, MessageBatch } from '../../lambdas/ports/transport.port.ts';
 import { deliver, deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
 import { SharedSendGate } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
-import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ScriptedTransport } from '../helpers/fakes.ts';
-
-/** A batch-capable email transport: answers each call from a script, records what it was given. */
-class ScriptedBatchTransport extends ScriptedTransport<EmailMessage> implements BatchSending<EmailMessage> {
-  readonly maxBatch = 100;
-  readonly replayWindowMs = 86_400_000;
-  readonly calls: MessageBatch<EmailMessage>[] = [];
-  readonly batchScript: ((batch: MessageBatch<EmailMessage>) => ProviderOutcome[])[] = [];
-  /** Checked at every call, before it answers (e.g. that the batch record exists). */
-  onCall: ((batch: MessageBatch<EmailMessage>) => Promise<void>) | undefined;
-  async sendBatch(batch: MessageBatch<EmailMessage>): Promise<ProviderOutcome[]> {
-    this.calls.push(batch);
-    await this.onCall?.(batch);
-    const answer = this.batchScript.shift();
-    if (answer) return answer(batch);
-    return batch.messages.map((m, i) => ({
-      kind: 'accepted',
-      receiptId: `${this.calls.length}-${i}-${m.correlationId}`,
-    }));
-  }
-}
+import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ScriptedBatchTransport } from '../helpers/fakes.ts';
 
 function batchWorld(): FakeWorld & { batch: ScriptedBatchTransport } {
   const batch = new ScriptedBatchTransport('batchy');

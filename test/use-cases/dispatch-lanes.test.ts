@@ -4,13 +4,12 @@ import type { Channel } from '../../lambdas/domain/channel.ts';
 import type { Priority } from '../../lambdas/domain/priority.ts';
 import { budgetRules } from '../../lambdas/domain/rate-budget.ts';
 import type { Admission, SendGate } from '../../lambdas/ports/send-gate.port.ts';
-import type { BatchSending, EmailMessage, MessageBatch } from '../../lambdas/ports/transport.port.ts';
 import { BudgetSendGate } from '../../lambdas/use-cases/budget-send-gate.ts';
 import { deliver } from '../../lambdas/use-cases/deliver.ts';
 import { RateBudget } from '../../lambdas/use-cases/rate-budget.ts';
 import { SharedSendGate } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
-import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ScriptedTransport } from '../helpers/fakes.ts';
+import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ScriptedBatchTransport } from '../helpers/fakes.ts';
 
 /**
  * Priority through a batching provider (docs/architecture.md §4 "One dispatch path", §11): a
@@ -18,17 +17,6 @@ import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ScriptedTransport } from '.
  * rows it carries; a deferral returns every row to its own lane. Written first against the
  * batch path that asked the gate with no priority (issue 20).
  */
-
-/** Accepts every message of every call; records the calls. */
-class BatchTransport extends ScriptedTransport<EmailMessage> implements BatchSending<EmailMessage> {
-  readonly maxBatch = 100;
-  readonly replayWindowMs = 86_400_000;
-  readonly calls: MessageBatch<EmailMessage>[] = [];
-  async sendBatch(batch: MessageBatch<EmailMessage>) {
-    this.calls.push(batch);
-    return batch.messages.map((m) => ({ kind: 'accepted' as const, receiptId: `r-${m.correlationId}` }));
-  }
-}
 
 /** A gate that records each admission and answers from a script (default: go). */
 class RecordingGate implements SendGate {
@@ -42,8 +30,8 @@ class RecordingGate implements SendGate {
   async hold(): Promise<void> {}
 }
 
-function world(gate: SendGate): FakeWorld & { batch: BatchTransport } {
-  const batch = new BatchTransport('batchy');
+function world(gate: SendGate): FakeWorld & { batch: ScriptedBatchTransport } {
+  const batch = new ScriptedBatchTransport('batchy');
   const base = fakeWorld({ channelProviders: { email: 'batchy', sms: 'twilio' } });
   return {
     ...base,
