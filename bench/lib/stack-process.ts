@@ -43,11 +43,23 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
+export interface StackChildOptions {
+  /** @default 120000 */
+  readonly readyTimeoutMs?: number;
+  /**
+   * Each line of the functions' stdout (JSON logs, EMF) once the stack is ready, for a scenario
+   * that counts what the stack logs (the `deferred` delivery steps); otherwise lines are not split.
+   */
+  readonly onStdoutLine?: (line: string) => void;
+}
+
 export async function startStackChild(
   env: Readonly<Record<string, string>>,
   log: (line: string) => void,
-  readyTimeoutMs = 120_000,
+  options: StackChildOptions = {},
 ): Promise<StackHandle> {
+  const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
+  const onLine = options.onStdoutLine;
   if (!exitHook) {
     exitHook = true;
     process.on('exit', () => {
@@ -75,11 +87,16 @@ export async function startStackChild(
   let bytes = 0;
   let tail = '';
   let ready = false;
+  let partial = '';
   child.stdout.on('data', (chunk: Buffer) => {
     bytes += chunk.length;
     if (!ready) {
       tail = (tail + chunk.toString('utf8')).slice(-16_384);
       if (tail.includes(READY_LINE)) ready = true;
+    } else if (onLine) {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) onLine(line);
     }
   });
   let errTail = '';
