@@ -3,7 +3,7 @@
  * (./priority-run.ts) through a batching e-mail provider. The Resend simulator takes batch calls
  * of up to B e-mails (`EMAIL_BATCH_MAX`); the channel's shared rate budget allows R provider
  * CALLS a second, whatever their size; the inline wait for a token (`RATE_BUDGET_MAX_WAIT_MS`)
- * is short, so the gate defers calls booked beyond it. A bulk burst of N e-mails and one critical
+ * is shorter than the bulk lane books ahead, so the gate defers calls booked beyond it. A bulk burst of N e-mails and one critical
  * e-mail a second while it lasts, for `lanes` (`LOCAL_LANES=on`) and `single` (`LOCAL_LANES=off`:
  * one lane, the SAME budget), each on a fresh stack and table, warmed up, in one run. The burst
  * is taken in by a second stack process (see `bulkIntake`), the critical notices by the senders'.
@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LANE_SETTINGS } from '../lambdas/contract/settings.ts';
 import { type ResendSimulator, startResendSimulator } from '../local/email-simulators/resend.ts';
+import { type CpuShares, cpuWindow } from './lib/cpu.ts';
 import { acceptedAt, type BenchNotice, benchNotices, postBurst, readLedgerRows } from './lib/notices.ts';
 import { type StackHandle, startStackChild } from './lib/stack-process.ts';
 import { percentile, round } from './lib/stats.ts';
@@ -98,6 +99,14 @@ export interface EmailPriorityFigures {
   readonly acceptedPerSecond: readonly number[];
   /** Provider calls a second since the first bulk POST (429s included). */
   readonly callsPerSecond: readonly number[];
+  /**
+   * CPU seconds from the first bulk POST to the end of the measurement: the senders' process,
+   * the intake process, DynamoDB Local, the bench's own (local SQS, the Resend simulator), the
+   * rest of the machine (other work on it) and idle (Linux only) …
+   */
+  readonly cpu?: CpuShares;
+  /** … and of it, while the burst was taken in (`intakeSeconds`). */
+  readonly cpuDuringIntake?: CpuShares;
 }
 
 export interface EmailPriorityResult extends EmailPriorityParameters {
@@ -109,6 +118,8 @@ export interface EmailPriorityOptions extends EmailPriorityParameters {
   /** The stack's base environment (services, SMS provider); e-mail settings are added here. */
   readonly baseEnv: Readonly<Record<string, string>>;
   readonly ddb: DynamoDBClient;
+  /** DynamoDB Local's JVM, for the CPU figures. */
+  readonly dynamodbPid?: number;
   readonly tag: string;
   readonly log: (line: string) => void;
 }
@@ -118,7 +129,7 @@ export async function runPriorityEmailBatch(options: EmailPriorityOptions): Prom
   try {
     const lanes = await oneVariant(resend, options, 'lanes');
     const single = await oneVariant(resend, options, 'single');
-    const { baseEnv: _env, ddb: _ddb, tag: _tag, log: _log, ...parameters } = options;
+    const { baseEnv: _env, ddb: _ddb, dynamodbPid: _pid, tag: _tag, log: _log, ...parameters } = options;
     return { ...parameters, lanes, single };
   } finally {
     await resend.close();
@@ -180,7 +191,9 @@ async function oneVariant(
       LOCAL_LANES: variant === 'lanes' ? 'on' : 'off',
       LOCAL_SQS_CONCURRENCY: String(options.pollerConcurrency),
     };
-    stack = await startStackChild(env, log, { onStdoutLine: deferrals.line });
+    // E-mail only: the SMS sender's pollers (three lanes of idle long polls with lanes) would
+    // only take CPU from the e-mail sender on this machine (in AWS, Lambda polls, not the function).
+    stack = await startStackChild({ ...env, LOCAL_SENDERS: 'email' }, log, { onStdoutLine: deferrals.line });
     await warmUp(stack, resend, options.ddb, tag);
     if (options.bulkIntake === 'own') {
       // The same data dir (its keys), table and queues; no senders, and no reconciler run
@@ -236,6 +249,14 @@ async function measure(
   const criticalTriggers: number[] = [];
   const criticalAnswered: number[] = [];
   const t0 = Date.now();
+  const pids = {
+    senders: stacks.senders.pid,
+    ...(stacks.bulkIntake !== stacks.senders ? { intake: stacks.bulkIntake.pid } : {}),
+    dynamodb: options.dynamodbPid,
+    bench: process.pid,
+  };
+  const cpu = cpuWindow(pids);
+  const cpuIntake = cpuWindow(pids);
   const callSamples: { at: number; calls: number }[] = [{ at: t0, calls: 0 }];
   const sampler = setInterval(
     () => callSamples.push({ at: Date.now(), calls: resend.counters.sendCalls }),
@@ -258,8 +279,11 @@ async function measure(
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, startedAt + 1000 - Date.now())));
     }
   })();
-  const posted = await postBurst(stacks.bulkIntake.apiUrl, bulk);
+  // One batch POST at a time: the intake process is one event loop, more requests in flight
+  // only wait in it; 100 notices a request still keep intake well ahead of R × B.
+  const posted = await postBurst(stacks.bulkIntake.apiUrl, bulk, 1);
   const intakeSeconds = (Math.max(...posted.batches.map((x) => x.finishedAt)) - t0) / 1000;
+  const cpuDuringIntake = cpuIntake.end();
 
   const intentOf = (notice: BenchNotice) => `${notice.noticeId}-email`;
   const bulkIntents = bulk.map(intentOf);
@@ -287,6 +311,7 @@ async function measure(
     rows = await readLedgerRows(options.ddb, stacks.senders.tableName, ids, 'email');
   }
   clearInterval(sampler);
+  const cpuShares = cpu.end();
 
   const perIntent = new Map<string, number>();
   let batchEmails = 0;
@@ -346,6 +371,8 @@ async function measure(
     firstAcceptedSeconds: round((Math.min(...accepted) - start) / 1000),
     acceptedPerSecond: perSecond(accepted, start),
     callsPerSecond: callsPerSecondOf(callSamples, start),
+    ...(cpuShares ? { cpu: cpuShares } : {}),
+    ...(cpuDuringIntake ? { cpuDuringIntake } : {}),
   };
 }
 

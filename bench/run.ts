@@ -215,16 +215,18 @@ const PRIORITY_EMAIL_FLAGS = [
  * cores (about 200 alone; 125 a second left it CPU-bound while the burst was taken in); R high
  * enough that the critical e-mails' calls (one a second, each alone) cost the bulk little
  * (R = 25: 1/25 of the calls); B = 3 a real batch (a third of the calls); an inline wait of
- * 250 ms, under the 0.6 s the bulk lane books ahead (5 invocations × 3 calls at 25/s), so that
- * the gate defers; 5 batches per queue, the deployed e-mail event source's maximum concurrency.
- * About 40 s of provider time (quick) or 80 s (full) per variant.
+ * 500 ms, under the 0.6 s the bulk lane books ahead (5 invocations × 3 calls at 25/s), so that
+ * the gate defers (at 250 ms it deferred two rows per accepted e-mail, over and over, and the
+ * senders spent half as much CPU again: docs/benchmarks.md); 5 batches per queue, the deployed
+ * e-mail event source's maximum concurrency. About 40 s of provider time (quick) or 80 s (full)
+ * per variant.
  */
 const PRIORITY_EMAIL = {
   quick: {
     bulkEmails: 3000,
     callsPerSecond: 25,
     batchMax: 3,
-    maxInlineWaitMs: 250,
+    maxInlineWaitMs: 500,
     pollerConcurrency: 5,
     bulkIntake: 'own',
   },
@@ -232,7 +234,7 @@ const PRIORITY_EMAIL = {
     bulkEmails: 6000,
     callsPerSecond: 25,
     batchMax: 3,
-    maxInlineWaitMs: 250,
+    maxInlineWaitMs: 500,
     pollerConcurrency: 5,
     bulkIntake: 'own',
   },
@@ -439,6 +441,7 @@ async function main(): Promise<void> {
           AWS_ENDPOINT_URL_SQS: services.sqsEndpoint,
         },
         ddb,
+        dynamodbPid: services.dynamodb.pid,
         tag,
         log,
       });
@@ -836,6 +839,22 @@ function printPriorityEmail(p: EmailPriorityResult): void {
     ['429 answers', (f) => String(f.provider429)],
     ['duplicates', (f) => String(f.duplicates)],
     ['lost', (f) => String(f.lost)],
+    [
+      'CPU s: senders / intake',
+      (f) => (f.cpu ? `${f.cpu.processes.senders} / ${f.cpu.processes.intake ?? '–'}` : '–'),
+    ],
+    [
+      '  DynamoDB Local / bench',
+      (f) => (f.cpu ? `${f.cpu.processes.dynamodb} / ${f.cpu.processes.bench}` : '–'),
+    ],
+    [
+      '  others / idle (of cap.)',
+      (f) => (f.cpu ? `${f.cpu.others} / ${f.cpu.idle} (${f.cpu.capacity})` : '–'),
+    ],
+    [
+      '  idle during intake',
+      (f) => (f.cpuDuringIntake ? `${f.cpuDuringIntake.idle} (${f.cpuDuringIntake.capacity})` : '–'),
+    ],
   ];
   print();
   print(

@@ -24,6 +24,8 @@ export interface StackHandle {
   readonly queues: Readonly<Record<'email' | 'sms', { readonly url: string }>>;
   /** Bytes the functions wrote to stdout so far (JSON logs, EMF). */
   stdoutBytes(): number;
+  /** The process the stack runs in (the child's, or this one's). */
+  readonly pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -130,6 +132,7 @@ export async function startStackChild(
     tableName: state.tableName,
     queues: state.queues,
     stdoutBytes: () => bytes,
+    pid: child.pid,
     stop() {
       stopping ??= (async () => {
         try {
@@ -168,6 +171,7 @@ export async function startStackInProcess(
     tableName: stack.tableName,
     queues: stack.queues,
     stdoutBytes,
+    pid: process.pid,
     stop: () => stack.stop(),
   };
 }
