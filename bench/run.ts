@@ -7,7 +7,7 @@
  *   --notices N --rate R        override either
  *   --pace-factor F             our senders' rate budget is F × R (default 1: the provider's own rate)
  *   --in-process                run the stack in this process instead of a child process
- *   --skip-cost / --skip-baseline / --skip-priority (also skips deadline risk)
+ *   --skip-cost / --skip-baseline / --skip-priority (also skips deadline risk and priorityEmailBatch)
  *   --only-priority             only the priority scenario (lanes against one lane); writes
  *                               bench/results/priority-latest.json and replaces `priority` in latest.json
  *   --only-deadline-risk        only the deadline-risk scenario: deadline-risk-latest.json and
@@ -17,6 +17,16 @@
  *                               standard and bulk lanes stay capped from the rate (§11)
  *   --priority-burst P[,P]      the burst's priorities, in turn (default bulk; standard,bulk
  *                               saturates both lower lanes): a key and file of its own
+ *   --only-priority-email       only the priority scenario through a batching e-mail provider
+ *                               (bench/priority-email-run.ts): priority-email-latest.json and
+ *                               `priorityEmailBatch` in latest.json
+ *   --priority-email-notices N / --priority-email-rate R / --priority-email-batch B /
+ *   --priority-email-wait-ms W / --priority-email-concurrency C
+ *                               its bulk e-mails, provider calls a second, EMAIL_BATCH_MAX,
+ *                               RATE_BUDGET_MAX_WAIT_MS and LOCAL_SQS_CONCURRENCY (defaults
+ *                               below); other values write a file of their own only
+ *   --priority-email-intake-in-senders  the bulk burst taken in by the senders' own process
+ *                               (as `priority` does) instead of a second stack process
  *   --skip-email / --email-only  leave out, or run only, the email batch comparison below
  *   --email-notices N / --email-single-notices N / --email-rate R / --email-concurrency C
  *                               (defaults 3000 / 300 (quick: 150) / 5 / 5: the deployed e-mail
@@ -52,6 +62,12 @@ import { type StackHandle, startStackChild, startStackInProcess } from './lib/st
 import { relativeDifference, round } from './lib/stats.ts';
 import { linePlot } from './lib/svg.ts';
 import {
+  type EmailPriorityFigures,
+  type EmailPriorityParameters,
+  type EmailPriorityResult,
+  runPriorityEmailBatch,
+} from './priority-email-run.ts';
+import {
   type BurstPriority,
   type PriorityFigures,
   type PriorityVariant,
@@ -85,6 +101,8 @@ interface Args {
   readonly emailConcurrency: number;
   readonly priorityConcurrency: number;
   readonly priorityBurst: readonly BurstPriority[];
+  readonly onlyPriorityEmail: boolean;
+  readonly priorityEmail: EmailPriorityParameters;
 }
 
 function burstPriorities(argv: readonly string[]): readonly BurstPriority[] {
@@ -125,6 +143,9 @@ function parseArgs(argv: readonly string[]): Args {
     '--email-concurrency',
     '--priority-concurrency',
     '--priority-burst',
+    '--only-priority-email',
+    '--priority-email-intake-in-senders',
+    ...PRIORITY_EMAIL_FLAGS,
   ]);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -140,6 +161,7 @@ function parseArgs(argv: readonly string[]): Args {
         '--email-concurrency',
         '--priority-concurrency',
         '--priority-burst',
+        ...PRIORITY_EMAIL_FLAGS,
       ].includes(arg)
     )
       i++;
@@ -163,8 +185,60 @@ function parseArgs(argv: readonly string[]): Args {
     emailConcurrency: Math.round(value('--email-concurrency') ?? 5),
     priorityConcurrency: Math.round(value('--priority-concurrency') ?? POLLER_CONCURRENCY),
     priorityBurst: burstPriorities(argv),
+    onlyPriorityEmail: argv.includes('--only-priority-email'),
+    priorityEmail: {
+      bulkEmails: Math.round(
+        value('--priority-email-notices') ?? PRIORITY_EMAIL[quick ? 'quick' : 'full'].bulkEmails,
+      ),
+      callsPerSecond: value('--priority-email-rate') ?? PRIORITY_EMAIL.quick.callsPerSecond,
+      batchMax: Math.round(value('--priority-email-batch') ?? PRIORITY_EMAIL.quick.batchMax),
+      maxInlineWaitMs: Math.round(value('--priority-email-wait-ms') ?? PRIORITY_EMAIL.quick.maxInlineWaitMs),
+      pollerConcurrency: Math.round(
+        value('--priority-email-concurrency') ?? PRIORITY_EMAIL.quick.pollerConcurrency,
+      ),
+      bulkIntake: argv.includes('--priority-email-intake-in-senders') ? 'senders' : 'own',
+    },
   };
 }
+
+const PRIORITY_EMAIL_FLAGS = [
+  '--priority-email-notices',
+  '--priority-email-rate',
+  '--priority-email-batch',
+  '--priority-email-wait-ms',
+  '--priority-email-concurrency',
+];
+
+/**
+ * The e-mail priority scenario's parameters (docs/benchmarks.md, "Priority through a batching
+ * provider"): R × B = 75 e-mails a second, well under what the local stack sends on 2 shared
+ * cores (about 200 alone; 125 a second left it CPU-bound while the burst was taken in); R high
+ * enough that the critical e-mails' calls (one a second, each alone) cost the bulk little
+ * (R = 25: 1/25 of the calls); B = 3 a real batch (a third of the calls); an inline wait of
+ * 500 ms, under the 0.6 s the bulk lane books ahead (5 invocations × 3 calls at 25/s), so that
+ * the gate defers (at 250 ms it deferred two rows per accepted e-mail, over and over, and the
+ * senders spent half as much CPU again: docs/benchmarks.md); 5 batches per queue, the deployed
+ * e-mail event source's maximum concurrency. About 40 s of provider time (quick) or 80 s (full)
+ * per variant.
+ */
+const PRIORITY_EMAIL = {
+  quick: {
+    bulkEmails: 3000,
+    callsPerSecond: 25,
+    batchMax: 3,
+    maxInlineWaitMs: 500,
+    pollerConcurrency: 5,
+    bulkIntake: 'own',
+  },
+  full: {
+    bulkEmails: 6000,
+    callsPerSecond: 25,
+    batchMax: 3,
+    maxInlineWaitMs: 500,
+    pollerConcurrency: 5,
+    bulkIntake: 'own',
+  },
+} as const satisfies Record<'quick' | 'full', EmailPriorityParameters>;
 
 // --- output: the stack's JSON logs are counted (CloudWatch Logs bytes) and dropped -------------
 const writeOut = process.stdout.write.bind(process.stdout);
@@ -209,6 +283,8 @@ export interface BenchResults {
   /** Issue 15: lanes and the shared rate budget against today's single lane, one run. */
   readonly priority?: Readonly<Record<PriorityVariant, PriorityFigures>>;
   readonly deadlineRisk?: DeadlineRiskFigures;
+  /** Issue 20: the priority scenario through a batching e-mail provider under a shared budget. */
+  readonly priorityEmailBatch?: EmailPriorityResult;
   /** Resend at 5 requests/s: batches of 100 against single sends (bench/email-batch-run.ts). */
   readonly emailBatch?: EmailBatchResult;
   readonly series: {
@@ -355,6 +431,39 @@ async function main(): Promise<void> {
       printDeadlineRisk(deadlineRisk);
       return;
     }
+    const runPriorityEmail = () =>
+      runPriorityEmailBatch({
+        ...args.priorityEmail,
+        // Straight to DynamoDB Local and SQS, as the e-mail batch runs below.
+        baseEnv: {
+          ...env,
+          AWS_ENDPOINT_URL_DYNAMODB: services.dynamodb.endpoint,
+          AWS_ENDPOINT_URL_SQS: services.sqsEndpoint,
+        },
+        ddb,
+        dynamodbPid: services.dynamodb.pid,
+        tag,
+        log,
+      });
+    if (args.onlyPriorityEmail) {
+      const priorityEmailBatch = await runPriorityEmail();
+      const defaults = PRIORITY_EMAIL[args.mode];
+      const p = args.priorityEmail;
+      const isDefault = (Object.keys(defaults) as (keyof EmailPriorityParameters)[]).every(
+        (k) => (defaults as EmailPriorityParameters)[k] === p[k],
+      );
+      // Other parameters than the mode's: a file of their own, `priorityEmailBatch` stays.
+      if (isDefault) await writeAlone('priority-email-latest.json', { priorityEmailBatch });
+      else {
+        await mkdir(RESULTS_DIR, { recursive: true });
+        const file = `priority-email-n${p.bulkEmails}-r${p.callsPerSecond}-b${p.batchMax}-w${p.maxInlineWaitMs}-c${p.pollerConcurrency}${p.bulkIntake === 'own' ? '' : '-intake-in-senders'}-latest.json`;
+        const record = { startedAt: new Date(started).toISOString(), mode: args.mode, priorityEmailBatch };
+        await writeFile(join(RESULTS_DIR, file), `${JSON.stringify(record, null, 2)}\n`);
+      }
+      printPriorityEmail(priorityEmailBatch);
+      print(`(${round((Date.now() - started) / 1000, 1)} s in all)`);
+      return;
+    }
     if (args.onlyPriority) {
       const priority = await runPriorityScenario();
       // At another concurrency than the pollers' default: a key (and file) of its own, so the
@@ -477,6 +586,7 @@ async function main(): Promise<void> {
 
     const priority = args.skipPriority ? undefined : await runPriorityScenario();
     const deadlineRisk = args.skipPriority ? undefined : await runDeadlineRiskScenario();
+    const priorityEmailBatch = args.skipPriority ? undefined : await runPriorityEmail();
     const email = args.skipEmail ? undefined : await runEmail();
 
     const results: BenchResults = {
@@ -500,6 +610,7 @@ async function main(): Promise<void> {
       throttle: { ...ours.figures, detail: ours.detail },
       ...(priority ? { priority } : {}),
       ...(deadlineRisk ? { deadlineRisk } : {}),
+      ...(priorityEmailBatch ? { priorityEmailBatch } : {}),
       ...(email ? { emailBatch: email } : {}),
       ...(baseline ? { baseline: { ...baseline.figures, detail: baseline.detail } } : {}),
       ...(cost
@@ -535,6 +646,7 @@ async function main(): Promise<void> {
     printTable(results);
     if (priority) printPriority(priority);
     if (deadlineRisk) printDeadlineRisk(deadlineRisk);
+    if (priorityEmailBatch) printPriorityEmail(priorityEmailBatch);
     if (previous && previous.setup.notices === results.setup.notices) printAgreement(previous, results);
   } finally {
     await cleanup();
@@ -691,6 +803,67 @@ function printPriority(p: Readonly<Record<PriorityVariant, PriorityFigures>>): v
   for (const [label, fmt] of rows)
     print(`${label.padEnd(28)}${fmt(p.lanes).padStart(12)}${fmt(p.single).padStart(12)}`);
   for (const [name, check] of Object.entries(PRIORITY_TARGETS))
+    print(`${check(p.lanes) ? 'met ' : 'MISS'}  ${name}`);
+}
+
+const PRIORITY_EMAIL_TARGETS: Record<string, (f: EmailPriorityFigures) => boolean> = {
+  'critical p99 ≤ 2 s': (f) => f.criticalP99Seconds <= 2,
+  'drain ≤ 1.05 × e-mails/(R × B)': (f) => f.bulkDrainOverIdeal <= 1.05,
+  'drain ≤ 1.05 × calls needed/R': (f) => f.bulkDrainOverIdealCalls <= 1.05,
+  'no duplicates, none lost': (f) => f.duplicates === 0 && f.lost === 0,
+};
+
+function printPriorityEmail(p: EmailPriorityResult): void {
+  const deferred = (f: EmailPriorityFigures) =>
+    `${f.deferredRows.critical}/${f.deferredRows.standard}/${f.deferredRows.bulk}`;
+  const rows: [string, (f: EmailPriorityFigures) => string][] = [
+    ['bulk / critical e-mails', (f) => `${f.bulkEmails} / ${f.criticalEmails}`],
+    ['critical p50 (s)', (f) => f.criticalP50Seconds.toFixed(2)],
+    ['critical p99 (s)', (f) => f.criticalP99Seconds.toFixed(2)],
+    ['critical max (s)', (f) => f.criticalMaxSeconds.toFixed(2)],
+    ['  p99 of POST → 202 (s)', (f) => f.criticalIntakeP99Seconds.toFixed(2)],
+    ['  p99 of 202 → accepted (s)', (f) => f.criticalDispatchP99Seconds.toFixed(2)],
+    ['bulk p99 (s)', (f) => f.bulkP99Seconds.toFixed(2)],
+    ['intake of the burst (s)', (f) => f.intakeSeconds.toFixed(1)],
+    ['first acceptance (s)', (f) => f.firstAcceptedSeconds.toFixed(2)],
+    ['drain (s)', (f) => f.bulkDrainSeconds.toFixed(1)],
+    ['ideal e-mails/(R × B) (s)', (f) => f.idealSeconds.toFixed(1)],
+    ['drain / ideal', (f) => f.bulkDrainOverIdeal.toFixed(3)],
+    ['ideal calls/R (s)', (f) => f.idealCallsSeconds.toFixed(1)],
+    ['drain / ideal calls', (f) => f.bulkDrainOverIdealCalls.toFixed(3)],
+    ['provider calls (batch)', (f) => `${f.providerCalls} (${f.batchCalls})`],
+    ['e-mails per call (batch)', (f) => `${f.emailsPerCall.toFixed(2)} (${f.emailsPerBatchCall.toFixed(2)})`],
+    ['provider calls / accepted', (f) => f.providerCallsPerAccepted.toFixed(4)],
+    ['deferred rows (crit/std/bulk)', deferred],
+    ['deferred rows / accepted', (f) => f.deferredRowsPerAccepted.toFixed(3)],
+    ['429 answers', (f) => String(f.provider429)],
+    ['duplicates', (f) => String(f.duplicates)],
+    ['lost', (f) => String(f.lost)],
+    [
+      'CPU s: senders / intake',
+      (f) => (f.cpu ? `${f.cpu.processes.senders} / ${f.cpu.processes.intake ?? '–'}` : '–'),
+    ],
+    [
+      '  DynamoDB Local / bench',
+      (f) => (f.cpu ? `${f.cpu.processes.dynamodb} / ${f.cpu.processes.bench}` : '–'),
+    ],
+    [
+      '  others / idle (of cap.)',
+      (f) => (f.cpu ? `${f.cpu.others} / ${f.cpu.idle} (${f.cpu.capacity})` : '–'),
+    ],
+    [
+      '  idle during intake',
+      (f) => (f.cpuDuringIntake ? `${f.cpuDuringIntake.idle} (${f.cpuDuringIntake.capacity})` : '–'),
+    ],
+  ];
+  print();
+  print(
+    `priority e-mail: R = ${p.callsPerSecond} calls/s, batches ≤ ${p.batchMax}, inline wait ${p.maxInlineWaitMs} ms, ${p.pollerConcurrency} batches per queue, bulk taken in by ${p.bulkIntake === 'own' ? 'a process of its own' : "the senders' process"}`,
+  );
+  print(`${''.padEnd(28)}${'lanes'.padStart(14)}${'one lane'.padStart(14)}`);
+  for (const [label, fmt] of rows)
+    print(`${label.padEnd(28)}${fmt(p.lanes).padStart(14)}${fmt(p.single).padStart(14)}`);
+  for (const [name, check] of Object.entries(PRIORITY_EMAIL_TARGETS))
     print(`${check(p.lanes) ? 'met ' : 'MISS'}  ${name}`);
 }
 

@@ -24,6 +24,8 @@ export interface StackHandle {
   readonly queues: Readonly<Record<'email' | 'sms', { readonly url: string }>>;
   /** Bytes the functions wrote to stdout so far (JSON logs, EMF). */
   stdoutBytes(): number;
+  /** The process the stack runs in (the child's, or this one's). */
+  readonly pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -43,11 +45,23 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
+export interface StackChildOptions {
+  /** @default 120000 */
+  readonly readyTimeoutMs?: number;
+  /**
+   * Each line of the functions' stdout (JSON logs, EMF) once the stack is ready, for a scenario
+   * that counts what the stack logs (the `deferred` delivery steps); otherwise lines are not split.
+   */
+  readonly onStdoutLine?: (line: string) => void;
+}
+
 export async function startStackChild(
   env: Readonly<Record<string, string>>,
   log: (line: string) => void,
-  readyTimeoutMs = 120_000,
+  options: StackChildOptions = {},
 ): Promise<StackHandle> {
+  const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
+  const onLine = options.onStdoutLine;
   if (!exitHook) {
     exitHook = true;
     process.on('exit', () => {
@@ -75,11 +89,16 @@ export async function startStackChild(
   let bytes = 0;
   let tail = '';
   let ready = false;
+  let partial = '';
   child.stdout.on('data', (chunk: Buffer) => {
     bytes += chunk.length;
     if (!ready) {
       tail = (tail + chunk.toString('utf8')).slice(-16_384);
       if (tail.includes(READY_LINE)) ready = true;
+    } else if (onLine) {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) onLine(line);
     }
   });
   let errTail = '';
@@ -113,6 +132,7 @@ export async function startStackChild(
     tableName: state.tableName,
     queues: state.queues,
     stdoutBytes: () => bytes,
+    pid: child.pid,
     stop() {
       stopping ??= (async () => {
         try {
@@ -151,6 +171,7 @@ export async function startStackInProcess(
     tableName: stack.tableName,
     queues: stack.queues,
     stdoutBytes,
+    pid: process.pid,
     stop: () => stack.stop(),
   };
 }

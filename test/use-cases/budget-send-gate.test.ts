@@ -138,6 +138,38 @@ describe('BudgetSendGate', () => {
       expect(laneEventSource('bulk', channel, 25, 1)).toEqual(laneEventSource('bulk', channel, 25));
     });
 
+    it('through a batching provider an invocation holds whole calls: no call of the remainder spends a token on fewer records', () => {
+      // The deployed e-mail source: 10 records (EMAIL_BATCH_MAX below 10), 5 or 10 at once.
+      for (const maxConcurrency of [5, 10]) {
+        const channel = { batchSize: 10, maxConcurrency };
+        // 25 calls/s, 3 per call: 10 records would be calls of 3, 3, 3 and 1 (4 tokens for 10
+        // e-mails, 2.5 a call); 9 are three full calls.
+        expect(laneEventSource('bulk', channel, 25, 3)).toEqual({
+          batchSize: 9,
+          maxConcurrency: Math.min(maxConcurrency, 6),
+        });
+        expect(laneEventSource('standard', channel, 25, 4).batchSize).toBe(8);
+        expect(laneEventSource('bulk', channel, 25, 5).batchSize).toBe(10);
+        for (const perCall of [2, 3, 4, 5, 6, 7, 8, 9, 10]) {
+          for (const rate of [1, 5, 20, 25, 60]) {
+            const s = laneEventSource('bulk', channel, rate, perCall);
+            expect(s.batchSize % perCall).toBe(0);
+            expect(s.batchSize).toBeGreaterThanOrEqual(perCall);
+            const callsInFlight = (s.batchSize / perCall) * s.maxConcurrency;
+            expect(callsInFlight).toBeLessThanOrEqual(
+              Math.max(2, (rate * LANE_BOOKING_HORIZON_MS.bulk) / 1000),
+            );
+          }
+        }
+      }
+      // Critical is not capped, and a source smaller than one call is left as it is.
+      expect(laneEventSource('critical', { batchSize: 10, maxConcurrency: 5 }, 25, 3)).toEqual({
+        batchSize: 10,
+        maxConcurrency: 5,
+      });
+      expect(laneEventSource('bulk', { batchSize: 10, maxConcurrency: 5 }, 25, 100).batchSize).toBe(10);
+    });
+
     it('uncapped (the negative control), critical waits behind bulk for seconds, or is deferred', async () => {
       const { critical, wait } = await criticalWaitBehind({ bulk: { batchSize: 10, maxConcurrency: 50 } });
       expect(critical.kind === 'wait' || wait > 2_000).toBe(true);
