@@ -22,7 +22,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LANE_SETTINGS } from '../lambdas/contract/settings.ts';
+import { CHANNEL_SETTINGS } from '../lambdas/contract/settings.ts';
 import { type ResendSimulator, startResendSimulator } from '../local/email-simulators/resend.ts';
 import { type CpuShares, cpuWindow } from './lib/cpu.ts';
 import { acceptedAt, type BenchNotice, benchNotices, postBurst, readLedgerRows } from './lib/notices.ts';
@@ -33,7 +33,7 @@ import { percentile, round } from './lib/stats.ts';
  * The variable that gives the e-mail channel its shared rate budget (provider calls a second),
  * named once for this scenario: the stack's own name for it (lambdas/contract/settings.ts).
  */
-const EMAIL_RATE_BUDGET_VARIABLE = LANE_SETTINGS.email.rateBudget;
+const EMAIL_RATE_BUDGET_VARIABLE = CHANNEL_SETTINGS.email.sendRate;
 
 export type EmailPriorityVariant = 'lanes' | 'single';
 
@@ -186,7 +186,6 @@ async function oneVariant(
       RESEND_FROM: 'Clinic <notices@example.com>',
       EMAIL_BATCH_MAX: String(batchMax),
       [EMAIL_RATE_BUDGET_VARIABLE]: String(rate),
-      EMAIL_SEND_RATE_PER_SECOND: '',
       RATE_BUDGET_MAX_WAIT_MS: String(options.maxInlineWaitMs),
       LOCAL_LANES: variant === 'lanes' ? 'on' : 'off',
       LOCAL_SQS_CONCURRENCY: String(options.pollerConcurrency),
