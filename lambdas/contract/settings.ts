@@ -276,9 +276,14 @@ export const OPERATOR_SETTINGS = {
     default: 10 * SECOND,
     min: 0,
     max: 10 * MINUTE,
+    // Below the lower lanes' booking horizon (0.8 s, lambdas/contract/lanes.ts) their own calls in
+    // flight are booked beyond it and defer over and over: at 250 ms, 1–2 deferred rows per
+    // accepted e-mail and +27–47 % sender CPU (docs/benchmarks.md). Shorter only for benchmarks.
+    deployMin: SECOND,
     description:
       'longest wait for a booked token inside a sender invocation; a lane booked further ahead defers ' +
-      'its references through the queue; AWS: at most the sender timeout − PROVIDER_TIMEOUT_MS − 5 s',
+      'its references through the queue; AWS: at least 1 s (below the lanes’ 0.8 s horizon calls defer ' +
+      'over and over), at most the sender timeout − PROVIDER_TIMEOUT_MS − 5 s',
   },
 } as const satisfies Readonly<Record<string, Setting>>;
 

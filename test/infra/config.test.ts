@@ -166,6 +166,7 @@ describe('deployment settings (deploy/settings.json)', () => {
     [{ providerTimeoutMs: 30_000 }, /sendLeaseMs .* must exceed the sender timeout/],
     [{ reconcileIntervalMs: 90_000 }, /reconcileIntervalMs: .*multiple of 60000/],
     [{ rateBudgetMaxWaitMs: 20_000 }, /rateBudgetMaxWaitMs \(20000\) must leave the provider call room/],
+    [{ rateBudgetMaxWaitMs: 250 }, /rateBudgetMaxWaitMs/],
     [{ smsSendRatePerSecond: -1 }, /smsSendRatePerSecond/],
     [{ publicBaseUrl: 'http://notices.example.org' }, /publicBaseUrl: an https URL/],
     [{ twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:twilio' }, /twilioSecretArn/],
