@@ -61,3 +61,9 @@ export class ChannelQueue extends Construct {
     });
   }
 }
+
+/** `Email`, `SmsCritical`, …: a queue's name in alarms, outputs and the dashboard. */
+export function queueLabel(q: Pick<ChannelQueue, 'channel' | 'lane'>): string {
+  const cap = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
+  return `${cap(q.channel)}${q.lane ? cap(q.lane) : ''}`;
+}

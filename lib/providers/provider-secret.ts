@@ -1,4 +1,4 @@
-import { RemovalPolicy, SecretValue } from 'aws-cdk-lib';
+import { RemovalPolicy, SecretValue, Tags } from 'aws-cdk-lib';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -11,13 +11,39 @@ export function pascal(id: string): string {
 }
 
 /**
+ * The value CloudFormation writes into a provider secret it creates, the same for every provider
+ * and forever. CloudFormation writes `SecretString` at creation and again on any update that
+ * changes it (a `GenerateSecretString` change generates a new value likewise), over whatever the
+ * operator put there with `put-secret-value`. A value derived from the descriptor's fields (empty
+ * placeholders) would be rewritten, credentials lost, the day a field is added or renamed; a
+ * constant is never rewritten. The runtime reads a missing field as it reads an empty one.
+ */
+export const PROVIDER_SECRET_INITIAL_VALUE = '{}';
+
+/** Tag on each provider secret the stack creates: `<resourcePrefix>/<provider id>`, to find a retained one. */
+export const PROVIDER_SECRET_TAG = 'notice-ledger:provider-secret';
+
+/** The fields a provider's secret holds (each a descriptor setting's `secretField`). */
+export function secretFields(descriptor: ProviderDescriptor): string[] {
+  return descriptor.settings.flatMap((s) => (s.secretField ? [s.secretField] : []));
+}
+
+/**
  * The secret of a provider's credentials: one JSON object with a field per credential the
  * descriptor declares (`secretField`), read by the functions that carry the provider's facets
- * (the variable is the descriptor's `secretVariable`). An existing secret (complete ARN) is
- * used as it is; otherwise one is created with empty fields, to be filled after the deploy
- * (`put-secret-value`); until then those functions refuse to start, naming the missing fields.
- * Retained on deletion. Provider credentials are issued and rotated in the provider's console,
- * so Secrets Manager does not rotate them.
+ * (the variable is the descriptor's `secretVariable`). Provider credentials are issued and
+ * rotated in the provider's console, so Secrets Manager does not rotate them.
+ *
+ * - **Adopted** when the deployment names one (`<provider>SecretArn`, a complete ARN): used as it
+ *   is, never written. It is taken to be encrypted with the stack's data key (as the secrets this
+ *   stack created are, so a retained one can be adopted back) or with the default
+ *   `aws/secretsmanager` key, which needs no grant; any other key must be granted by the operator.
+ * - **Created** otherwise, holding {@link PROVIDER_SECRET_INITIAL_VALUE}, to be filled after the
+ *   deploy (`put-secret-value`); until then those functions find the fields missing. No fixed
+ *   name: it is retained when the provider leaves the deployment, and a fixed name would make the
+ *   provider's return fail (CloudFormation cannot create a second secret of that name). It is
+ *   tagged {@link PROVIDER_SECRET_TAG} instead, so the retained one can be found and adopted
+ *   (docs/deploy.md, "Switching a channel's provider").
  */
 export function providerSecret(
   scope: Construct,
@@ -28,20 +54,23 @@ export function providerSecret(
     readonly existingArn: string | undefined;
   },
 ): ISecret {
-  // Under the stateful stack's `Secrets` construct as `<Id>` (Secrets/<Id>): the construct path,
-  // and with it the logical id, of the secret deployments already hold and have filled in.
+  // Under the stateful stack's `Secrets` construct as `<Id>` (Secrets/<Id>).
   const id = pascal(descriptor.id);
-  if (options.existingArn) return Secret.fromSecretCompleteArn(scope, id, options.existingArn);
-  const fields = descriptor.settings.flatMap((s) => (s.secretField ? [s.secretField] : []));
+  if (options.existingArn) {
+    return Secret.fromSecretAttributes(scope, id, {
+      secretCompleteArn: options.existingArn,
+      encryptionKey: options.encryptionKey,
+    });
+  }
   const secret = new Secret(scope, id, {
-    secretName: `${options.namePrefix}/${descriptor.id}`,
-    description: `notice-ledger: ${descriptor.title} credentials { ${fields.join(', ')} }; fill in after deploy`,
+    // Nothing here depends on the descriptor's fields: a change of them changes no property of
+    // this resource (the fields are named in the stack output's description instead).
+    description: `notice-ledger: ${descriptor.title} credentials, a JSON object filled in after the deploy (docs/deploy.md)`,
     encryptionKey: options.encryptionKey,
-    // Empty placeholders document the shape; CloudFormation writes them once, and later
-    // `put-secret-value` updates survive deploys as long as this definition is unchanged.
-    secretObjectValue: Object.fromEntries(fields.map((f) => [f, SecretValue.unsafePlainText('')])),
+    secretStringValue: SecretValue.unsafePlainText(PROVIDER_SECRET_INITIAL_VALUE),
     removalPolicy: RemovalPolicy.RETAIN,
   });
+  Tags.of(secret).add(PROVIDER_SECRET_TAG, `${options.namePrefix}/${descriptor.id}`);
   const reason =
     `${descriptor.title} credentials are issued and rotated in the provider's console, then written here ` +
     'with put-secret-value (docs/deploy.md); Secrets Manager cannot rotate them.';

@@ -7,7 +7,7 @@ import type { ProviderChannel } from '../../lambdas/contract/providers.ts';
 import { CHANNEL_SETTINGS } from '../../lambdas/contract/settings.ts';
 import type { NoticeLedgerConfig } from '../config.ts';
 import type { BundleSelection } from '../constructs/bundling.ts';
-import type { ChannelQueue } from '../constructs/channel-queue.ts';
+import { queueLabel } from '../constructs/channel-queue.ts';
 import { Escalations } from '../constructs/escalations.ts';
 import { IntakeApi } from '../constructs/intake-api.ts';
 import { Monitoring } from '../constructs/monitoring.ts';
@@ -238,17 +238,19 @@ export class DeliveryStack extends Stack {
     });
 
     this.functions = { http, sendEmail, sendSms, reconciler, providerEvents };
+    // Each function under one label: its alarm (`<Label>Errors`), its output (`<Label>FunctionName`).
+    const labelled = {
+      Http: http.function,
+      SendEmail: sendEmail.function,
+      SendSms: sendSms.function,
+      Reconciler: reconciler.function,
+      ProviderEvents: providerEvents.function,
+    };
 
     this.monitoring = new Monitoring(this, 'Monitoring', {
       topicKey: keys.observability,
       ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
-      functions: {
-        Http: http.function,
-        SendEmail: sendEmail.function,
-        SendSms: sendSms.function,
-        Reconciler: reconciler.function,
-        ProviderEvents: providerEvents.function,
-      },
+      functions: labelled,
       senders: ['SendEmail', 'SendSms'],
       workQueues: allQueues.map((q) => ({ label: queueLabel(q), queue: q.queue })),
       deadLetterQueues: [
@@ -283,6 +285,22 @@ export class DeliveryStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
     new CfnOutput(this, 'EscalationBusName', { value: this.escalations.bus.eventBusName });
+    // What an operator names in a command: a custom domain's API mapping, fresh instances after a
+    // secret changes (update-function-configuration), a replay of the provider events' DLQ.
+    new CfnOutput(this, 'ApiId', {
+      value: this.api.api.apiId,
+      description: 'HTTP API id (custom domain mapping)',
+    });
+    for (const [label, fn] of Object.entries(labelled)) {
+      new CfnOutput(this, `${label}FunctionName`, { value: fn.functionName });
+    }
+    new CfnOutput(this, 'ProviderEventsDeadLetterQueueArn', {
+      value: this.providerEventsDeadLetterQueue.queueArn,
+    });
+    new CfnOutput(this, 'ProviderEventsDeadLetterQueueUrl', {
+      value: this.providerEventsDeadLetterQueue.queueUrl,
+      description: 'Provider events no retry could apply: replay them to the function (docs/deploy.md)',
+    });
   }
 }
 
@@ -377,10 +395,4 @@ function bindProviders(
     provider.bindInbound?.(targets.providerEvents);
   }
   return deployed;
-}
-
-/** `Email`, `SmsCritical`, …: a queue's name in alarms and the dashboard. */
-function queueLabel(q: ChannelQueue): string {
-  const cap = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
-  return `${cap(q.channel)}${q.lane ? cap(q.lane) : ''}`;
 }

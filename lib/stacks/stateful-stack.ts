@@ -1,14 +1,14 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { NoticeLedgerConfig } from '../config.ts';
-import { ChannelQueue, type LaneName } from '../constructs/channel-queue.ts';
+import { ChannelQueue, type LaneName, queueLabel } from '../constructs/channel-queue.ts';
 import { NoticeKeys } from '../constructs/keys.ts';
 import { LedgerTable } from '../constructs/ledger-table.ts';
 import { RetryScheduler } from '../constructs/retry-scheduler.ts';
 import { NoticeSecrets } from '../constructs/secrets.ts';
 import { acknowledge } from '../nag.ts';
 import type { ProviderResources } from '../providers/binding.ts';
-import { pascal } from '../providers/provider-secret.ts';
+import { pascal, secretFields } from '../providers/provider-secret.ts';
 import { deployedBindings } from '../providers/registry.ts';
 
 export interface StatefulStackProps extends StackProps {
@@ -100,15 +100,30 @@ export class StatefulStack extends Stack {
       this.providerResources.set(binding.descriptor.id, resources);
       if (resources.secret) {
         this.secrets.providers.set(binding.descriptor.id, resources.secret);
-        const fields = binding.descriptor.settings.flatMap((s) => (s.secretField ? [s.secretField] : []));
         new CfnOutput(this, `${pascal(binding.descriptor.id)}SecretArn`, {
           value: resources.secret.secretArn,
-          description: `Fill with { ${fields.join(', ')} } (docs/deploy.md)`,
+          description: `Fill with { ${secretFields(binding.descriptor).join(', ')} } (docs/deploy.md)`,
         });
       }
     }
 
     new CfnOutput(this, 'LedgerTableName', { value: this.ledger.tableName });
     new CfnOutput(this, 'FingerprintKeySecretArn', { value: this.secrets.fingerprintKey.secretArn });
+    // What a redrive names (`aws sqs start-message-move-task --source-arn`): each work queue's DLQ,
+    // labelled as its alarm is (`<Label>DeadLetters`).
+    const { email, sms } = this.lanes;
+    for (const q of [
+      this.queues.email,
+      this.queues.sms,
+      email.critical,
+      email.bulk,
+      sms.critical,
+      sms.bulk,
+    ]) {
+      new CfnOutput(this, `${queueLabel(q)}DeadLetterQueueArn`, {
+        value: q.deadLetterQueue.queueArn,
+        description: `Dead-letter queue of the ${queueLabel(q)} queue: redrive with start-message-move-task (docs/deploy.md)`,
+      });
+    }
   }
 }

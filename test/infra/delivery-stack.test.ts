@@ -746,3 +746,32 @@ describe('delivery stack: alarms and dashboard', () => {
     }
   });
 });
+
+describe('delivery stack: outputs an operator names in a command', () => {
+  it('names each function by the label of its alarm, the provider events’ DLQ and the API id', () => {
+    const outputs = template.toJSON().Outputs;
+    const labels = {
+      http: 'Http',
+      sendEmail: 'SendEmail',
+      sendSms: 'SendSms',
+      reconciler: 'Reconciler',
+      providerEvents: 'ProviderEvents',
+    } as const satisfies Record<FunctionKey, string>;
+    for (const key of FUNCTIONS) {
+      expect(outputs[`${labels[key]}FunctionName`]?.Value, key).toEqual({ Ref: logicalId(fn(key).function) });
+      // The same label names its errors alarm (docs/deploy.md "When an alarm fires").
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(fn(key).function) } }],
+      });
+      expect(
+        synth.delivery.monitoring.alarms.some((a) => a.node.id === `${labels[key]}Errors`),
+        labels[key],
+      ).toBe(true);
+    }
+    const dlq = logicalId(synth.delivery.providerEventsDeadLetterQueue);
+    expect(outputs.ProviderEventsDeadLetterQueueArn?.Value).toEqual({ 'Fn::GetAtt': [dlq, 'Arn'] });
+    expect(outputs.ProviderEventsDeadLetterQueueUrl?.Value).toEqual({ Ref: dlq });
+    expect(outputs.ApiId?.Value).toEqual({ Ref: logicalId(synth.delivery.api.api) });
+  });
+});

@@ -1,9 +1,28 @@
 import { randomInt } from 'node:crypto';
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { App, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ledgerTableDefinition } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
 import { LedgerTable as Schema } from '../../lambdas/contract/ledger-table.ts';
-import { logicalId, type Synthesized, synthesize } from './synth.ts';
+import type { ProviderDescriptor } from '../../lambdas/contract/providers.ts';
+import { descriptor as twilioDescriptor } from '../../lambdas/providers/twilio/descriptor.ts';
+import { queueLabel } from '../../lib/constructs/channel-queue.ts';
+import {
+  PROVIDER_SECRET_INITIAL_VALUE,
+  PROVIDER_SECRET_TAG,
+  providerSecret,
+  secretFields,
+} from '../../lib/providers/provider-secret.ts';
+import {
+  grantsOf,
+  logicalId,
+  roleStatements,
+  type Statement,
+  type Synthesized,
+  synthesize,
+} from './synth.ts';
 
 let synth: Synthesized;
 let template: Template;
@@ -108,13 +127,101 @@ describe('stateful stack: keys and secrets', () => {
     }
   });
 
-  it('creates the Twilio secret with the documented empty shape unless one is imported', () => {
-    template.hasResourceProperties('AWS::SecretsManager::Secret', {
-      Name: 'notice-ledger/twilio',
-      SecretString: JSON.stringify({ accountSid: '', authToken: '', from: '' }),
+  it('creates each provider secret without a fixed name, holding one constant value, retained and tagged for adoption', () => {
+    const twilio = synth.stateful.secrets.providers.get('twilio') as Secret;
+    const resource = template.findResources('AWS::SecretsManager::Secret')[logicalId(twilio)];
+    // No Name: a retained secret of a provider that left the deployment would make its return
+    // fail ("already exists"); CloudFormation generates a fresh name instead.
+    expect(resource?.Properties.Name).toBeUndefined();
+    // The one value CloudFormation ever writes: never derived from the fields, so never rewritten.
+    expect(resource?.Properties.SecretString).toBe(PROVIDER_SECRET_INITIAL_VALUE);
+    expect(resource?.Properties.GenerateSecretString).toBeUndefined();
+    expect(resource?.Properties.Tags).toEqual([{ Key: PROVIDER_SECRET_TAG, Value: 'notice-ledger/twilio' }]);
+    expect(resource?.Properties.KmsKeyId).toEqual({
+      'Fn::GetAtt': [logicalId(synth.stateful.keys.data), 'Arn'],
     });
     for (const secret of Object.values(template.findResources('AWS::SecretsManager::Secret'))) {
       expect(secret.DeletionPolicy).toBe('Retain');
+      expect(secret.UpdateReplacePolicy).toBe('Retain');
+    }
+    // The fields are named where a change costs nothing: the output's description.
+    expect(template.toJSON().Outputs.TwilioSecretArn.Description).toBe(
+      'Fill with { accountSid, authToken, from } (docs/deploy.md)',
+    );
+  });
+
+  it('writes nothing into a provider secret that depends on its fields: a change of them leaves the resource as it was', () => {
+    // CloudFormation puts SecretString again on any update that changes it (GenerateSecretString
+    // likewise generates a new value), over the credentials put-secret-value wrote.
+    const build = (descriptor: ProviderDescriptor) => {
+      const stack = new Stack(new App(), 'S');
+      providerSecret(stack, descriptor, {
+        encryptionKey: new Key(stack, 'K'),
+        namePrefix: 'notice-ledger',
+        existingArn: undefined,
+      });
+      return Template.fromStack(stack).findResources('AWS::SecretsManager::Secret');
+    };
+    const original: ProviderDescriptor = twilioDescriptor;
+    const changed: ProviderDescriptor = {
+      ...original,
+      settings: [
+        ...original.settings.map((s) => (s.secretField === 'from' ? { ...s, secretField: 'sender' } : s)),
+        { name: 'TWILIO_REGION_HINT', description: 'a new credential', secretField: 'regionHint' },
+      ],
+    };
+    expect(secretFields(changed)).not.toEqual(secretFields(original));
+    expect(build(changed)).toEqual(build(original));
+  });
+
+  it('adopts a provider secret the settings name (a retained one, or the operator’s), with the data key’s use through Secrets Manager', () => {
+    const arn =
+      'arn:aws:secretsmanager:eu-west-1:123456789012:secret:SecretsTwilio9D01B6F3-AbCdEfGhIjKl-AbC123';
+    const adopted = synthesize({ settings: { twilioSecretArn: arn }, bundle: false });
+    // Nothing created, nothing written: only the fingerprint key is a resource.
+    adopted.statefulTemplate.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    expect(adopted.statefulTemplate.toJSON().Outputs.TwilioSecretArn.Value).toBe(arn);
+    // The data key's use through Secrets Manager, as intake has it for the fingerprint key (which
+    // the same key encrypts): what a secret this stack created and retained needs.
+    const withoutSid = ({ Sid: _sid, ...rest }: Statement) => rest;
+    const dataKeyViaSecretsManager = roleStatements(
+      adopted.deliveryTemplate,
+      logicalId(adopted.delivery.functions.http.role),
+    ).find((st) => st.Sid === 'DecryptFingerprintKeySecret') as Statement;
+    expect(dataKeyViaSecretsManager).toBeDefined();
+    for (const fn of [adopted.delivery.functions.sendSms, adopted.delivery.functions.reconciler]) {
+      const statements = roleStatements(adopted.deliveryTemplate, logicalId(fn.role));
+      expect(grantsOf(statements).get('secretsmanager:GetSecretValue')).toEqual([JSON.stringify(arn)]);
+      const decrypt = statements.find((st) => st.Sid === 'DecryptTwilioSecret');
+      expect(decrypt && withoutSid(decrypt)).toEqual(withoutSid(dataKeyViaSecretsManager));
+    }
+  });
+});
+
+describe('stateful stack: outputs', () => {
+  it('names each work queue’s dead-letter queue by the label of its alarm', () => {
+    const outputs = template.toJSON().Outputs;
+    const { queues, lanes } = synth.stateful;
+    const all = [
+      queues.email,
+      queues.sms,
+      lanes.email.critical,
+      lanes.email.bulk,
+      lanes.sms.critical,
+      lanes.sms.bulk,
+    ];
+    expect(all.map(queueLabel)).toEqual([
+      'Email',
+      'Sms',
+      'EmailCritical',
+      'EmailBulk',
+      'SmsCritical',
+      'SmsBulk',
+    ]);
+    for (const q of all) {
+      expect(outputs[`${queueLabel(q)}DeadLetterQueueArn`]?.Value).toEqual({
+        'Fn::GetAtt': [logicalId(q.deadLetterQueue), 'Arn'],
+      });
     }
   });
 });
