@@ -63,7 +63,19 @@ export interface ClientOptions {
   /** Per request. @default 30000 */
   readonly timeoutMs?: number | undefined;
   readonly fetch?: typeof fetch | undefined;
+  /**
+   * The local stack only: the IAM principal ARN to call as (an assumed-role session, a role, a
+   * user), sent as the `x-notice-ledger-caller` header its gateway reads instead of a signature
+   * (README "Callers"). Refused beside a signer: behind IAM the signature is the caller.
+   */
+  readonly caller?: string | undefined;
 }
+
+/**
+ * The local gateway's caller header (local/callers.ts `CALLER_HEADER`; the client imports no
+ * server code, so it is written here too, and test/e2e/callers.test.ts calls the stack with it).
+ */
+export const CALLER_HEADER = 'x-notice-ledger-caller';
 
 /** Where a path parameter goes: percent-encoded as one segment (`+` → `%2B`). */
 const segment = (value: string) => encodeURIComponent(value);
@@ -73,6 +85,7 @@ export class NoticeLedgerClient {
   private readonly signer: RequestSigner | undefined;
   private readonly timeoutMs: number;
   private readonly fetchImpl: typeof fetch;
+  private readonly caller: string | undefined;
 
   constructor(options: ClientOptions) {
     this.endpoint = new URL(options.endpoint);
@@ -86,6 +99,10 @@ export class NoticeLedgerClient {
         : (options.signer ?? (region !== undefined ? sigV4Signer({ region }) : undefined));
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.fetchImpl = options.fetch ?? fetch;
+    if (options.caller !== undefined && this.signer) {
+      throw new TypeError('caller names who calls the local stack; a signed request is its signer');
+    }
+    this.caller = options.caller;
   }
 
   /** Whether requests are signed (for `--verbose` style diagnostics). */
@@ -192,6 +209,7 @@ export class NoticeLedgerClient {
     let headers: Record<string, string> = {
       accept: 'application/json, application/problem+json',
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(this.caller !== undefined ? { [CALLER_HEADER]: this.caller } : {}),
     };
     if (this.signer) {
       try {

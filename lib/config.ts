@@ -3,6 +3,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { z } from 'zod';
 import { ConfigError } from '../lambdas/contract/config-error.ts';
 import { FUNCTION_NAMES, type FunctionName } from '../lambdas/contract/functions.ts';
+import { invalidPrincipalEntries } from '../lambdas/contract/principals.ts';
 import type { ProviderChannel } from '../lambdas/contract/providers.ts';
 import {
   CHANNEL_SETTINGS,
@@ -248,6 +249,11 @@ export interface NoticeLedgerConfig {
   readonly runtimeEnvironment: Readonly<Record<string, string>>;
   readonly alarmEmail: string | undefined;
   readonly publicBaseUrl: string | undefined;
+  /**
+   * The role map (`operatorPrincipals`, `auditorPrincipals`; docs/api.md "Callers"), each entry
+   * an IAM principal ARN checked here; set on the http function, the one that reads it.
+   */
+  readonly callers: { readonly operators: readonly string[]; readonly auditors: readonly string[] };
   readonly channels: {
     readonly email: ChannelSettings;
     readonly sms: ChannelSettings;
@@ -389,6 +395,7 @@ export function readConfig(
     );
   }
   const providers = checkProviders(c.emailProvider, c.smsProvider, c.retainedProviders, source);
+  const callers = checkCallers(c.operatorPrincipals, c.auditorPrincipals, source);
   return {
     target: c.account ? { account: c.account, region: c.region } : undefined,
     stackPrefix: c.stackPrefix,
@@ -397,6 +404,7 @@ export function readConfig(
     settings: c,
     runtimeEnvironment,
     alarmEmail: c.alarmEmail || undefined,
+    callers,
     publicBaseUrl: c.publicBaseUrl ? c.publicBaseUrl.replace(/\/+$/, '') : undefined,
     channels: {
       email: {
@@ -439,6 +447,24 @@ function deployWords(message: string): string {
   return message.replace(/\b[A-Z][A-Z0-9_]+\b/g, (name) =>
     name in OPERATOR_SETTINGS ? deployKeyOf(name) : name,
   );
+}
+
+/** Every role map entry must name an IAM principal (lambdas/contract/principals.ts), as the function will. */
+function checkCallers(
+  operators: readonly string[],
+  auditors: readonly string[],
+  source: string,
+): NoticeLedgerConfig['callers'] {
+  const problems = [
+    ...invalidPrincipalEntries(operators).map((entry) => `operatorPrincipals: ${entry}`),
+    ...invalidPrincipalEntries(auditors).map((entry) => `auditorPrincipals: ${entry}`),
+  ];
+  if (problems.length > 0) {
+    throw new ConfigError(
+      `invalid ${source}: not an IAM role, user or account ARN (a trailing * matches names by prefix): ${problems.join('; ')}`,
+    );
+  }
+  return { operators, auditors };
 }
 
 /**

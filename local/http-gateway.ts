@@ -14,17 +14,25 @@
  *
  * Never logs paths, query strings or bodies: suppression routes carry a destination in the
  * path, and bodies carry destinations and template variables.
+ *
+ * The caller: where API Gateway checks a SigV4 signature and passes the signer as
+ * `requestContext.authorizer.iam`, this gateway reads the principal ARN from the
+ * `x-notice-ledger-caller` header and passes the same shape (./callers.ts); a value that names no
+ * IAM principal is refused 403, as a bad signature is. Without the header the request carries no
+ * IAM context (the http function takes it for the local operator).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type {
+  APIGatewayEventRequestContextIAMAuthorizer,
   APIGatewayProxyEventV2,
   APIGatewayProxyResultV2,
   APIGatewayProxyStructuredResultV2,
   Context,
 } from 'aws-lambda';
+import { CALLER_HEADER, namedCaller } from './callers.ts';
 import { LOCAL_ACCOUNT_ID, lambdaContext } from './lambda-context.ts';
 
 export type HttpApiHandler = (
@@ -144,7 +152,9 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Htt
       return writeProblem(res, 503, 'Service Unavailable', 'the http-api handler could not be loaded');
     }
 
-    const event = toApiGatewayEvent(req, body, receivedAt);
+    const caller = namedCaller(req.headersDistinct[CALLER_HEADER]);
+    if ('refused' in caller) return writeProblem(res, 403, 'Forbidden', caller.refused);
+    const event = toApiGatewayEvent(req, body, receivedAt, caller.authorizer);
     const context = lambdaContext(functionName, integrationTimeoutMs, options.region);
     const timeout = new AbortController();
     let result: APIGatewayProxyResultV2 | undefined | null;
@@ -385,12 +395,14 @@ export function apiGatewayTime(epochMs: number): string {
  * The payload format 2.0 event: header names lower-cased and repeats joined with commas,
  * cookies moved out of the headers into `cookies`, repeated query keys joined with commas,
  * `rawPath` as received (still percent-encoded), body as a string for text media types and
- * base64 for the rest (see `isTextMediaType`).
+ * base64 for the rest (see `isTextMediaType`); with `authorizer`, the caller API Gateway's IAM
+ * authorisation would name (the caller header itself is not passed on).
  */
 export function toApiGatewayEvent(
   req: IncomingMessage,
   body: Buffer,
   receivedAt: number,
+  authorizer?: APIGatewayEventRequestContextIAMAuthorizer,
 ): APIGatewayProxyEventV2 {
   const target = req.url ?? '/';
   const queryAt = target.indexOf('?');
@@ -400,7 +412,7 @@ export function toApiGatewayEvent(
   const headers: Record<string, string> = {};
   let cookies: string[] | undefined;
   for (const [name, values] of Object.entries(req.headersDistinct)) {
-    if (values === undefined) continue;
+    if (values === undefined || name === CALLER_HEADER) continue;
     if (name === 'cookie') {
       cookies = values.flatMap((value) =>
         value
@@ -438,6 +450,7 @@ export function toApiGatewayEvent(
     requestContext: {
       accountId: LOCAL_ACCOUNT_ID,
       apiId: 'local',
+      ...(authorizer ? { authorizer } : {}),
       domainName,
       domainPrefix: domainName.split('.')[0] ?? domainName,
       http: {

@@ -20,6 +20,7 @@ import { deriveNoticeId } from '../lambdas/domain/identity.ts';
 import { readConfig } from '../lambdas/edge/config.ts';
 import { key32 } from '../lambdas/wiring/core.ts';
 import { answeringProviders, selectedProvider } from '../lambdas/wiring/providers.ts';
+import { LOCAL_AUDITOR_ROLE, LOCAL_OPERATOR_ROLE } from './callers.ts';
 import { readCrashPoint } from './crash-points.ts';
 import { type HttpApiHandler, type HttpGateway, startHttpGateway } from './http-gateway.ts';
 import { loadLocalSecrets } from './local-secrets.ts';
@@ -117,6 +118,11 @@ function plan(e: NodeJS.ProcessEnv): Plan {
   e.AWS_REGION ||= localDefault('AWS_REGION');
   e.AWS_ACCESS_KEY_ID ||= localDefault('AWS_ACCESS_KEY_ID');
   e.AWS_SECRET_ACCESS_KEY ||= localDefault('AWS_SECRET_ACCESS_KEY');
+  // Who calls (./callers.ts): a request without a caller header is the local operator, and the
+  // role map knows a local operator and auditor, unless the environment says otherwise.
+  e.UNSIGNED_CALLER_PRINCIPAL ||= LOCAL_OPERATOR_ROLE;
+  e.OPERATOR_PRINCIPALS ||= LOCAL_OPERATOR_ROLE;
+  e.AUDITOR_PRINCIPALS ||= LOCAL_AUDITOR_ROLE;
   // An unknown EMAIL_PROVIDER / SMS_PROVIDER / RETAINED_PROVIDERS stops here, naming the variable.
   const config = readConfig(e);
   const providers = Object.fromEntries(

@@ -24,6 +24,7 @@ import {
 
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:3000';
 export const ENDPOINT_VARIABLE = 'NOTICE_LEDGER_ENDPOINT';
+export const CALLER_VARIABLE = 'NOTICE_LEDGER_CALLER';
 
 export const EXIT = { ok: 0, api: 1, usage: 2 } as const;
 
@@ -66,6 +67,8 @@ options
   --sigv4            sign requests with SigV4 (automatic for *.execute-api.<region>.amazonaws.com)
   --profile NAME     AWS profile for the credentials (default: the SDK's chain, AWS_PROFILE)
   --region REGION    signing region (default: from the execute-api host, else AWS_REGION)
+  --as ARN           local stack only: call as this IAM principal (default $${CALLER_VARIABLE}, else
+                     the local operator); behind IAM your signed identity is the caller
   --json             print the API's JSON body instead of a table
   --timeout MS       per request (default 30000)
   -h, --help         this text
@@ -81,6 +84,7 @@ const OPTIONS = {
   sigv4: { type: 'boolean' },
   profile: { type: 'string' },
   region: { type: 'string' },
+  as: { type: 'string' },
   json: { type: 'boolean' },
   timeout: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -114,6 +118,7 @@ const GLOBAL_OPTIONS: readonly (keyof Values)[] = [
   'sigv4',
   'profile',
   'region',
+  'as',
   'json',
   'timeout',
   'help',
@@ -148,6 +153,12 @@ function makeClient(values: Values, io: CliIo): NoticeLedgerClient {
   const sign = values.sigv4 === true || hostRegion !== undefined;
   const region = values.region ?? hostRegion ?? io.env.AWS_REGION ?? io.env.AWS_DEFAULT_REGION;
   if (sign && !region) throw new UsageError('SigV4 needs a region: --region or AWS_REGION');
+  const caller = values.as ?? (io.env[CALLER_VARIABLE] || undefined);
+  if (sign && caller !== undefined) {
+    throw new UsageError(
+      `--as (${CALLER_VARIABLE}) is for the local stack: behind IAM your signed identity is the caller`,
+    );
+  }
   const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout);
   if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) {
     throw new UsageError('--timeout must be a positive number of milliseconds');
@@ -156,6 +167,7 @@ function makeClient(values: Values, io: CliIo): NoticeLedgerClient {
     endpoint,
     signer: sign ? sigV4Signer({ region: region as string, profile: values.profile }) : false,
     timeoutMs,
+    caller,
     ...(io.fetch ? { fetch: io.fetch } : {}),
   });
 }

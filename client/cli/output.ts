@@ -75,6 +75,8 @@ function channelText(channel: TimelineChannel, now: Date): string {
     `  priority ${channel.priority}  provider ${channel.provider ?? '—'}  receipt ${channel.providerReceiptId ?? '—'}  attempts ${channel.attempts}${
       channel.nextAttemptAt ? `  next attempt ${when(channel.nextAttemptAt, now)}` : ''
     }`,
+    // Whose notice it is (absent on channels recorded before submitters were).
+    ...(channel.submittedBy ? [`  submitted by ${channel.submittedBy}`] : []),
   ];
   const transitions = [...channel.transitions].sort((a, b) => a.seq - b.seq);
   const rows = transitions.map((t, i) => {

@@ -186,6 +186,9 @@ function channelFacts(channel: TimelinePageChannel, now: Date): string {
       `${escapeHtml(formatUtc(channel.escalatedAt))} <span class="esc">waiting for an operator’s resolution</span>`,
     ]);
   }
+  if (channel.submittedBy) {
+    facts.push(['submitted by', `<span class="mono">${escapeHtml(channel.submittedBy)}</span>`]);
+  }
   if (channel.sms) {
     facts.push([
       'sms',

@@ -11,6 +11,16 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 /** The function behind a route (keys of FUNCTIONS in ./functions.ts). */
 export type RouteFunction = 'http' | 'providerEvents';
 
+/**
+ * Who calls the API (docs/api.md "Callers"): a `submitter` (a business system) submits notices and
+ * reads and cancels the ones its principal submitted; an `operator` acts on every notice; an
+ * `auditor` reads everything and acts on nothing. The CDK offers one managed policy per role
+ * (lib/constructs/intake-api.ts) and the http function checks the role of each caller against
+ * the route's `roles` (lambdas/handlers/http/router.ts), both from the table below.
+ */
+export const CALLER_ROLES = ['submitter', 'operator', 'auditor'] as const;
+export type CallerRole = (typeof CALLER_ROLES)[number];
+
 export interface RouteSpec {
   /** API Gateway path syntax: `{name}` is one path segment. */
   readonly path: string;
@@ -22,8 +32,11 @@ export interface RouteSpec {
    */
   readonly auth: 'iam' | 'provider';
   readonly function: RouteFunction;
-  /** Who may call it by policy (lib/constructs/intake-api.ts builds one managed policy per role). */
-  readonly roles: readonly ('submitter' | 'operator')[];
+  /**
+   * Who may call it: the managed policy of each role grants it (lib/constructs/intake-api.ts), and
+   * the http function refuses any other caller with 403 (lambdas/handlers/http/router.ts).
+   */
+  readonly roles: readonly CallerRole[];
 }
 
 /** The path parameter that names the provider module of an inbound provider route. */
@@ -32,19 +45,21 @@ export const PROVIDER_PARAMETER = 'provider';
 /**
  * Order matters where a literal and a parameter compete: `batch` before `{noticeId}`. A path may
  * appear twice when its methods are for different roles (`POST /v1/notices` for submitters,
- * `GET /v1/notices`, the list, for operators); the routers serve both from one entry.
+ * `GET /v1/notices`, the list, for operators and auditors); the routers serve both from one entry.
+ * Reads are the auditor's, acts are not: an auditor submits, cancels, resolves and suppresses
+ * nothing.
  */
 export const ROUTES: readonly RouteSpec[] = [
-  { path: '/v1/health', methods: ['GET'], auth: 'iam', function: 'http', roles: ['operator'] },
+  { path: '/v1/health', methods: ['GET'], auth: 'iam', function: 'http', roles: ['operator', 'auditor'] },
   {
     path: '/v1/openapi.json',
     methods: ['GET'],
     auth: 'iam',
     function: 'http',
-    roles: ['submitter', 'operator'],
+    roles: ['submitter', 'operator', 'auditor'],
   },
   { path: '/v1/notices', methods: ['POST'], auth: 'iam', function: 'http', roles: ['submitter', 'operator'] },
-  { path: '/v1/notices', methods: ['GET'], auth: 'iam', function: 'http', roles: ['operator'] },
+  { path: '/v1/notices', methods: ['GET'], auth: 'iam', function: 'http', roles: ['operator', 'auditor'] },
   {
     path: '/v1/notices/batch',
     methods: ['POST'],
@@ -57,7 +72,7 @@ export const ROUTES: readonly RouteSpec[] = [
     methods: ['GET'],
     auth: 'iam',
     function: 'http',
-    roles: ['submitter', 'operator'],
+    roles: ['submitter', 'operator', 'auditor'],
   },
   {
     path: '/v1/notices/{noticeId}/cancel',
@@ -75,7 +90,14 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   {
     path: '/v1/suppressions/{channel}/{destination}',
-    methods: ['GET', 'PUT', 'DELETE'],
+    methods: ['GET'],
+    auth: 'iam',
+    function: 'http',
+    roles: ['operator', 'auditor'],
+  },
+  {
+    path: '/v1/suppressions/{channel}/{destination}',
+    methods: ['PUT', 'DELETE'],
     auth: 'iam',
     function: 'http',
     roles: ['operator'],

@@ -19,6 +19,8 @@
  * its own in its descriptor (lambdas/providers/<id>/descriptor.ts), under the same naming rule.
  */
 
+import { CALLER_SETTINGS, CALLER_WIRING_SETTINGS } from './principals.ts';
+
 export type SettingKind = 'integer' | 'number' | 'enum' | 'text' | 'url' | 'list';
 
 interface SettingBase {
@@ -81,6 +83,8 @@ export const OPERATOR_SETTINGS = {
       'comma-separated ids of providers no longer selected whose lookups and inbound events stay active ' +
       'while rows sent through them are open',
   },
+  // Who calls the API: the role map (./principals.ts, docs/api.md "Callers").
+  ...CALLER_SETTINGS,
   PUBLIC_BASE_URL: {
     kind: 'url',
     description:
@@ -349,6 +353,7 @@ export const WIRING_SETTINGS = {
     description: 'EventBridge Scheduler group of retry schedules',
   },
   SCHEDULER_ROLE_ARN: { kind: 'text', description: 'role EventBridge Scheduler assumes to enqueue' },
+  ...CALLER_WIRING_SETTINGS,
   ESCALATION_EVENT_BUS: {
     kind: 'text',
     description: 'EventBridge bus for escalations; unset: escalations are log lines',

@@ -65,6 +65,13 @@ export interface Intent {
   readonly sms?: SmsShape | undefined;
   /** The lane it waits in (docs/architecture.md §11); absent on rows written before: `standard`. */
   readonly priority?: Priority | undefined;
+  /**
+   * The IAM principal whose request reserved the row, in normal form (contract/principals.ts: a
+   * role, never a session): a submitter sees and acts on its own rows only (./caller.ts). Absent on
+   * rows written before callers were recorded, and on intake without a caller (benchmarks, use-case
+   * tests): such rows are operators' and auditors' alone.
+   */
+  readonly submitter?: string | undefined;
 
   readonly state: IntentState;
   /** Equals the seq of the last transition record; every write is conditional on it. */
@@ -211,6 +218,7 @@ export type NewIntentInput = Pick<
   | 'deadline'
   | 'sms'
   | 'priority'
+  | 'submitter'
 > & { readonly envelope: string };
 
 /** The row as intake records it: `reserved`, version 1, one `intake` record. */

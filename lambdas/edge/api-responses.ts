@@ -119,6 +119,10 @@ export const TimelineChannelSchema = z.object({
     description:
       "since when this channel's current unknown has been escalated to a person, waiting for an operator's resolution (UNKNOWN_POLICY=escalate); null otherwise. The unknown_escalated record stays in transitions",
   }),
+  submittedBy: nullable(z.string()).meta({
+    description:
+      'the IAM principal whose request recorded this channel, as a role (an assumed-role session is its role) or user ARN; null on channels recorded before submitters were',
+  }),
   transitions: z.array(TimelineTransitionSchema),
   sms: z
     .object({

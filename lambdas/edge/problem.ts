@@ -23,8 +23,15 @@ export const ProblemType = {
   conflict: 'https://notice-ledger.dev/problems/notice-conflict',
   /** 409: an operator's act the channel's state does not allow (a resolution of a channel not unknown). */
   stateConflict: 'https://notice-ledger.dev/problems/state-conflict',
+  /**
+   * 409: the notice id is another submitter's (the same eventType, eventId and recipient.id);
+   * nothing was recorded, and nothing of the recorded notice is told.
+   */
+  noticeTaken: 'https://notice-ledger.dev/problems/notice-taken',
   /** 403: a provider callback whose signature does not verify. */
   invalidSignature: 'https://notice-ledger.dev/problems/invalid-signature',
+  /** 403: the caller's role may not call this route (an auditor's act, a submitter's list). */
+  forbidden: 'https://notice-ledger.dev/problems/forbidden',
   notFound: 'https://notice-ledger.dev/problems/not-found',
   methodNotAllowed: 'https://notice-ledger.dev/problems/method-not-allowed',
   payloadTooLarge: 'https://notice-ledger.dev/problems/payload-too-large',
@@ -64,7 +71,9 @@ const TITLES: Readonly<Record<ProblemType, string>> = {
   [ProblemType.unprocessable]: 'Notice cannot be accepted',
   [ProblemType.conflict]: 'Notice already recorded with different content',
   [ProblemType.stateConflict]: 'Not allowed in the channel’s state',
+  [ProblemType.noticeTaken]: 'Notice id is another submitter’s',
   [ProblemType.invalidSignature]: 'Callback signature not valid',
+  [ProblemType.forbidden]: 'Forbidden',
   [ProblemType.notFound]: 'Not found',
   [ProblemType.methodNotAllowed]: 'Method not allowed',
   [ProblemType.payloadTooLarge]: 'Payload too large',

@@ -40,6 +40,11 @@ export interface TimelineChannel {
    * (`unknown_escalated`) stays in `transitions` after the channel moves on.
    */
   readonly escalatedAt: string | null;
+  /**
+   * The IAM principal whose request recorded this channel (domain/intent.ts `submitter`), so that
+   * an operator sees whose notice it is; null on channels recorded before submitters were.
+   */
+  readonly submittedBy: string | null;
   readonly transitions: readonly TimelineTransition[];
   readonly sms?: SmsShape | null;
 }
@@ -82,6 +87,7 @@ export function toTimelineChannel(row: Intent): TimelineChannel {
     priority: priorityOf(row),
     nextAttemptAt: row.nextAttemptAt !== undefined ? iso(row.nextAttemptAt) : null,
     escalatedAt: row.escalatedAt !== undefined ? iso(row.escalatedAt) : null,
+    submittedBy: row.submitter ?? null,
     transitions: [...row.transitions].sort((a, b) => a.seq - b.seq).map(toTransition),
     ...(row.channel === 'sms'
       ? {

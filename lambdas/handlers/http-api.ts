@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { getHttpRuntime } from '../wiring/http.ts';
+import type { CallerDirectory } from '../edge/caller.ts';
+import { getCallerDirectory, getHttpRuntime } from '../wiring/http.ts';
 import { metrics } from '../wiring/observability.ts';
 import type { HttpRuntime } from './http/route.ts';
 import { createHttpApi } from './http/router.ts';
@@ -9,8 +10,11 @@ import { createHttpApi } from './http/router.ts';
  * local stack serves. Routing, problem responses and request logging live in `./http/`; the
  * metrics a request stored (intake's deadline-risk warnings) are published as it ends.
  */
-export function createHttpHandler(runtime: () => Promise<HttpRuntime>) {
-  const api = createHttpApi(runtime);
+export function createHttpHandler(
+  runtime: () => Promise<HttpRuntime>,
+  callers: () => CallerDirectory = getCallerDirectory,
+) {
+  const api = createHttpApi(runtime, callers);
   return async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     try {
       return await api(event);

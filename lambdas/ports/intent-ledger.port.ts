@@ -13,7 +13,12 @@ export type ReserveResult =
   /** Same content as the recorded intent: a replay. */
   | { readonly kind: 'duplicate'; readonly existing: Intent }
   /** Same (noticeId, channel), different content: refused, the recorded intent is untouched. */
-  | { readonly kind: 'conflict'; readonly existing: Intent };
+  | { readonly kind: 'conflict'; readonly existing: Intent }
+  /**
+   * Not written: another channel of the notice is recorded and not the caller's to see
+   * (`reserveNotice`'s `visible`), so nothing of this request is recorded.
+   */
+  | { readonly kind: 'skipped' };
 
 export type TransitionResult =
   | { readonly kind: 'applied'; readonly intent: Intent }
@@ -28,8 +33,15 @@ export interface IntentReservations {
    * Records every channel of one notice that is not yet recorded in one atomic write, so that
    * among concurrent identical requests exactly one sees `created` (and sees it for every
    * channel it asked for); results are in the order of `intents`.
+   *
+   * With `visible`: a recorded channel the caller may not see stops the request. Its refusal
+   * (duplicate or conflict) comes back, every channel not yet recorded comes back `skipped`, and
+   * nothing is written: a caller never adds a channel to another's notice.
    */
-  reserveNotice(intents: readonly Intent[]): Promise<ReserveResult[]>;
+  reserveNotice(
+    intents: readonly Intent[],
+    visible?: (existing: Intent) => boolean,
+  ): Promise<ReserveResult[]>;
 }
 
 /**

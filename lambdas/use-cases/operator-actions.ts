@@ -1,3 +1,4 @@
+import { type Caller, canSee } from '../domain/caller.ts';
 import type { Channel } from '../domain/channel.ts';
 import type { Intent } from '../domain/intent.ts';
 import {
@@ -91,13 +92,16 @@ export type CancelResult =
  * anything settled is left. Idempotent: a second cancel answers the same, writing nothing. A
  * worker's claim and a cancel race on the row's version: whichever writes first wins, the other
  * sees the row moved (the worker leaves it; the cancel re-plans and answers `cancelled: false`).
+ * A caller cancels the channels it may see (a submitter: those its principal submitted); a notice
+ * with none of them is `not_found`, as one that does not exist.
  */
 export async function cancelNotice(
   noticeId: string,
   request: { readonly reason: string; readonly actor: string },
+  caller: Caller,
   deps: OperatorDependencies,
 ): Promise<CancelResult> {
-  const rows = await deps.store.getNotice(noticeId);
+  const rows = (await deps.store.getNotice(noticeId)).filter((row) => canSee(caller, row));
   if (rows.length === 0) return { kind: 'not_found' };
   const channels: CancelledChannel[] = [];
   for (const first of rows) {

@@ -1,3 +1,4 @@
+import { type Caller, canSee } from '../domain/caller.ts';
 import type { Channel } from '../domain/channel.ts';
 import { type DifferingPart, differingParts } from '../domain/content-parts.ts';
 import { type ResolvedDestination, resolveDestination } from '../domain/destination.ts';
@@ -68,7 +69,12 @@ export type SubmitResult =
       readonly channels: readonly ChannelResult[];
     }
   /** At least one channel was already recorded with different content; that row is unchanged. */
-  | { readonly kind: 'conflict'; readonly noticeId: string; readonly channels: readonly ChannelResult[] };
+  | { readonly kind: 'conflict'; readonly noticeId: string; readonly channels: readonly ChannelResult[] }
+  /**
+   * The notice id is another submitter's (a channel of it is recorded and not the caller's to
+   * see): nothing was written, and nothing of the recorded notice is told.
+   */
+  | { readonly kind: 'taken'; readonly noticeId: string };
 
 interface PreparedChannel {
   readonly channel: Channel;
@@ -173,10 +179,18 @@ function resolveAll(request: NoticeRequest, deps: Pick<IntakeDependencies, 'fing
  * already told the row exists.
  * A crash between 3 and 4 loses nothing: the reconciler re-enqueues reserved rows that no
  * worker claimed within SEND_LEASE_MS.
+ *
+ * `caller` (docs/api.md "Callers"): every row this request reserves records its principal as the
+ * submitter; a submitter's request that meets a channel of the notice it may not see (another
+ * principal's, or one recorded before submitters were) writes nothing and answers `taken`, so a
+ * replay of someone else's event neither reveals nor alters their notice. Operators replay any
+ * notice. Without a caller (benchmarks, use-case tests) no submitter is recorded and no row is
+ * refused: the HTTP routes always pass one.
  */
 export async function submitNotice(
   request: NoticeRequest,
   deps: IntakeDependencies & DeadlineRiskDependencies,
+  caller?: Caller,
 ): Promise<SubmitResult> {
   const now = deps.clock.now();
   const template = deps.catalog.lookup(request.template.id, request.template.version);
@@ -219,6 +233,7 @@ export async function submitNotice(
         deadline,
         sms,
         priority,
+        submitter: caller?.principal,
         envelope,
       },
       deps.timing,
@@ -228,7 +243,15 @@ export async function submitNotice(
     prepared.push({ channel, intent: estimate.intent, estimate });
   }
 
-  const reservations = await deps.store.reserveNotice(prepared.map(({ intent }) => intent));
+  const visible = caller ? (existing: Intent) => canSee(caller, existing) : undefined;
+  const reservations = await deps.store.reserveNotice(
+    prepared.map(({ intent }) => intent),
+    visible,
+  );
+  const refusedUnseen = reservations.some(
+    (r) => (r.kind === 'duplicate' || r.kind === 'conflict') && visible?.(r.existing) === false,
+  );
+  if (refusedUnseen || reservations.some((r) => r.kind === 'skipped')) return { kind: 'taken', noticeId };
   const channels: ChannelResult[] = reservations.map((result, i) => {
     const channel = (prepared[i] as PreparedChannel).channel;
     if (result.kind === 'created') {
@@ -242,6 +265,7 @@ export async function submitNotice(
       };
     }
     if (result.kind === 'duplicate') return { channel, state: result.existing.state, outcome: 'duplicate' };
+    if (result.kind === 'skipped') throw new Error('a skipped reservation is answered as taken above');
     const requested = (prepared[i] as PreparedChannel).intent;
     return {
       channel,

@@ -1,4 +1,5 @@
 import { templateCatalog } from '../../templates/catalog.ts';
+import { type CallerDirectory, callerDirectory } from '../edge/caller.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { DeadlineRiskDependencies } from '../use-cases/deadline-risk.ts';
@@ -58,3 +59,13 @@ export async function buildHttpRuntime(
 }
 
 export const getHttpRuntime = once(() => buildHttpRuntime());
+
+/**
+ * The role map (edge/caller.ts), read from the settings once per process: apart from the runtime,
+ * which the routes that need no ledger (health, the OpenAPI document) never build.
+ */
+let directory: CallerDirectory | undefined;
+export function getCallerDirectory(): CallerDirectory {
+  directory ??= callerDirectory(readConfig());
+  return directory;
+}

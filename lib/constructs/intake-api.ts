@@ -17,6 +17,8 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import {
+  CALLER_ROLES,
+  type CallerRole,
   type HttpMethod as ContractMethod,
   deployedPaths,
   ROUTES,
@@ -79,12 +81,14 @@ export class IntakeApi extends Construct {
   readonly api: HttpApi;
   readonly stage: HttpStage;
   readonly accessLogs: LogGroup;
-  /** Attach to business systems: submit notices and read their timelines. */
+  /** Attach to business systems: submit notices, read and cancel their own. */
   readonly submitterPolicy: ManagedPolicy;
   /** Attach to operators: everything signed (notices, timelines, suppressions, health). */
   readonly operatorPolicy: ManagedPolicy;
+  /** Attach to auditors: every read (timelines, the list, suppressions, health), no act. */
+  readonly auditorPolicy: ManagedPolicy;
   /** The policies' names (permission sets reference customer-managed policies by name). */
-  readonly policyNames: { readonly submitter: string; readonly operator: string };
+  readonly policyNames: Readonly<Record<CallerRole, string>>;
 
   constructor(scope: Construct, id: string, props: IntakeApiProps) {
     super(scope, id);
@@ -123,22 +127,35 @@ export class IntakeApi extends Construct {
       },
     });
     const policyName = (role: string) => `${props.policyNamePrefix}-${role}-${Stack.of(this).region}`;
-    this.policyNames = { submitter: policyName('submitter'), operator: policyName('operator') };
-    const routesFor = (role: 'submitter' | 'operator') =>
-      ROUTES.filter((r) => r.auth === 'iam' && r.roles.includes(role)).flatMap((r) =>
-        r.methods.map((m) => [m as HttpMethod, r.path] as [HttpMethod, string]),
+    this.policyNames = Object.fromEntries(CALLER_ROLES.map((role) => [role, policyName(role)])) as Record<
+      CallerRole,
+      string
+    >;
+    // One policy per role, each from the routes' `roles` column (lambdas/contract/routes.ts), the
+    // same column the http function checks every caller's role against.
+    const policy = (role: CallerRole, id: string, description: string) =>
+      this.invokePolicy(
+        id,
+        this.policyNames[role],
+        description,
+        ROUTES.filter((r) => r.auth === 'iam' && r.roles.includes(role)).flatMap((r) =>
+          r.methods.map((m) => [m as HttpMethod, r.path] as [HttpMethod, string]),
+        ),
       );
-    this.submitterPolicy = this.invokePolicy(
+    this.submitterPolicy = policy(
+      'submitter',
       'SubmitterPolicy',
-      this.policyNames.submitter,
-      'notice-ledger: submit notices and read timelines',
-      routesFor('submitter'),
+      'notice-ledger: submit notices, read and cancel those the caller submitted',
     );
-    this.operatorPolicy = this.invokePolicy(
+    this.operatorPolicy = policy(
+      'operator',
       'OperatorPolicy',
-      this.policyNames.operator,
       'notice-ledger: every IAM route (notices, timelines, suppressions, health)',
-      routesFor('operator'),
+    );
+    this.auditorPolicy = policy(
+      'auditor',
+      'AuditorPolicy',
+      'notice-ledger: read every notice, the list and suppressions; no act',
     );
 
     // One integration per function: the http function never sees a provider's request.

@@ -118,6 +118,13 @@ export class DeliveryStack extends Stack {
     http.bindSecret(secrets.fingerprintKey, 'FINGERPRINT_KEY_SECRET_ARN');
     // Deadline-risk warnings go out from intake (docs/architecture.md §11).
     http.bindEscalations(this.escalations.bus);
+    // Who is an operator or an auditor (docs/api.md "Callers"); every other signed caller submits.
+    for (const [name, entries] of [
+      ['OPERATOR_PRINCIPALS', config.callers.operators],
+      ['AUDITOR_PRINCIPALS', config.callers.auditors],
+    ] as const) {
+      if (entries.length > 0) http.function.addEnvironment(name, entries.join(','));
+    }
 
     // Provider events: webhooks (API) and EventBridge events of every deployed provider.
     this.providerEventsDeadLetterQueue = new Queue(this, 'ProviderEventsDeadLetterQueue', {
@@ -267,11 +274,15 @@ export class DeliveryStack extends Stack {
     new CfnOutput(this, 'ApiEndpoint', { value: this.api.endpoint, description: 'HTTP API base URL' });
     new CfnOutput(this, 'SubmitterPolicyArn', {
       value: this.api.submitterPolicy.managedPolicyArn,
-      description: 'Attach to business systems (POST notices, GET timelines)',
+      description: 'Attach to business systems (POST notices; GET and cancel their own)',
     });
     new CfnOutput(this, 'OperatorPolicyArn', {
       value: this.api.operatorPolicy.managedPolicyArn,
-      description: 'Attach to operators (all IAM routes)',
+      description: 'Attach to operators (all IAM routes); list their roles in operatorPrincipals',
+    });
+    new CfnOutput(this, 'AuditorPolicyArn', {
+      value: this.api.auditorPolicy.managedPolicyArn,
+      description: 'Attach to auditors (every read, no act); list their roles in auditorPrincipals',
     });
     // Permission sets of IAM Identity Center reference customer-managed policies by name.
     new CfnOutput(this, 'SubmitterPolicyName', {
@@ -281,6 +292,10 @@ export class DeliveryStack extends Stack {
     new CfnOutput(this, 'OperatorPolicyName', {
       value: this.api.policyNames.operator,
       description: 'Customer-managed policy reference for operators’ permission sets',
+    });
+    new CfnOutput(this, 'AuditorPolicyName', {
+      value: this.api.policyNames.auditor,
+      description: 'Customer-managed policy reference for auditors’ permission sets',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });

@@ -10,7 +10,7 @@ import { handler as providerEvents } from '../../lambdas/handlers/provider-event
 import { handler as reconcilerHandler } from '../../lambdas/handlers/reconciler.ts';
 import { handler as sendEmail } from '../../lambdas/handlers/send-email.ts';
 import { handler as sendSms } from '../../lambdas/handlers/send-sms.ts';
-import { getHttpRuntime } from '../../lambdas/wiring/http.ts';
+import { getCallerDirectory, getHttpRuntime } from '../../lambdas/wiring/http.ts';
 import { getProviderEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
 import { getReconcilerRuntime } from '../../lambdas/wiring/reconciler.ts';
 import { getSenderRuntime } from '../../lambdas/wiring/sender.ts';
@@ -67,6 +67,8 @@ export function functionsService(options: FunctionsOptions): LocalService {
     async start(context) {
       const { log, region } = context;
       await getHttpRuntime();
+      // The role map too, so that a malformed entry stops the start, named (as a cold start would).
+      getCallerDirectory();
       await getProviderEventsRuntime();
       const senders = await Promise.all(CHANNELS.map((channel) => getSenderRuntime(channel)));
       await getReconcilerRuntime();

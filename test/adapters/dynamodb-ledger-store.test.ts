@@ -22,6 +22,7 @@ import { planTransition, planUnknownEscalation } from '../../lambdas/domain/tran
 import { ddbClient, uniqueTableName } from '../helpers/dynamodb.ts';
 import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
 import {
+  assertSubmitterKept,
   ledgerOpArb,
   runLedgerSequence,
   runSuppressionSequence,
@@ -106,6 +107,22 @@ describe('DynamoDbLedgerStore.reserveNotice (every channel of one notice)', () =
       expect(results.map((r) => r.kind)).toEqual(['duplicate', 'duplicate']);
     }
     expect(await store.getNotice(intents[0]?.noticeId ?? '')).toEqual(intents);
+  });
+
+  it('keeps the submitter, compactly: a channel of another submitter stops the request, nothing written', async () => {
+    await assertSubmitterKept(store);
+    // Stored without the commercial partition's `arn:aws:iam::` (13 bytes a row), read back whole.
+    const intent = { ...newIntent(), submitter: 'arn:aws:iam::111111111111:role/lab-system' };
+    await store.reserve(intent);
+    const raw = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: `N#${intent.noticeId}` } },
+      }),
+    );
+    expect(raw.Items?.[0]?.sub).toEqual({ S: '111111111111:role/lab-system' });
+    expect((await store.get(intent.noticeId, intent.channel))?.submitter).toBe(intent.submitter);
   });
 
   it('creates only the channels that are missing and reports the rest per channel', async () => {

@@ -8,6 +8,7 @@ import { describe, it } from 'vitest';
 import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
 import {
   assertPriorityKept,
+  assertSubmitterKept,
   runSuppressionSequence,
   suppressionRecordArb,
 } from '../helpers/ledger-properties.ts';
@@ -15,6 +16,12 @@ import {
 describe('a row keeps its priority (memory)', () => {
   it('stored and read back; a row without one is standard', async () => {
     await assertPriorityKept(new MemoryLedgerStore());
+  });
+});
+
+describe('a row keeps its submitter (memory)', () => {
+  it('stored and read back; another’s channel stops a reservation, nothing written', async () => {
+    await assertSubmitterKept(new MemoryLedgerStore());
   });
 });
 

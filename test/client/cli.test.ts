@@ -88,6 +88,7 @@ const timeline = {
       attempts: 1,
       priority: 'critical',
       nextAttemptAt: null,
+      submittedBy: 'arn:aws:iam::123456789012:role/lab-system',
       sms: { encoding: 'GSM-7', segments: 1, characters: 80 },
       transitions: [
         { seq: 1, at: '2026-11-30T10:00:00.000Z', from: null, to: 'reserved', reason: 'intake' },
@@ -233,6 +234,7 @@ describe('commands', () => {
     expect(seen[0]).toMatchObject({ method: 'GET', url: `/v1/notices/${NOTICE_ID}` });
     expect(result.stdout).toContain('sms: accepted  to +1******4567');
     expect(result.stdout).toContain('  priority critical  provider twilio');
+    expect(result.stdout).toContain('  submitted by arn:aws:iam::123456789012:role/lab-system');
     expect(result.stdout).toContain('created 2026-11-30 10:00:00Z (30m 00s ago)');
     expect(result.stdout).toMatch(
       /4\s+2026-11-30 10:20:00Z\s+\+19m 49s\s+unknown → accepted\s+operator_confirmed_accepted\s+1\s+arn:aws:sts::123456789012:assumed-role\/Operator\/ada\s+seen in provider console/,
@@ -512,6 +514,27 @@ describe('commands', () => {
     expect(signed.code).toBe(2);
     expect(signed.stderr).toContain('--actor is for the local stack');
     expect(seen).toHaveLength(1);
+  });
+
+  it('--as (or NOTICE_LEDGER_CALLER) names the caller on the local stack in its header, and is refused where SigV4 signs', async () => {
+    const caller = 'arn:aws:sts::111111111111:assumed-role/lab-system/i-0a1b';
+    replies = [
+      { status: 200, body: timeline },
+      { status: 200, body: timeline },
+      { status: 200, body: timeline },
+    ];
+    const named = await cli(['get', NOTICE_ID, '--as', caller]);
+    const fromEnv = await cli(['get', NOTICE_ID], { env: { NOTICE_LEDGER_CALLER: caller } });
+    const none = await cli(['get', NOTICE_ID]);
+    const signed = await cli(['get', NOTICE_ID, '--as', caller, '--sigv4'], {
+      env: { AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'secret' },
+    });
+
+    expect([named.code, fromEnv.code, none.code]).toEqual([0, 0, 0]);
+    expect(seen.map((s) => s.headers['x-notice-ledger-caller'])).toEqual([caller, caller, undefined]);
+    expect(signed.code).toBe(2);
+    expect(signed.stderr).toContain('--as (NOTICE_LEDGER_CALLER) is for the local stack');
+    expect(seen).toHaveLength(3);
   });
 
   it('list --older-than with nothing that old says so, and how old the oldest match is', async () => {

@@ -132,6 +132,39 @@ describe('local API Gateway (payload format 2.0)', () => {
     expect(events[0]?.cookies).toBeUndefined();
   });
 
+  it('turns the caller header into the IAM context API Gateway would pass, and passes the header on to nobody', async () => {
+    const { url, events } = await serve(async () => ({ statusCode: 200, body: '{}' }));
+    const session = 'arn:aws:sts::111111111111:assumed-role/lab-system/i-0a1b';
+    await fetch(`${url}/v1/health`, { headers: { 'x-notice-ledger-caller': session } });
+    await fetch(`${url}/v1/health`);
+    const twice = await rawRequest(url, '/v1/health', [
+      ['x-notice-ledger-caller', session],
+      ['x-notice-ledger-caller', 'arn:aws:iam::111111111111:role/other'],
+    ]);
+    const notAPrincipal = await fetch(`${url}/v1/health`, {
+      headers: { 'x-notice-ledger-caller': 'ops-team' },
+    });
+
+    const [signed, unsigned] = events;
+    expect(signed?.headers['x-notice-ledger-caller']).toBeUndefined();
+    expect((signed?.requestContext as { authorizer?: unknown }).authorizer).toEqual({
+      iam: {
+        accessKey: expect.stringMatching(/^ASIA[A-Z2-7]{17}$/),
+        accountId: '111111111111',
+        callerId: expect.stringMatching(/^AROA[A-Z2-7]{17}:i-0a1b$/),
+        cognitoIdentity: null,
+        principalOrgId: null,
+        userArn: session,
+        userId: expect.stringMatching(/^AROA[A-Z2-7]{17}:i-0a1b$/),
+      },
+    });
+    expect((unsigned?.requestContext as { authorizer?: unknown }).authorizer).toBeUndefined();
+    // Refused before the handler, as API Gateway refuses a bad signature.
+    expect(twice.status).toBe(403);
+    expect(notAPrincipal.status).toBe(403);
+    expect(events).toHaveLength(2);
+  });
+
   it('writes structured results: headers, cookies, base64 bodies', async () => {
     // Prepare
     const { url } = await serve(async () => ({

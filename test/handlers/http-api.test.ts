@@ -11,6 +11,7 @@ import { computeTwilioSignature } from '../../lambdas/providers/twilio/signature
 import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { logger } from '../../lambdas/wiring/observability.ts';
 import { loadInbound, providerEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
+import { LOCAL_OPERATOR_ROLE } from '../../local/callers.ts';
 import { type ApiEventInput, apiEvent, contentType, responseJson } from '../helpers/api-events.ts';
 import { T0, TEST_KEY } from '../helpers/factories.ts';
 import {
@@ -20,6 +21,7 @@ import {
   PUBLIC_BASE_URL,
   type Reply,
   SID,
+  TEST_CALLERS,
   twilioHardBounce,
 } from '../helpers/http-harness.ts';
 
@@ -711,6 +713,7 @@ describe('GET /v1/notices/{noticeId}', () => {
       'provider',
       'providerReceiptId',
       'state',
+      'submittedBy',
       'transitions',
     ];
     expect(Object.keys(emailChannel).sort()).toEqual(channelKeys);
@@ -725,6 +728,8 @@ describe('GET /v1/notices/{noticeId}', () => {
       priority: 'standard',
       nextAttemptAt: null,
       escalatedAt: null,
+      // Submitted without IAM context: the harness's unsigned caller, the local operator role.
+      submittedBy: LOCAL_OPERATOR_ROLE,
       transitions: [{ seq: 1, at: '2026-11-30T10:00:00.000Z', from: null, to: 'reserved', reason: 'intake' }],
     });
     expect(email.masked).toBe('z**********z@example.com');
@@ -1221,7 +1226,10 @@ describe('provider-events function: POST /v1/provider-events/twilio', () => {
 describe('routing', () => {
   it('answers liveness without building the runtime', async () => {
     // Prepare
-    const api = createHttpApi(() => Promise.reject(new Error('no runtime in this test')));
+    const api = createHttpApi(
+      () => Promise.reject(new Error('no runtime in this test')),
+      () => TEST_CALLERS,
+    );
 
     // Act
     const reply = await api(apiEvent({ method: 'GET', path: '/v1/health' }));

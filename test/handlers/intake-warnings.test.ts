@@ -6,7 +6,7 @@ import { createHttpHandler } from '../../lambdas/handlers/http-api.ts';
 import type { BacklogProbe } from '../../lambdas/ports/backlog.port.ts';
 import { logger, metrics } from '../../lambdas/wiring/observability.ts';
 import { apiEvent, responseJson } from '../helpers/api-events.ts';
-import { harness } from '../helpers/http-harness.ts';
+import { harness, TEST_CALLERS } from '../helpers/http-harness.ts';
 
 /** 3 000 references ahead of standard and bulk at 25/s (120 s), none ahead of critical. */
 const busyChannel: BacklogProbe = {
@@ -63,7 +63,10 @@ const warningsPublished = () =>
 function api() {
   const h = harness();
   h.clock.now = Date.now();
-  const handler = createHttpHandler(async () => ({ deps: { ...h.deps, backlog: busyChannel } }));
+  const handler = createHttpHandler(
+    async () => ({ deps: { ...h.deps, backlog: busyChannel } }),
+    () => TEST_CALLERS,
+  );
   return async (path: string, body: unknown) => {
     const raw = await handler(apiEvent({ method: 'POST', path, body }));
     // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field

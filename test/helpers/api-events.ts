@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { iamAuthorizer } from '../../local/callers.ts';
 
 export interface ApiEventInput {
   readonly method: string;
@@ -14,6 +15,12 @@ export interface ApiEventInput {
   /** Raw query string (without `?`) or parameters to encode. */
   readonly query?: string | Readonly<Record<string, string>>;
   readonly isBase64Encoded?: boolean;
+  /**
+   * The signer's ARN (an assumed-role session, a role, a user): `requestContext.authorizer.iam`
+   * as API Gateway's IAM authorisation passes it (and the local gateway, local/callers.ts).
+   * Absent: no IAM context, the unsigned caller (the harness takes it for the local operator).
+   */
+  readonly caller?: string;
 }
 
 /** An API Gateway HTTP API (payload format 2.0) event, as the `$default` route delivers it. */
@@ -47,6 +54,7 @@ export function apiEvent(input: ApiEventInput): APIGatewayProxyEventV2 {
     requestContext: {
       accountId: '123456789012',
       apiId: 'local',
+      ...(input.caller !== undefined ? { authorizer: signedBy(input.caller) } : {}),
       domainName: 'api.example.test',
       domainPrefix: 'api',
       http: {
@@ -65,6 +73,12 @@ export function apiEvent(input: ApiEventInput): APIGatewayProxyEventV2 {
     ...(body !== undefined ? { body } : {}),
     isBase64Encoded: input.isBase64Encoded ?? false,
   };
+}
+
+function signedBy(arn: string) {
+  const authorizer = iamAuthorizer(arn);
+  if (!authorizer) throw new Error(`not a principal ARN: ${arn}`);
+  return authorizer;
 }
 
 /** The response body parsed as JSON (undefined when empty). */

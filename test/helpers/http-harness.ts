@@ -7,6 +7,7 @@ import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-s
 import { findRoute } from '../../lambdas/contract/routes.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import type { TemplateCatalog } from '../../lambdas/domain/template.ts';
+import { type CallerDirectory, callerDirectory } from '../../lambdas/edge/caller.ts';
 import { readConfig } from '../../lambdas/edge/config.ts';
 import type { HttpRuntime } from '../../lambdas/handlers/http/route.ts';
 import { createHttpApi } from '../../lambdas/handlers/http/router.ts';
@@ -15,6 +16,7 @@ import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
 import type { SmsMessage, SmsTransport } from '../../lambdas/ports/transport.port.ts';
 import type { Dependencies } from '../../lambdas/use-cases/dependencies.ts';
 import { loadInbound, providerEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
+import { LOCAL_AUDITOR_ROLE, LOCAL_OPERATOR_ROLE } from '../../local/callers.ts';
 import { templateCatalog } from '../../templates/catalog.ts';
 import { type ApiEventInput, apiEvent, responseJson } from './api-events.ts';
 import { T0, TEST_KEY } from './factories.ts';
@@ -35,6 +37,22 @@ export const EVENTS_ENV = {
   SES_FROM_ADDRESS: 'n@example.com',
 };
 
+/**
+ * The role map of these tests: the local stack's (the local operator and auditor roles, and a
+ * request without IAM context taken for the operator: test/helpers/api-events.ts `caller`), and
+ * the operators the handler tests sign as (test/helpers/ledger-properties.ts `TEST_ACTOR`'s role,
+ * an IAM user).
+ */
+export const TEST_CALLERS: CallerDirectory = callerDirectory({
+  OPERATOR_PRINCIPALS: [
+    LOCAL_OPERATOR_ROLE,
+    'arn:aws:iam::123456789012:role/NoticeLedgerOperator',
+    'arn:aws:iam::123456789012:user/ops-lead',
+  ],
+  AUDITOR_PRINCIPALS: [LOCAL_AUDITOR_ROLE],
+  UNSIGNED_CALLER_PRINCIPAL: LOCAL_OPERATOR_ROLE,
+});
+
 export interface Reply {
   readonly status: number;
   // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
@@ -53,7 +71,9 @@ export class FakeSmsTransport implements SmsTransport {
 }
 
 /** A runtime of in-memory and fake adapters around the real catalog, sealer and use cases. */
-export function harness(options: { store?: MemoryLedgerStore; catalog?: TemplateCatalog } = {}) {
+export function harness(
+  options: { store?: MemoryLedgerStore; catalog?: TemplateCatalog; callers?: CallerDirectory } = {},
+) {
   const store = options.store ?? new MemoryLedgerStore();
   const enqueued: IntentRef[] = [];
   const clock = { now: T0 };
@@ -79,7 +99,10 @@ export function harness(options: { store?: MemoryLedgerStore; catalog?: Template
     workerId: 'test-worker',
   };
   const runtime: HttpRuntime = { deps };
-  const api = createHttpApi(async () => runtime);
+  const api = createHttpApi(
+    async () => runtime,
+    () => options.callers ?? TEST_CALLERS,
+  );
   const events = createProviderEventsHandler(async () => {
     const config = readConfig(EVENTS_ENV);
     return providerEventsRuntime(

@@ -387,3 +387,46 @@ export async function assertPriorityKept(store: LedgerStore): Promise<void> {
   expect(old?.priority).toBeUndefined();
   expect(old && priorityOf(old)).toBe('standard');
 }
+
+/**
+ * The submitter a row records (docs/api.md "Callers"), read back as written, and `reserveNotice`'s
+ * `visible`: a recorded channel the caller may not see stops the request, nothing written.
+ */
+export async function assertSubmitterKept(store: LedgerStore): Promise<void> {
+  const A = 'arn:aws:iam::111111111111:role/lab-system';
+  const B = 'arn:aws:iam::222222222222:role/billing-service';
+  const eventId = `evt_submitter_${Date.now()}_${Math.random().toString(36).slice(2)}`;
+  const email = { ...newIntent({ eventId, channel: 'email' }), submitter: A };
+  const sms = newIntent({ eventId, channel: 'sms' });
+  await store.reserve(email);
+  expect((await store.get(email.noticeId, 'email'))?.submitter).toBe(A);
+  // Another partition, and a federated user: read back whole too.
+  const gov = { ...newIntent({ channel: 'sms' }), submitter: 'arn:aws-us-gov:iam::111111111111:role/lab' };
+  const federated = {
+    ...newIntent({ channel: 'sms' }),
+    submitter: 'arn:aws:sts::111111111111:federated-user/bob',
+  };
+  for (const row of [gov, federated]) {
+    await store.reserve(row);
+    expect((await store.get(row.noticeId, 'sms'))?.submitter).toBe(row.submitter);
+  }
+
+  const asB = (row: Intent) => ({ ...row, submitter: B });
+  const Bs = (row: Intent) => row.submitter === B;
+  // Two channels (a transaction), then the one recorded alone (a plain put).
+  expect((await store.reserveNotice([asB(email), asB(sms)], Bs)).map((r) => r.kind)).toEqual([
+    'duplicate',
+    'skipped',
+  ]);
+  expect((await store.reserveNotice([asB(email)], Bs)).map((r) => r.kind)).toEqual(['duplicate']);
+  expect(await store.get(sms.noticeId, 'sms')).toBeUndefined();
+  expect(await store.getNotice(email.noticeId)).toEqual([email]);
+  // Its own submitter adds the channel.
+  const own = { ...sms, submitter: A };
+  const mine = (row: Intent) => row.submitter === A;
+  expect((await store.reserveNotice([email, own], mine)).map((r) => r.kind)).toEqual([
+    'duplicate',
+    'created',
+  ]);
+  expect((await store.get(sms.noticeId, 'sms'))?.submitter).toBe(A);
+}

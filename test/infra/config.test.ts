@@ -186,6 +186,15 @@ describe('deployment settings (deploy/settings.json)', () => {
     [{ smsProvider: 'ses' }, /smsProvider: provider "ses" does not send sms/],
     [{ retainedProviders: ['nobody'] }, /retainedProviders: no provider "nobody"/],
     [
+      { operatorPrincipals: ['ops-team'] },
+      /not an IAM role, user or account ARN.*operatorPrincipals: ops-team/,
+    ],
+    [{ auditorPrincipals: 'arn:aws:iam::111122223333:role/audit' }, /auditorPrincipals/],
+    [
+      { auditorPrincipals: ['arn:aws:iam::111122223333:role/audit', 'arn:aws:iam::111122223333:group/x'] },
+      /auditorPrincipals: arn:aws:iam::111122223333:group\/x/,
+    ],
+    [
       { sendLeaseMs: 40_000, providerTimeoutMs: 1_000, retryBaseMs: 5_000, retryCapMs: 1_000 },
       /retryCapMs \(1000\) must be at least retryBaseMs/,
     ],

@@ -487,7 +487,7 @@ describe('delivery stack: HTTP API', () => {
     for (const [key, auth] of routes) if (auth === 'AWS_IAM') expect(key).not.toMatch(/provider-events/);
   });
 
-  it('offers a submitter and an operator policy, each scoped to exactly its routes on the $default stage', () => {
+  it('offers a submitter, an operator and an auditor policy, each scoped to exactly its routes on the $default stage', () => {
     const policies = template.findResources('AWS::IAM::ManagedPolicy');
     /** `METHOD /path` of every execute-api:Invoke resource of the policy (path parameters as `*`). */
     const routesOf = (policy: IConstruct) => {
@@ -522,6 +522,57 @@ describe('delivery stack: HTTP API', () => {
         'DELETE /v1/suppressions/*/*',
       ].sort(),
     );
+    // Every read, no act (docs/api.md "Callers"): nothing that submits, cancels, resolves or suppresses.
+    expect(routesOf(synth.delivery.api.auditorPolicy)).toEqual(
+      [
+        'GET /v1/health',
+        'GET /v1/openapi.json',
+        'GET /v1/notices',
+        'GET /v1/notices/*',
+        'GET /v1/suppressions/*/*',
+      ].sort(),
+    );
+    // Each is one statement allowing execute-api:Invoke on its routes of this API, nothing else.
+    for (const policy of [
+      synth.delivery.api.submitterPolicy,
+      synth.delivery.api.operatorPolicy,
+      synth.delivery.api.auditorPolicy,
+    ]) {
+      const statements = policies[logicalId(policy)]?.Properties.PolicyDocument.Statement;
+      expect(statements).toHaveLength(1);
+      expect(statements[0]).toMatchObject({ Effect: 'Allow', Action: 'execute-api:Invoke' });
+      for (const arn of statements[0].Resource) {
+        expect(JSON.stringify(arn)).toContain(`"Ref":"${logicalId(synth.delivery.api.api)}"`);
+      }
+    }
+  });
+
+  it('hands the role map to the http function alone, as the deploy settings list it', () => {
+    const withMap = synthesize({
+      bundle: false,
+      settings: {
+        operatorPrincipals: [
+          'arn:aws:iam::111122223333:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Ops_*',
+        ],
+        auditorPrincipals: ['arn:aws:iam::111122223333:role/auditors'],
+      },
+    });
+    const functions = withMap.deliveryTemplate.findResources('AWS::Lambda::Function');
+    const env = (fn: IConstruct) => functions[logicalId(fn)]?.Properties.Environment.Variables;
+    expect(env(withMap.delivery.functions.http.function)).toMatchObject({
+      OPERATOR_PRINCIPALS:
+        'arn:aws:iam::111122223333:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Ops_*',
+      AUDITOR_PRINCIPALS: 'arn:aws:iam::111122223333:role/auditors',
+    });
+    expect(env(withMap.delivery.functions.http.function).UNSIGNED_CALLER_PRINCIPAL).toBeUndefined();
+    for (const name of ['sendEmail', 'sendSms', 'reconciler', 'providerEvents'] as const) {
+      expect(env(withMap.delivery.functions[name].function).OPERATOR_PRINCIPALS, name).toBeUndefined();
+    }
+    // Unset: no variable, every signed caller a submitter.
+    const defaults = template.findResources('AWS::Lambda::Function');
+    const httpId = logicalId(synth.delivery.functions.http.function);
+    expect(defaults[httpId]?.Properties.Environment.Variables.OPERATOR_PRINCIPALS).toBeUndefined();
+    expect(defaults[httpId]?.Properties.Environment.Variables.LEDGER_TABLE_NAME).toBeDefined();
   });
 
   it('throttles the stage, and the open callback route harder', () => {
@@ -566,6 +617,11 @@ describe('delivery stack: HTTP API', () => {
     });
     template.hasOutput('SubmitterPolicyName', nameOutput('submitter'));
     template.hasOutput('OperatorPolicyName', nameOutput('operator'));
+    expect(nameOf(synth.delivery.api.auditorPolicy)).toEqual({
+      'Fn::Join': ['', ['notice-ledger-auditor-', region]],
+    });
+    template.hasOutput('AuditorPolicyName', nameOutput('auditor'));
+    template.hasOutput('AuditorPolicyArn', { Value: { Ref: logicalId(synth.delivery.api.auditorPolicy) } });
   });
 
   it('writes JSON access logs with the route template and caller, never the raw path', () => {

@@ -53,8 +53,8 @@ export class DynamoDbLedgerStore implements LedgerStore {
   reserve(intent: Intent) {
     return this.ledger.reserve(intent);
   }
-  reserveNotice(intents: readonly Intent[]) {
-    return this.ledger.reserveNotice(intents);
+  reserveNotice(intents: readonly Intent[], visible?: (existing: Intent) => boolean) {
+    return this.ledger.reserveNotice(intents, visible);
   }
   get(noticeId: string, channel: Channel) {
     return this.ledger.get(noticeId, channel);

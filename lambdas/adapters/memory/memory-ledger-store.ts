@@ -84,8 +84,21 @@ export class MemoryLedgerStore implements LedgerStore {
     return isSameContent(existing, intent) ? { kind: 'duplicate', existing } : { kind: 'conflict', existing };
   }
 
-  async reserveNotice(intents: readonly Intent[]): Promise<ReserveResult[]> {
+  async reserveNotice(
+    intents: readonly Intent[],
+    visible?: (existing: Intent) => boolean,
+  ): Promise<ReserveResult[]> {
     // No await between the checks and the sets: atomic for every caller of this store.
+    const existing = intents.map((intent) => this.intents.get(key(intent.noticeId, intent.channel)));
+    if (visible && existing.some((row) => row !== undefined && !visible(row))) {
+      return intents.map((intent, i) => {
+        const row = existing[i];
+        if (!row) return { kind: 'skipped' };
+        return isSameContent(row, intent)
+          ? { kind: 'duplicate', existing: row }
+          : { kind: 'conflict', existing: row };
+      });
+    }
     return Promise.all(intents.map((intent) => this.reserve(intent)));
   }
 

@@ -1,5 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Metric } from '../../contract/metrics.ts';
+import type { Caller } from '../../domain/caller.ts';
 import { isNoticeId } from '../../domain/identity.ts';
 import { readJsonBody } from '../../edge/http-body.ts';
 import { parseBatchRequest, parseNoticeRequest } from '../../edge/notice-request.ts';
@@ -21,14 +22,20 @@ import { readNotice } from '../../use-cases/read-notice.ts';
 import { withCoalescedEnqueue } from '../../use-cases/submit-batch.ts';
 import { type ChannelResult, submitNotice, type Violation } from '../../use-cases/submit-notice.ts';
 import { logger, metrics } from '../../wiring/observability.ts';
-import type { HttpRequest, HttpRuntime, RouteReply } from './route.ts';
+import { callerOf, type HttpRequest, type HttpRuntime, type RouteReply } from './route.ts';
 
 /** Batch items are submitted this many at a time: bounded load on the ledger and the KMS. */
 export const BATCH_CONCURRENCY = 10;
 
 type Submitted = (
   | { readonly status: 200 | 202; readonly noticeId: string; readonly body: unknown }
-  | { readonly status: number; readonly noticeId?: string | undefined; readonly problem: Problem }
+  | {
+      readonly status: number;
+      readonly noticeId?: string | undefined;
+      readonly problem: Problem;
+      /** Another submitter's id: the answer carries no noticeId (./notices.ts `NOTICE_TAKEN`). */
+      readonly taken?: true;
+    }
 ) & {
   /** Channels this request reserved already warned deadline_at_risk (docs/architecture.md §11). */
   readonly warned?: number;
@@ -81,8 +88,18 @@ function conflictErrors(channels: readonly ChannelResult[]): FieldError[] {
   return [...byPath.values()];
 }
 
+/**
+ * Another submitter's notice id: the same answer whatever is recorded under it (no noticeId, no
+ * channels, no states), so a replay of someone else's event tells nothing of their notice.
+ */
+const NOTICE_TAKEN = problem(409, ProblemType.noticeTaken, {
+  detail:
+    'a notice with this eventType, eventId and recipient.id was submitted by another caller; nothing was ' +
+    'recorded. Use event ids of your own (prefix them with your system’s name)',
+});
+
 /** One notice, as `POST /v1/notices` and each batch item answer it. */
-async function submitOne(input: unknown, deps: IntakeDependencies): Promise<Submitted> {
+async function submitOne(input: unknown, deps: IntakeDependencies, caller: Caller): Promise<Submitted> {
   const parsed = parseNoticeRequest(input);
   if (!parsed.ok) {
     return {
@@ -90,8 +107,11 @@ async function submitOne(input: unknown, deps: IntakeDependencies): Promise<Subm
       problem: parsed.status === 400 ? invalidRequest(parsed.errors) : unprocessable(parsed.errors),
     };
   }
-  const result = await submitNotice(parsed.request, deps);
+  const result = await submitNotice(parsed.request, deps, caller);
   switch (result.kind) {
+    case 'taken':
+      // The id goes to the request log only (the caller can derive it anyway).
+      return { status: 409, noticeId: result.noticeId, problem: NOTICE_TAKEN, taken: true };
     case 'invalid':
       return { status: 422, problem: unprocessable(result.violations.map(safeViolation)) };
     case 'conflict':
@@ -141,7 +161,7 @@ async function submitOne(input: unknown, deps: IntakeDependencies): Promise<Subm
 export async function submitNoticeRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
   const body = readJsonBody(request.event);
   if (!body.ok) return { response: problemResponse(body.problem) };
-  const outcome = await submitOne(body.value, runtime.deps);
+  const outcome = await submitOne(body.value, runtime.deps, callerOf(request));
   countWarnings(outcome.warned ?? 0);
   const response =
     'problem' in outcome ? problemResponse(outcome.problem) : jsonResponse(outcome.status, outcome.body);
@@ -185,7 +205,7 @@ export async function submitBatchRoute(request: HttpRequest, runtime: HttpRuntim
     result: results,
     enqueued,
     enqueueFailed,
-  } = await withCoalescedEnqueue(runtime.deps, (deps) => submitItems(batch.notices, deps));
+  } = await withCoalescedEnqueue(runtime.deps, (deps) => submitItems(batch.notices, deps, callerOf(request)));
   if (enqueueFailed) logger.warn('batch enqueue failed; the reconciler re-enqueues the reserved rows');
   const statuses: Record<string, number> = {};
   let warned = 0;
@@ -201,15 +221,15 @@ export async function submitBatchRoute(request: HttpRequest, runtime: HttpRuntim
   };
 }
 
-function submitItems(items: readonly unknown[], deps: IntakeDependencies) {
+function submitItems(items: readonly unknown[], deps: IntakeDependencies, caller: Caller) {
   return mapConcurrently(items, BATCH_CONCURRENCY, async (item, index) => {
     try {
-      const outcome = await submitOne(item, deps);
+      const outcome = await submitOne(item, deps, caller);
       return {
         index,
         status: outcome.status,
         warned: outcome.warned ?? 0,
-        ...(outcome.noticeId ? { noticeId: outcome.noticeId } : {}),
+        ...(outcome.noticeId && !('taken' in outcome) ? { noticeId: outcome.noticeId } : {}),
         ...('problem' in outcome ? { error: outcome.problem } : {}),
       };
     } catch (error) {
@@ -223,7 +243,11 @@ function submitItems(items: readonly unknown[], deps: IntakeDependencies) {
   });
 }
 
-/** `GET /v1/notices/{noticeId}` → 200 timeline / 404 / 400 for an id that cannot be one. */
+/**
+ * `GET /v1/notices/{noticeId}` → 200 timeline / 404 / 400 for an id that cannot be one. A
+ * submitter sees the channels its principal submitted; a notice with none of them is the same
+ * 404 as one that does not exist.
+ */
 export async function getNoticeRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
   const noticeId = request.params.noticeId ?? '';
   if (!isNoticeId(noticeId)) {
@@ -234,7 +258,7 @@ export async function getNoticeRoute(request: HttpRequest, runtime: HttpRuntime)
     };
     return { response: problemResponse(invalidRequest([error])) };
   }
-  const rows = await readNotice(noticeId, runtime.deps);
+  const rows = await readNotice(noticeId, callerOf(request), runtime.deps);
   const [first, ...rest] = rows ?? [];
   if (!first) return { response: problemResponse(notFound('no notice with this id')), noticeId };
   return { response: jsonResponse(200, toTimeline([first, ...rest])), noticeId };

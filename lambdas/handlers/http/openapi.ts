@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { providerEventsPath } from '../../contract/routes.ts';
+import { findRoute, providerEventsPath } from '../../contract/routes.ts';
 import { Channel } from '../../domain/channel.ts';
 import { EMAIL_PATTERN, PHONE_PATTERN } from '../../domain/destination.ts';
 import { NOTICE_ID_PATTERN } from '../../domain/identity.ts';
@@ -237,6 +237,23 @@ function listParameters() {
   });
 }
 
+/**
+ * Every IAM route may answer 403 (docs/api.md "Callers"): the caller's role is not among the
+ * route's (lambdas/contract/routes.ts), or the request names no principal.
+ */
+function forbiddenOnIamRoutes<P extends Record<string, Record<string, unknown>>>(paths: P): P {
+  const forbidden = problem("forbidden: the caller's role (in the problem) may not call this route");
+  for (const [path, item] of Object.entries(paths)) {
+    if (findRoute(path)?.route.auth !== 'iam') continue;
+    for (const [key, operation] of Object.entries(item)) {
+      if (key === 'parameters') continue;
+      const responses = (operation as { responses: Record<string, unknown> }).responses;
+      responses[403] = forbidden;
+    }
+  }
+  return paths;
+}
+
 /** `x-amazon-apigateway-authtype: awsSigv4` is how API Gateway names IAM authorisation. */
 const SIGV4 = [{ sigv4: [] }];
 
@@ -276,7 +293,7 @@ function buildDocument() {
         'One durable intent per (notice, channel), an explicit state for every fact, and no resend until an ambiguous outcome is reconciled. Errors are RFC 9457 problem+json. In AWS every route but provider callbacks is IAM-authorised (SigV4, service execute-api).',
     },
     security: SIGV4,
-    paths: {
+    paths: forbiddenOnIamRoutes({
       '/v1/health': {
         get: {
           operationId: 'health',
@@ -310,8 +327,10 @@ function buildDocument() {
             },
             409: {
               description:
-                'recorded with other content (template, destination or variables); the recorded intent is unchanged. `errors` and `channels[].differs` name what differs by path, never by value',
-              content: { 'application/problem+json': { schema: ref('NoticeConflict') } },
+                'notice-conflict: recorded with other content (template, destination or variables); the recorded intent is unchanged. `errors` and `channels[].differs` name what differs by path, never by value. notice-taken: the notice id is another submitter’s; nothing recorded, nothing of it told (a plain Problem)',
+              content: {
+                'application/problem+json': { schema: { oneOf: [ref('NoticeConflict'), ref('Problem')] } },
+              },
             },
             ...PROBLEMS,
           },
@@ -348,9 +367,12 @@ function buildDocument() {
           summary: 'the operator timeline',
           parameters: [noticeIdParameter],
           responses: {
-            200: { description: 'timeline', ...json(ref('Timeline')) },
+            200: {
+              description: 'timeline (a submitter: the channels its principal submitted)',
+              ...json(ref('Timeline')),
+            },
             400: PROBLEMS[400],
-            404: PROBLEMS[404],
+            404: problem('no such notice, or none the caller may see (the same answer)'),
           },
         },
       },
@@ -381,7 +403,7 @@ function buildDocument() {
           responses: {
             200: { description: 'per channel: cancelled or why not', ...json(ref('CancelResponse')) },
             400: PROBLEMS[400],
-            404: problem('no notice with this id'),
+            404: problem('no such notice, or none the caller may see (the same answer)'),
             413: PROBLEMS[413],
             415: PROBLEMS[415],
           },
@@ -428,7 +450,7 @@ function buildDocument() {
         },
       },
       ...providerEventPaths(),
-    },
+    }),
     components: {
       schemas: { ...requests, ...responses },
       securitySchemes: {

@@ -25,7 +25,7 @@ import {
 import { toTimelineChannel } from '../../edge/timeline.ts';
 import { listUnresolved } from '../../use-cases/list-unresolved.ts';
 import { cancelNotice, resolveChannel } from '../../use-cases/operator-actions.ts';
-import type { HttpRequest, HttpRuntime, RouteReply } from './route.ts';
+import { callerOf, type HttpRequest, type HttpRuntime, type RouteReply } from './route.ts';
 
 /**
  * The operator routes (docs/operators.md): list what is stuck, settle an `unknown` on a person's
@@ -124,7 +124,11 @@ export async function resolveChannelRoute(request: HttpRequest, runtime: HttpRun
   }
 }
 
-/** `POST /v1/notices/{noticeId}/cancel` → 200 per channel: cancelled or why not / 404 / 400. */
+/**
+ * `POST /v1/notices/{noticeId}/cancel` → 200 per channel: cancelled or why not / 404 / 400. A
+ * submitter cancels the channels its principal submitted; another's notice is the 404 of an
+ * unknown one.
+ */
 export async function cancelNoticeRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
   const path = unwrap(parseNoticePath(request.params, false));
   if (!('value' in path)) return path;
@@ -134,6 +138,7 @@ export async function cancelNoticeRoute(request: HttpRequest, runtime: HttpRunti
   const result = await cancelNotice(
     noticeId,
     { reason: input.value.reason, actor: input.actor },
+    callerOf(request),
     runtime.deps,
   );
   if (result.kind === 'not_found') {

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { Caller } from '../../domain/caller.ts';
 import type { HttpRuntime as FunctionRuntime } from '../../wiring/http.ts';
 
 /*
@@ -12,6 +13,17 @@ export interface HttpRequest {
   readonly event: APIGatewayProxyEventV2;
   /** Path parameters, percent-decoded (a literal `+` stays a plus). */
   readonly params: Readonly<Record<string, string>>;
+  /**
+   * Who asks, on an IAM route (edge/caller.ts), its role already checked against the route's by
+   * the router; absent on a provider's route, which its module authenticates itself.
+   */
+  readonly caller?: Caller | undefined;
+}
+
+/** The caller of an IAM route; the router identifies one for every such route before it runs. */
+export function callerOf(request: HttpRequest): Caller {
+  if (!request.caller) throw new Error('no caller: the route is not IAM-authorised in the contract');
+  return request.caller;
 }
 
 /** What a route returns; `noticeId` and `log` enrich the one request log line. */

@@ -1,5 +1,14 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { findRoute, type HttpMethod, ROUTES, type RouteFunction, routeKey } from '../../contract/routes.ts';
+import {
+  findRoute,
+  type HttpMethod,
+  ROUTES,
+  type RouteFunction,
+  type RouteSpec,
+  routeKey,
+} from '../../contract/routes.ts';
+import type { Caller } from '../../domain/caller.ts';
+import { type CallerDirectory, identifyCaller } from '../../edge/caller.ts';
 import {
   internalError,
   jsonResponse,
@@ -35,10 +44,16 @@ export const HTTP_ENDPOINTS: Readonly<Record<string, Endpoint<HttpRuntime>>> = {
   'DELETE /v1/suppressions/{channel}/{destination}': withRuntime(deleteSuppressionRoute),
 };
 
+/** A method of a route: its endpoint, and the contract's entry (auth, roles) it serves. */
+interface Bound<R> {
+  readonly endpoint: Endpoint<R>;
+  readonly spec: RouteSpec;
+}
+
 interface Route<R> {
   /** Logged instead of the raw path, which can contain a destination. */
   readonly template: string;
-  readonly methods: Readonly<Record<string, Endpoint<R>>>;
+  readonly methods: Readonly<Record<string, Bound<R>>>;
 }
 
 /**
@@ -61,11 +76,11 @@ export function bindRoutes<R>(
   }
   // One route per path, in the contract's order: a path listed twice (methods for different
   // roles) is one resource with all of its methods.
-  const byPath = new Map<string, Record<string, Endpoint<R>>>();
+  const byPath = new Map<string, Record<string, Bound<R>>>();
   for (const r of routes) {
     const methods = byPath.get(r.path) ?? {};
     for (const m of r.methods as readonly HttpMethod[])
-      methods[m] = endpoints[routeKey(m, r.path)] as Endpoint<R>;
+      methods[m] = { endpoint: endpoints[routeKey(m, r.path)] as Endpoint<R>, spec: r };
     byPath.set(r.path, methods);
   }
   return [...byPath].map(([template, methods]) => ({ template, methods }));
@@ -115,15 +130,45 @@ function methodNotAllowed<R>(route: Route<R>): RouteReply {
   };
 }
 
+const forbidden = (detail: string, extensions?: Readonly<Record<string, unknown>>): RouteReply => ({
+  response: problemResponse(
+    problem(403, ProblemType.forbidden, { detail, ...(extensions ? { extensions } : {}) }),
+  ),
+});
+
+/**
+ * Who may call an IAM route (docs/api.md "Callers"): a caller edge/caller.ts identifies, whose
+ * role the route names. API Gateway's policies refuse most others first in AWS (each role's
+ * managed policy grants only its routes); this check holds wherever a policy grants more, and on
+ * the local stack, which has no policies. A provider's route is its module's to authenticate.
+ */
+function authorize(
+  event: APIGatewayProxyEventV2,
+  spec: RouteSpec,
+  callers: (() => CallerDirectory) | undefined,
+): { readonly caller: Caller | undefined } | RouteReply {
+  if (spec.auth !== 'iam') return { caller: undefined };
+  if (!callers) throw new Error(`an IAM route of ${spec.function} without a caller directory`);
+  const identified = identifyCaller(event, callers());
+  if (!identified.ok) return forbidden('the request carries no IAM principal this API knows');
+  const { caller } = identified;
+  if (!spec.roles.includes(caller.role)) {
+    return forbidden(`this route is not for the caller's role (${caller.role})`, { role: caller.role });
+  }
+  return { caller };
+}
+
 /**
  * The HTTP API as one function: route on method + raw path (so it works behind a `$default`
- * route and behind per-route integrations alike), run the route, map any unexpected failure to
- * a generic 500, and log exactly one line per request (route template, never the raw path).
+ * route and behind per-route integrations alike), check the caller on IAM routes, run the route,
+ * map any unexpected failure to a generic 500, and log exactly one line per request (route
+ * template and caller role, never the raw path).
  */
 export function createRouter<R>(
   fn: RouteFunction,
   endpoints: Readonly<Record<string, Endpoint<R>>>,
   runtime: () => Promise<R>,
+  callers?: () => CallerDirectory,
 ) {
   const routes = bindRoutes(fn, endpoints);
   return async function httpApi(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
@@ -132,11 +177,19 @@ export function createRouter<R>(
     const found = match(routes, routedPath(event));
     const route = found ? `${method} ${found.route.template}` : 'unmatched';
     let reply: RouteReply;
+    let role: string | undefined;
     try {
-      const endpoint = found?.route.methods[method];
+      const bound = found?.route.methods[method];
       if (!found) reply = { response: problemResponse(notFound('no such resource')) };
-      else if (!endpoint) reply = methodNotAllowed(found.route);
-      else reply = await endpoint({ event, params: found.params }, runtime);
+      else if (!bound) reply = methodNotAllowed(found.route);
+      else {
+        const access = authorize(event, bound.spec, callers);
+        if ('response' in access) reply = access;
+        else {
+          role = access.caller?.role;
+          reply = await bound.endpoint({ event, params: found.params, caller: access.caller }, runtime);
+        }
+      }
     } catch (error) {
       // Infrastructure failures (ledger, KMS, secrets) land here; input never should. The client
       // gets a generic problem; the log gets the error's name and message, which for these
@@ -155,6 +208,7 @@ export function createRouter<R>(
       status: reply.response.statusCode ?? 200,
       durationMs: Math.round(performance.now() - started),
       requestId: event.requestContext?.requestId,
+      ...(role ? { role } : {}),
       ...(reply.noticeId ? { noticeId: reply.noticeId } : {}),
       ...reply.log,
     });
@@ -162,7 +216,10 @@ export function createRouter<R>(
   };
 }
 
-/** The http function's API (intake, timelines, operator routes, suppressions, health, OpenAPI). */
-export function createHttpApi(runtime: () => Promise<HttpRuntime>) {
-  return createRouter('http', HTTP_ENDPOINTS, runtime);
+/**
+ * The http function's API (intake, timelines, operator routes, suppressions, health, OpenAPI);
+ * `callers`: the role map (lambdas/wiring/http.ts reads it from the function's settings).
+ */
+export function createHttpApi(runtime: () => Promise<HttpRuntime>, callers: () => CallerDirectory) {
+  return createRouter('http', HTTP_ENDPOINTS, runtime, callers);
 }

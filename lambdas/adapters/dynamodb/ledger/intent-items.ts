@@ -59,6 +59,17 @@ function fromStoredRecord(stored: StoredRecord): TransitionRecord {
   };
 }
 
+/**
+ * The submitter as stored (`sub`): its normal form without `arn:aws:iam::`, the prefix of every
+ * principal in the commercial partition (`123456789012:role/billing`, 31 bytes for 44). Any other
+ * form (another partition, a federated user) is stored whole; an `arn:` start tells them apart.
+ */
+const COMMERCIAL_IAM = 'arn:aws:iam::';
+export const storedSubmitter = (principal: string): string =>
+  principal.startsWith(COMMERCIAL_IAM) ? principal.slice(COMMERCIAL_IAM.length) : principal;
+const submitterOf = (stored: string): string =>
+  stored.startsWith('arn:') ? stored : `${COMMERCIAL_IAM}${stored}`;
+
 /** The row's item; `shardOf` places it in the open index while it has a `dueAt`. */
 export function itemFromIntent(intent: Intent, shardOf: (noticeId: string) => string): Item {
   return {
@@ -80,6 +91,8 @@ export function itemFromIntent(intent: Intent, shardOf: (noticeId: string) => st
     smsSegments: intent.sms?.segments,
     smsCharacters: intent.sms?.characters,
     priority: intent.priority,
+    // Short name: every write pays per started KB.
+    sub: intent.submitter !== undefined ? storedSubmitter(intent.submitter) : undefined,
     state: intent.state,
     version: intent.version,
     attempts: intent.attempts,
@@ -124,6 +137,7 @@ export function intentFromItem(item: Item): Intent {
     deadline: item.deadline as number,
     sms,
     ...(item.priority !== undefined ? { priority: item.priority as Priority } : {}),
+    ...(typeof item.sub === 'string' ? { submitter: submitterOf(item.sub) } : {}),
     state: item.state as IntentState,
     version: item.version as number,
     attempts: item.attempts as number,

@@ -68,9 +68,19 @@ async function reserve(table: LedgerTableClient, intent: Intent): Promise<Reserv
  * no failed condition is a concurrent transaction on the same rows: back off and try again.
  * A transaction costs twice the write units of a plain put, so a single channel takes `reserve`.
  */
-async function reserveNotice(table: LedgerTableClient, intents: readonly Intent[]): Promise<ReserveResult[]> {
+async function reserveNotice(
+  table: LedgerTableClient,
+  intents: readonly Intent[],
+  visible?: (existing: Intent) => boolean,
+): Promise<ReserveResult[]> {
   const results: (ReserveResult | undefined)[] = intents.map(() => undefined);
+  // A refusal names a row the caller may not see: nothing more is tried (no write has happened:
+  // a round either writes every pending channel or, cancelled, none).
+  const stopped = () =>
+    visible !== undefined &&
+    results.some((r) => (r?.kind === 'duplicate' || r?.kind === 'conflict') && !visible(r.existing));
   for (let conflicts = 0; ; ) {
+    if (stopped()) return results.map((r) => r ?? { kind: 'skipped' });
     const pending = intents.flatMap((intent, index) => (results[index] ? [] : [{ intent, index }]));
     if (pending.length === 0) return results as ReserveResult[];
     if (pending.length === 1) {
@@ -218,7 +228,7 @@ async function apply(table: LedgerTableClient, plan: TransitionPlan): Promise<Tr
 export function dynamoDbIntentReservations(table: LedgerTableClient): IntentReservations {
   return {
     reserve: (intent) => reserve(table, intent),
-    reserveNotice: (intents) => reserveNotice(table, intents),
+    reserveNotice: (intents, visible) => reserveNotice(table, intents, visible),
   };
 }
 
