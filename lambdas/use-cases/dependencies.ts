@@ -58,10 +58,14 @@ export type OperatorLedger = IntentTransitions & NoticeReader & Pick<OpenIndex, 
 export type ReportLedger = IntentTransitions & Pick<Suppressions, 'appendSuppression'>;
 /** What both kinds of worker write: transitions, and the escalation markers they publish. */
 export type WorkerLedger = IntentTransitions & EscalationMarkers;
-/** A channel sender: claim and outcome, the suppression check, the batch record before a batch call. */
+/**
+ * A channel sender: claim and outcome, the suppression check, the batch record before a batch
+ * call, and the due time of a row waiting on its provider's pre-send check (`defer`).
+ */
 export type SenderLedger = WorkerLedger &
   Pick<Suppressions, 'getSuppression' | 'appendSuppression'> &
-  Pick<BatchRecords, 'recordBatch'>;
+  Pick<BatchRecords, 'recordBatch'> &
+  Pick<OpenIndex, 'defer'>;
 /**
  * The reconciler: the open index (sweep, rechecks, gauges), the batch records its lookups replay,
  * the throttle gate its deadline-risk check reads, and the reports its status pulls apply.

@@ -53,12 +53,14 @@ export function httpLedger(table: LedgerTableClient): IntakeLedger & OperatorLed
 export function senderLedger(table: LedgerTableClient): SenderLedger {
   const { getSuppression, appendSuppression } = dynamoDbSuppressions(table);
   const { recordBatch } = dynamoDbBatchRecords(table);
+  const { defer } = dynamoDbOpenIndex(table);
   return {
     ...dynamoDbIntentTransitions(table),
     ...dynamoDbEscalationMarkers(table),
     getSuppression,
     appendSuppression,
     recordBatch,
+    defer,
   };
 }
 

@@ -106,6 +106,9 @@ export class DynamoDbLedgerStore implements LedgerStore {
   readGate(channel: Channel) {
     return this.ledger.readGate(channel);
   }
+  readHold(channel: Channel) {
+    return this.ledger.readHold(channel);
+  }
   closeGate(channel: Channel, untilMs: number, reason: string) {
     return this.ledger.closeGate(channel, untilMs, reason);
   }

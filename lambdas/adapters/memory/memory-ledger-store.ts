@@ -20,6 +20,7 @@ import {
   type OpenIntentRef,
 } from '../../ports/open-index.port.ts';
 import type { SuppressionAppend, SuppressionHistory } from '../../ports/suppressions.port.ts';
+import type { GateHold } from '../../ports/throttle-gate.port.ts';
 
 const key = (noticeId: string, channel: Channel) => `${noticeId}|${channel}`;
 
@@ -51,15 +52,23 @@ export class MemoryLedgerStore implements LedgerStore {
     { state: SuppressionState; records: SuppressionRecord[]; factIds: Set<string> }
   >();
   readonly gates = new Map<Channel, number>();
+  /** Each closed gate's reason, beside its time in `gates`. */
+  readonly gateReasons = new Map<Channel, string>();
   keyChecks: KeyChecks = {};
 
   async readGate(channel: Channel): Promise<number | undefined> {
     return this.gates.get(channel);
   }
 
-  async closeGate(channel: Channel, untilMs: number): Promise<boolean> {
+  async readHold(channel: Channel): Promise<GateHold | undefined> {
+    const untilMs = this.gates.get(channel);
+    return untilMs === undefined ? undefined : { untilMs, reason: this.gateReasons.get(channel) ?? 'held' };
+  }
+
+  async closeGate(channel: Channel, untilMs: number, reason = 'held'): Promise<boolean> {
     if ((this.gates.get(channel) ?? 0) >= untilMs) return false;
     this.gates.set(channel, untilMs);
+    this.gateReasons.set(channel, reason);
     return true;
   }
 
