@@ -61,7 +61,7 @@ const TOKEN = '[A-Za-z0-9_.:-]+';
 const HELD = new RegExp(`^(${TOKEN}) held the channel: (${TOKEN}) until (\\S+)$`);
 const CHECK = new RegExp(`^(${TOKEN}) (${TOKEN}) not answered: (${TOKEN})$`);
 
-/** The record's detail: `twilio held the channel: provider_throttled until 2026-…Z`. */
+/** The record's detail: `<provider> held the channel: provider_throttled until 2026-…Z`. */
 export function waitDetail(wait: Wait): string {
   return wait.kind === 'channel_held'
     ? `${token(wait.provider)} held the channel: ${token(wait.reason)} until ${new Date(wait.until).toISOString()}`

@@ -100,6 +100,13 @@ describe('GET /v1/notices', () => {
       attempts: 0,
       ageSeconds: 600,
       escalated: false,
+      // Its last record, and what happens next (derived from the row, read after the index walk).
+      lastReason: { reason: 'intake', at: new Date(T0).toISOString(), detail: null },
+      next: {
+        kind: 'send',
+        at: new Date(byAge[0]?.deadline as number).toISOString(),
+        summary: `waiting to be sent; failed at its deadline ${new Date(byAge[0]?.deadline as number).toISOString()} if not sent by then`,
+      },
     });
     expect(pages.at(-1)?.nextCursor).toBeNull();
   });

@@ -19,6 +19,7 @@ import {
   type OpenIntentPage,
   type OpenIntentRef,
 } from '../../ports/open-index.port.ts';
+import type { FailedRef } from '../../ports/recent-failures.port.ts';
 import type { SuppressionAppend, SuppressionHistory } from '../../ports/suppressions.port.ts';
 import type { GateHold } from '../../ports/throttle-gate.port.ts';
 
@@ -100,6 +101,32 @@ export class MemoryLedgerStore implements LedgerStore {
 
   async get(noticeId: string, channel: Channel): Promise<Intent | undefined> {
     return this.intents.get(key(noticeId, channel));
+  }
+
+  async getRows(
+    keys: readonly { readonly noticeId: string; readonly channel: Channel }[],
+  ): Promise<Intent[]> {
+    return keys.flatMap((k) => this.intents.get(key(k.noticeId, k.channel)) ?? []);
+  }
+
+  /** The same list the DynamoDB store keeps apart, read from the rows themselves. */
+  async listFailed(since: number, until: number, max: number): Promise<FailedRef[]> {
+    const failed: FailedRef[] = [];
+    for (const row of this.intents.values()) {
+      if (row.state !== 'failed') continue;
+      const failure = row.transitions.findLast((t) => t.to === 'failed' && t.from !== 'failed');
+      if (!failure || failure.at < since || failure.at > until) continue;
+      failed.push({
+        noticeId: row.noticeId,
+        channel: row.channel,
+        failedAt: failure.at,
+        createdAt: row.createdAt,
+        deadline: row.deadline,
+        attempts: row.attempts,
+        reason: failure.reason,
+      });
+    }
+    return failed.sort((a, b) => b.failedAt - a.failedAt || (a.noticeId < b.noticeId ? -1 : 1)).slice(0, max);
   }
 
   async getNotice(noticeId: string): Promise<Intent[]> {

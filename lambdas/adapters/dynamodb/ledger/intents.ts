@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LedgerTable } from '../../../contract/ledger-table.ts';
 import type { Channel } from '../../../domain/channel.ts';
@@ -22,6 +29,7 @@ import {
   storedName,
   toStoredRecord,
 } from './intent-items.ts';
+import { noteFailure } from './recent-failures.ts';
 import { backOff, type Item, type LedgerTableClient, RETRYABLE_CANCELLATIONS } from './table-client.ts';
 
 /*
@@ -152,6 +160,38 @@ async function getNotice(table: LedgerTableClient, noticeId: string): Promise<In
   return (out.Items ?? []).map(intentFromItem);
 }
 
+/** BatchGetItem takes at most this many keys per request. */
+const BATCH_GET_MAX = 100;
+
+/**
+ * The rows a list shows: one BatchGetItem per 100 keys, eventually consistent (0.5 RCU per row up
+ * to 4 KB); keys DynamoDB leaves unprocessed (throttling) are asked again, a few times.
+ */
+async function getRows(
+  table: LedgerTableClient,
+  keys: readonly { readonly noticeId: string; readonly channel: Channel }[],
+): Promise<Intent[]> {
+  const rows: Intent[] = [];
+  for (let start = 0; start < keys.length; start += BATCH_GET_MAX) {
+    let pending: Record<string, unknown>[] | undefined = keys
+      .slice(start, start + BATCH_GET_MAX)
+      .map((k) => ({ pk: intentPk(k.noticeId), sk: channelSk(k.channel) }));
+    for (let round = 0; pending && pending.length > 0 && round < 5; round++) {
+      if (round > 0) await backOff(round);
+      const out: BatchGetCommandOutput = await table.doc.send(
+        new BatchGetCommand({
+          RequestItems: { [table.tableName]: { Keys: pending } },
+          ...table.capacityOption,
+        }),
+      );
+      for (const capacity of out.ConsumedCapacity ?? []) table.meter('getRows', capacity);
+      rows.push(...(out.Responses?.[table.tableName] ?? []).map(intentFromItem));
+      pending = out.UnprocessedKeys?.[table.tableName]?.Keys;
+    }
+  }
+  return rows;
+}
+
 /**
  * The update a plan makes:
  *   SET  every mutable field the plan defines, transitions = list_append(transitions, [record])
@@ -210,7 +250,12 @@ async function apply(table: LedgerTableClient, plan: TransitionPlan): Promise<Tr
       }),
     ),
   );
-  if (write.kind === 'written') return { kind: 'applied', intent: plan.next };
+  if (write.kind === 'written') {
+    // A channel that just failed is listed among the recent failures (./recent-failures.ts).
+    if (plan.next.state === 'failed' && plan.record.from !== 'failed')
+      await noteFailure(table, plan.next, plan.record.at);
+    return { kind: 'applied', intent: plan.next };
+  }
   return { kind: 'stale', current: write.current ? intentFromItem(write.current) : undefined };
 }
 
@@ -232,5 +277,5 @@ export function dynamoDbIntentTransitions(table: LedgerTableClient): IntentTrans
 
 /** The timeline's and a cancel's port. */
 export function dynamoDbNoticeReader(table: LedgerTableClient): NoticeReader {
-  return { getNotice: (noticeId) => getNotice(table, noticeId) };
+  return { getNotice: (noticeId) => getNotice(table, noticeId), getRows: (keys) => getRows(table, keys) };
 }
