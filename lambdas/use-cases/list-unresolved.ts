@@ -90,8 +90,9 @@ export const listedKey = (ref: { readonly noticeId: string; readonly channel: Ch
 
 /**
  * The rows of a page, by `listedKey`, for what the list shows beside each (its last reason and
- * what happens next): one batch read per 100 rows, after the index walk (0.5 RCU per row up to
- * 4 KB; docs/table-design.md "Requests per operation"). A row gone meanwhile is simply absent.
+ * what happens next): read after the index walk, one eventually consistent read per listed row
+ * (0.5 RCU up to 4 KB; docs/table-design.md "Requests per operation"). A row gone meanwhile is
+ * simply absent.
  */
 export async function readListed(
   items: readonly { readonly noticeId: string; readonly channel: Channel }[],
