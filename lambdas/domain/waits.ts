@@ -146,14 +146,15 @@ export function planWait(
  * When to ask an unanswered pre-send check again: the retry policy's backoff (capped exponential,
  * full jitter, at least its base) over how long the row has waited on the check — since its first
  * `provider_check_unavailable` record in its state, else since it entered the state — so the
- * questions thin out as the wait grows (about one per doubling of the wait, the cap at most apart)
+ * questions thin out as the wait grows (about one per doubling of the wait, at most the cap apart)
  * without a counter on the row. Never past the deadline: the row is failed there.
  */
 export function checkRetryAt(row: Intent, now: number, policy: RetryPolicy, random: RandomSource): number {
   const first = currentStretch(row).find((t) => t.reason === Reason.providerCheckUnavailable);
   const waited = Math.max(0, now - (first?.at ?? stretchStart(row)));
-  // The n-th backoff's ceiling (base · 2^(n−1)) is the largest not above what has been waited.
-  const n = 1 + Math.floor(Math.log2(Math.max(1, waited / policy.baseMs)));
+  // The first backoff ceiling (base · 2^(n−1)) above what has been waited: with the jitter's
+  // middle, each wait about doubles the last, as the retries of an attempt do.
+  const n = waited < policy.baseMs ? 1 : 2 + Math.floor(Math.log2(waited / policy.baseMs));
   const delay = Math.max(policy.baseMs, backoffDelayMs(n, policy, random));
   return Math.min(now + delay, row.deadline);
 }
