@@ -185,8 +185,9 @@ export function nextRecord(
 
 /**
  * A record that keeps the row's state (`from === to`), with `changes` to its other fields, as
- * one conditional write on the version read: facts, the end of a follow-up, and the escalations
- * an open row carries without moving (`planUnknownEscalation`, `planDeadlineRisk`).
+ * one conditional write on the version read: facts, the end of a follow-up, the escalations an
+ * open row carries without moving (`planUnknownEscalation`, `planDeadlineRisk`) and its waits
+ * (`planWait`, ./waits.ts).
  */
 export function planSameState(
   intent: Intent,

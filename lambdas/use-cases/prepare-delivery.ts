@@ -51,9 +51,11 @@ function sendingSetup(
 
 /**
  * The sender's steps before any provider call, per row: read it; anything but reserved / due
- * retry_scheduled is left alone, a past deadline fails it, a suppressed destination ends it (our
- * list, then the provider's own where it keeps one), a missing template or transport fails it
- * (configuration_error). What remains is ready for a provider call (./provider-call.ts).
+ * retry_scheduled is left alone, a past deadline fails it (saying what it waited on), a
+ * suppressed destination ends it (our list, then the provider's own where it keeps one; a check
+ * the provider cannot answer makes it wait, recorded and backing off), a missing template or
+ * transport fails it (configuration_error). What remains is ready for a provider call
+ * (./provider-call.ts).
  */
 export async function prepareDelivery(ref: IntentRef, deps: SenderDependencies): Promise<Prepared> {
   const done = (result: DeliveryResult) => ({ kind: 'done' as const, result });
