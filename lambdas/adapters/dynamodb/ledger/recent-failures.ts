@@ -22,7 +22,7 @@ const failedSk = (at: number, noticeId: string, channel: Channel) =>
 
 /**
  * Lists a row that just failed (`failedAt`: the failing record's time). One PutItem after the
- * failing write, about 200 bytes (1 WCU); best effort: the ledger row is the truth, and a failure
+ * failing write, about 250 bytes (1 WCU); best effort: the ledger row is the truth, and a failure
  * whose list item could not be written is missing from the list only.
  */
 export async function noteFailure(table: LedgerTableClient, row: Intent, failedAt: number): Promise<void> {
