@@ -147,8 +147,3 @@ export function describeNextStep(step: NextStep, state: Intent['state']): string
       return `nothing: ${state}`;
   }
 }
-
-/** The row's last record that says why it is where it is (a wait counts; it is the news). */
-export function lastReasonOf(row: Pick<Intent, 'transitions'>): TransitionRecord | undefined {
-  return row.transitions.at(-1);
-}
