@@ -285,9 +285,9 @@ export async function runScenario(
   // --- our dispatcher: deliverIntent's primary course, with the real gate and retry policy ----
   const gateItem = { until: 0 };
   const gateStore = {
-    readGate: async () => {
+    readHold: async () => {
       await dynamo('read');
-      return gateItem.until > 0 ? gateItem.until : undefined;
+      return gateItem.until > 0 ? { untilMs: gateItem.until, reason: 'provider_throttled' } : undefined;
     },
     closeGate: async (_channel: string, untilMs: number) => {
       await dynamo('write');

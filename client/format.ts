@@ -1,3 +1,25 @@
+import type { NoticeListItem } from '../lambdas/edge/api-responses.ts';
+
+/**
+ * A listed channel as the CLI and the pages read it: `lastReason` and `next` are optional, since
+ * an answer from a deployment before they existed has neither (shown as —).
+ */
+export type ListedChannel = Omit<NoticeListItem, 'lastReason' | 'next'> &
+  Partial<Pick<NoticeListItem, 'lastReason' | 'next'>>;
+
+/** A page of `GET /v1/notices` as the CLI and the pages read it. */
+export interface ListedChannels {
+  readonly items: readonly ListedChannel[];
+  readonly nextCursor: string | null;
+}
+
+/** `reason: detail` of a listed channel's last record, or — when the answer has none. */
+export function lastReasonText(item: ListedChannel): string {
+  const last = item.lastReason;
+  if (!last) return '—';
+  return last.detail ? `${last.reason}: ${last.detail}` : last.reason;
+}
+
 /**
  * Human forms of API values, shared by the CLI tables and the HTML pages. Times are shown in
  * UTC (operators in several zones read the same page), durations compactly.

@@ -2,7 +2,9 @@
  * The local stack's console: two server-rendered pages over the API, served beside it by the
  * local gateway (docs/operators.md "Console"):
  *
- *   GET /console                       unresolved channels oldest first, counts per state, oldest age
+ *   GET /console                       unresolved channels oldest first, counts per state, oldest age,
+ *                                      each channel's last reason and next step; the channels failed
+ *                                      in the last 24 hours; reloads itself every CONSOLE_REFRESH_SECONDS
  *   GET /console/notices/{noticeId}    the timeline page of one notice
  *
  * They are local-only and not part of the route contract (lambdas/contract/routes.ts): the
@@ -25,6 +27,12 @@ export const CONSOLE_ROUTES = ['/console', '/console/notices/{noticeId}'] as con
 
 /** The console lists at most this many channels (pages of 200); the counts say when more exist. */
 const MAX_LISTED = 1000;
+
+/** The failures the console shows: the most recent page of `GET /v1/notices?state=failed`. */
+const FAILED_LISTED = 100;
+
+/** How often the list page reloads itself (the pages run no script: a meta refresh). */
+export const CONSOLE_REFRESH_SECONDS = 10;
 
 type HttpApi = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -101,6 +109,11 @@ async function listPage(event: APIGatewayProxyEventV2, api: HttpApi, now: Date) 
     items.push(...page.body.items);
     cursor = page.body.nextCursor ?? undefined;
   } while (cursor && items.length < MAX_LISTED);
+  const failed = await readJson<NoticeList>(
+    api,
+    apiRequest(event, '/v1/notices', { state: 'failed', limit: String(FAILED_LISTED) }),
+  );
+  if (!failed.ok) return errorPage(failed.status, 'The failures could not be read', failed.detail);
   const counts = cursor
     ? undefined
     : Object.fromEntries(
@@ -118,6 +131,8 @@ async function listPage(event: APIGatewayProxyEventV2, api: HttpApi, now: Date) 
         ...(counts ? { counts } : {}),
         noticeHref: (id) => `/console/notices/${encodeURIComponent(id)}`,
         title: 'Unresolved channels (local stack)',
+        failed: failed.body,
+        refreshSeconds: CONSOLE_REFRESH_SECONDS,
       },
     ),
   );

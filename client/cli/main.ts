@@ -47,8 +47,10 @@ commands
   send <file|->                         submit a notice (or {"notices":[…]} as a batch) from a JSON file or stdin
   get <noticeId> [--html FILE]          the timeline; --html writes it as one self-contained page
   list [--state S] [--channel C] [--older-than 10m] [--limit N] [--all]
-                                        unresolved channels, oldest first (S: reserved, sending,
-                                        retry_scheduled, unknown; C: email, sms)
+                                        unresolved channels, oldest first, each with its last reason
+                                        and what happens next (S: reserved, sending, retry_scheduled,
+                                        unknown, or failed: the last 24 hours, most recent first;
+                                        C: email, sms)
   resolve <noticeId> <channel> --outcome accepted|not_sent --reason "…" [--evidence "…"] [--actor name]
                                         settle an unknown channel on your word (recorded with your identity)
   cancel <noticeId> --reason "…" [--actor name]
@@ -204,8 +206,11 @@ function report<T>(
   return EXIT.ok;
 }
 
-/** The states `list --state` takes: the unresolved ones (GET /v1/notices refuses others). */
-const LISTABLE = ['reserved', 'sending', 'retry_scheduled', 'unknown'] as const;
+/**
+ * The states `list --state` takes: the unresolved ones, and `failed` (the last 24 hours', most
+ * recent first); GET /v1/notices refuses others.
+ */
+const LISTABLE = ['reserved', 'sending', 'retry_scheduled', 'unknown', 'failed'] as const;
 
 /**
  * The largest `--limit` the API takes. The client may import only types from the service, so the
@@ -302,7 +307,9 @@ async function dispatch(command: string, args: string[], values: Values, io: Cli
       const limit = limitOption(values.limit);
       const state = values.state as (typeof LISTABLE)[number] | undefined;
       if (state !== undefined && !LISTABLE.includes(state)) {
-        throw new UsageError(`--state must be one of ${LISTABLE.join(', ')} (the unresolved states)`);
+        throw new UsageError(
+          `--state must be one of ${LISTABLE.join(', ')} (the unresolved states, or failed: the last 24 hours)`,
+        );
       }
       const filters = {
         ...(state ? { state } : {}),

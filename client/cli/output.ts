@@ -1,13 +1,20 @@
 import type {
   BatchResponse,
   CancelResponse,
-  NoticeList,
   NoticeRecorded,
   ProblemBody,
   Suppression,
 } from '../../lambdas/edge/api-responses.ts';
 import type { Timeline, TimelineChannel } from '../../lambdas/edge/timeline.ts';
-import { formatAge, formatDuration, formatUtc, isEscalationRecord } from '../format.ts';
+import {
+  formatAge,
+  formatDuration,
+  formatUtc,
+  isEscalationRecord,
+  type ListedChannel,
+  type ListedChannels,
+  lastReasonText,
+} from '../format.ts';
 
 /**
  * Human output of the CLI: plain-text tables, times in UTC with a relative age, destinations
@@ -72,6 +79,7 @@ export function batchText(body: BatchResponse): string {
 function channelText(channel: TimelineChannel, now: Date): string {
   const head = [
     `${channel.channel}: ${channel.state}  to ${channel.destination.masked}  (${channel.destination.fingerprint})`,
+    ...(channel.next ? [`  next: ${channel.next.summary}`] : []),
     `  priority ${channel.priority}  provider ${channel.provider ?? '—'}  receipt ${channel.providerReceiptId ?? '—'}  attempts ${channel.attempts}${
       channel.nextAttemptAt ? `  next attempt ${when(channel.nextAttemptAt, now)}` : ''
     }`,
@@ -123,12 +131,13 @@ export interface ListAsked {
   readonly channel?: string;
   readonly olderThan?: string;
   /** With `olderThan` and nothing older: the oldest match of the other filters (`null`: none). */
-  readonly oldestYounger?: NoticeList['items'][number] | null;
+  readonly oldestYounger?: ListedChannel | null;
 }
 
 /** `no unresolved unknown sms channel older than 10m (the oldest is 13 s old)`. */
 function nothingListed(asked: ListAsked): string {
   const what = [asked.state ?? 'unresolved', asked.channel, 'channel'].filter(Boolean).join(' ');
+  if (asked.state === 'failed' && asked.olderThan === undefined) return `no ${what} in the last 24 hours`;
   if (asked.olderThan === undefined)
     return asked.state || asked.channel ? `no ${what}` : 'nothing unresolved';
   const younger =
@@ -140,14 +149,14 @@ function nothingListed(asked: ListAsked): string {
   return `no ${what} older than ${asked.olderThan}${younger}`;
 }
 
-export function listText(list: NoticeList, now: Date, asked: ListAsked = {}): string {
+export function listText(list: ListedChannels, now: Date, asked: ListAsked = {}): string {
   if (list.items.length === 0) return nothingListed(asked);
   const counts = new Map<string, number>();
   for (const item of list.items) counts.set(item.state, (counts.get(item.state) ?? 0) + 1);
   const oldest = list.items[0];
   return [
     table(
-      ['noticeId', 'channel', 'state', 'age', 'created (UTC)', 'deadline', 'attempts'],
+      ['noticeId', 'channel', 'state', 'age', 'created (UTC)', 'deadline', 'attempts', 'last reason', 'next'],
       list.items.map((i) => [
         i.noticeId,
         i.channel,
@@ -156,6 +165,8 @@ export function listText(list: NoticeList, now: Date, asked: ListAsked = {}): st
         formatUtc(i.createdAt),
         `${formatUtc(i.deadline)} (${formatAge(i.deadline, now)})`,
         i.attempts,
+        lastReasonText(i),
+        i.next?.summary ?? '—',
       ]),
     ),
     '',

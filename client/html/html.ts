@@ -21,12 +21,22 @@ export function escapeHtml(value: unknown): string {
 export const PAGE_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
-export function page(title: string, css: string, body: string): string {
+export function page(
+  title: string,
+  css: string,
+  body: string,
+  /** `refreshSeconds`: the browser reloads the page this often (no script needed). */
+  options: { readonly refreshSeconds?: number } = {},
+): string {
+  const refresh =
+    options.refreshSeconds && Number.isSafeInteger(options.refreshSeconds) && options.refreshSeconds > 0
+      ? `\n<meta http-equiv="refresh" content="${options.refreshSeconds}">`
+      : '';
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(PAGE_CSP)}">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(PAGE_CSP)}">${refresh}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)}</title>

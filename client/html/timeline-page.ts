@@ -15,9 +15,13 @@ import { BASE_CSS, escapeHtml, page, stateBadge } from './html.ts';
  * Labels are stacked in tiers above and below the lane so that close points stay readable.
  */
 
-/** A channel as the page reads it (`escalatedAt` optional: pages of timelines saved before it existed). */
-export type TimelinePageChannel = Omit<TimelineChannel, 'escalatedAt'> & {
+/**
+ * A channel as the page reads it (`escalatedAt` and `next` optional: pages of timelines saved
+ * before they existed).
+ */
+export type TimelinePageChannel = Omit<TimelineChannel, 'escalatedAt' | 'next'> & {
   readonly escalatedAt?: string | null;
+  readonly next?: TimelineChannel['next'];
 };
 export type TimelinePageInput = Omit<Timeline, 'channels'> & {
   readonly channels: readonly TimelinePageChannel[];
@@ -178,6 +182,13 @@ function channelFacts(channel: TimelinePageChannel, now: Date): string {
     facts.push([
       'next attempt',
       `${escapeHtml(formatUtc(channel.nextAttemptAt))} <span class="muted">(${escapeHtml(formatAge(channel.nextAttemptAt, now))})</span>`,
+    ]);
+  }
+  if (channel.next) {
+    // What happens next, in the server's words (derived once from the row).
+    facts.push([
+      'next',
+      `<span data-next="${escapeHtml(channel.next.kind)}">${escapeHtml(channel.next.summary)}</span>`,
     ]);
   }
   if (channel.escalatedAt) {

@@ -8,6 +8,7 @@
  *   G#<channel>           G         provider throttle gate (shared "slow down until")
  *   P#<channel>           P         shared rate budget: the clock tokens are booked on (docs/architecture.md §11)
  *   B#<batchId>           B         a provider batch call, recorded before it is made (TTL)
+ *   F#<day>#<shard>       <at>#…    a channel that failed: the recent-failures list (TTL)
  *
  * The open-intent index is sparse: only unresolved intents carry `openShard` + `dueAt`.
  */
@@ -27,4 +28,11 @@ export const LedgerTable = {
    */
   openIndexProjection: ['createdAt', 'deadline', 'state', 'attempts', 'escAt', 'escalationPending', 'accAt'],
   ttlAttribute: 'expiresAt',
+  /**
+   * The recent-failures list (`GET /v1/notices?state=failed`, the console): one small item per
+   * channel that fails, `F#<UTC day>#<shard>` / `<failedAt, 15 digits>#<noticeId>#<channel>`,
+   * written after the failing transition and expiring two windows later (docs/table-design.md
+   * "Recent failures"). A list reads at most `max` of them, the newest, within `windowMs`.
+   */
+  recentFailures: { windowMs: 24 * 3_600_000, max: 1000 },
 } as const;

@@ -43,6 +43,11 @@ export const Metric = {
   escalationsPending: 'EscalationsPending',
   /** Rows warned that their deadline is at risk (intake and reconciler; docs/architecture.md §11). */
   deadlineAtRisk: 'DeadlineAtRisk',
+  /**
+   * Reconciler: claimable rows whose queue message or retry schedule was lost, sent again (each
+   * then due a lease later; docs/architecture.md §4 "No silent waits").
+   */
+  reconcilerReenqueued: 'ReconcilerReenqueued',
   /** A sender dropped a queue message that can never be processed. */
   poisonMessages: 'PoisonMessages',
   /** An inbound provider event that could not be parsed (acknowledged and dropped). */
@@ -57,3 +62,14 @@ export type MetricName = (typeof Metric)[keyof typeof Metric];
 
 export const openMetric = (state: (typeof OPEN_STATES)[number]) => `Open_${state}` as const;
 export const outcomeMetric = (state: string) => `Outcome_${state}` as const;
+
+/**
+ * Why a sender sent a row back through its queue without moving it (docs/architecture.md §4 "No
+ * silent waits"); each deferral counts 1 in `Deferred_<cause>`:
+ *   channel_held                the channel's gate is closed (a 429's advice, an operator hold)
+ *   rate_budget                 the channel's rate budget is booked beyond the inline wait
+ *   provider_check_unavailable  a check the provider must answer before the send was not answered
+ */
+export const DEFERRAL_CAUSES = ['channel_held', 'rate_budget', 'provider_check_unavailable'] as const;
+export type DeferralCause = (typeof DEFERRAL_CAUSES)[number];
+export const deferralMetric = (cause: DeferralCause) => `Deferred_${cause}` as const;

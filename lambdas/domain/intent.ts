@@ -14,8 +14,10 @@ import { type IntentState, Reason } from './state-machine.ts';
  * One entry of a row's history. Appended in the same write as the state change; never rewritten.
  * A *fact* record has `from === to`: something the provider reported after the row was terminal
  * (a complaint after `delivered`, a delivery after `failed`) that changes no state but belongs to
- * the story (see `planFact`). The one other `from === to` record is an `unknown` row's escalation
- * to a person (`unknown → unknown`, reason `unknown_escalated`: `planUnknownEscalation`).
+ * the story (see `planFact`). The other `from === to` records keep an open row's state: an
+ * `unknown` row's escalation to a person (`unknown → unknown`, reason `unknown_escalated`:
+ * `planUnknownEscalation`), a deadline-risk warning (`planDeadlineRisk`) and a wait (`planWait`,
+ * ./waits.ts: the channel is held, or the provider's pre-send check was not answered).
  */
 export interface TransitionRecord {
   readonly seq: number;

@@ -3,6 +3,7 @@ import type { Intent, LedgerTiming } from './intent.ts';
 import type { RandomSource, RetryPolicy } from './retry-policy.ts';
 import { Reason } from './state-machine.ts';
 import { planTransition, planUnknownEscalation, type TransitionPlan } from './transition.ts';
+import { planDeadlineExceeded } from './waits.ts';
 
 /** What a provider lookup concluded about an ambiguous attempt. */
 export type LookupVerdict =
@@ -100,7 +101,8 @@ export function decideReconcile(row: Intent, ctx: ReconcileContext): ReconcileAc
         return {
           kind: 'transition',
           escalate: true,
-          plan: planTransition(row, { to: 'failed', reason: Reason.deadlineExceeded, at: now }, ctx.timing),
+          // Says why: the hold or check it last waited on, or that no attempt was made.
+          plan: planDeadlineExceeded(row, now, ctx.timing),
         };
       }
       const due =

@@ -134,6 +134,18 @@ export const Reason = {
    * warning, a record `state → state` with an escalation; the row keeps trying.
    */
   deadlineAtRisk: 'deadline_at_risk',
+  /**
+   * The channel is held (a provider's "slow down" with a long Retry-After, an operator hold): the
+   * row waits for the hold without an attempt. A record `state → state`, once per hold, naming the
+   * provider, the hold's reason and until when (docs/architecture.md §4 "No silent waits").
+   */
+  channelHeld: 'channel_held',
+  /**
+   * A check the provider must answer before the send (its own suppression list) could not be
+   * answered: the row waits and asks again with backoff until its deadline. A record
+   * `state → state`, once per distinct cause (docs/architecture.md §4 "No silent waits").
+   */
+  providerCheckUnavailable: 'provider_check_unavailable',
 } as const;
 
 export type Reason = (typeof Reason)[keyof typeof Reason];

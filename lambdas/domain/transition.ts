@@ -72,7 +72,8 @@ function riskWarningPending(intent: Intent, to: IntentState): boolean {
   )
     return false;
   // A pending operator hold (its own last record escalates) goes with the row's next move, as before.
-  const last = intent.transitions[intent.transitions.length - 1];
+  // The waits recorded after it (the hold deferring the row) do not change what it is.
+  const last = intent.transitions.findLast((t) => !isWaitRecord(t));
   if (last && last.to === intent.state && escalates(last.to, last.reason)) return false;
   return intent.transitions.some((t) => t.reason === Reason.deadlineAtRisk);
 }
@@ -184,8 +185,9 @@ export function nextRecord(
 
 /**
  * A record that keeps the row's state (`from === to`), with `changes` to its other fields, as
- * one conditional write on the version read: facts, the end of a follow-up, and the escalations
- * an open row carries without moving (`planUnknownEscalation`, `planDeadlineRisk`).
+ * one conditional write on the version read: facts, the end of a follow-up, the escalations an
+ * open row carries without moving (`planUnknownEscalation`, `planDeadlineRisk`) and its waits
+ * (`planWait`, ./waits.ts).
  */
 export function planSameState(
   intent: Intent,
@@ -257,7 +259,25 @@ export function isUnknownEscalation(record: Pick<TransitionRecord, 'from' | 'to'
   return record.from === 'unknown' && record.to === 'unknown' && record.reason === Reason.unknownEscalated;
 }
 
-/** The fact records of a row (records that changed no state). */
+/**
+ * Records that keep an open row's state without being a fact (docs/architecture.md §4 "No silent
+ * waits"): the row waits on its channel's hold or on a check the provider did not answer.
+ */
+export const WAIT_REASONS: ReadonlySet<Reason> = new Set([
+  Reason.channelHeld,
+  Reason.providerCheckUnavailable,
+]);
+
+/** Whether a record is a wait (lambdas/domain/waits.ts `planWait`). */
+export function isWaitRecord(record: Pick<TransitionRecord, 'from' | 'to' | 'reason'>): boolean {
+  return record.from === record.to && WAIT_REASONS.has(record.reason);
+}
+
+/**
+ * The fact records of a row: records that changed no state on a row past its send (accepted or
+ * finished). An open row's same-state records (an `unknown`'s escalation, a deadline-risk
+ * warning, a wait) are not facts and do not count against MAX_FACTS_PER_ROW.
+ */
 export function factsOf(intent: Pick<Intent, 'transitions'>): TransitionRecord[] {
-  return intent.transitions.filter((t) => t.from === t.to && !isUnknownEscalation(t));
+  return intent.transitions.filter((t) => t.from === t.to && !isUnresolved(t.to));
 }

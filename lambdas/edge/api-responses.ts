@@ -104,6 +104,30 @@ export const TimelineTransitionSchema = z.object({
   }),
 });
 
+export const NextStepSchema = z
+  .object({
+    kind: z.enum(['send', 'retry', 'held', 'check', 'outcome', 'lookup', 'operator', 'report', 'none']).meta({
+      description:
+        "send: waiting for a worker, failed at the deadline if not sent; retry: a retry is scheduled; held: the channel is held (a provider's slow down, an operator hold); check: the provider's pre-send check is not answered, asked again with backoff; outcome: an attempt is in flight; lookup: the outcome is unknown, the provider is asked; operator: escalated, a person is expected to act; report: accepted, a final delivery report is waited for; none: nothing more",
+    }),
+    at: nullable(isoTime()).meta({
+      description:
+        'when it happens, or by when (send, check: the deadline; retry: the retry; held: the end of the hold; outcome: the lease end; lookup: when the policy decides; report: the end of the follow-up); null when the step names no time',
+    }),
+    summary: z
+      .string()
+      .meta({ description: 'the step in one line of plain words (ids, codes and times only)' }),
+  })
+  .meta({ description: 'what happens next to the channel, derived from its row' });
+
+export const LastReasonSchema = z
+  .object({
+    reason: z.string().meta({ description: "the channel's last record's reason (stable snake_case code)" }),
+    at: isoTime(),
+    detail: nullable(z.string()),
+  })
+  .meta({ description: "the channel's last record: why it is where it is" });
+
 export const TimelineChannelSchema = z.object({
   channel: ChannelSchema,
   state: StateSchema,
@@ -123,6 +147,7 @@ export const TimelineChannelSchema = z.object({
     description:
       'the IAM principal whose request recorded this channel, as a role (an assumed-role session is its role) or user ARN; null on channels recorded before submitters were',
   }),
+  next: NextStepSchema,
   transitions: z.array(TimelineTransitionSchema),
   sms: z
     .object({
@@ -154,10 +179,18 @@ export const NoticeListItemSchema = z.object({
   attempts: z.number().int().min(0),
   ageSeconds: z.number().int().min(0).meta({ description: 'now − createdAt' }),
   escalated: z.boolean().meta({ description: 'an escalation was raised and a person is expected to act' }),
+  lastReason: nullable(LastReasonSchema).meta({
+    description: "the channel's last record (null when its row could not be read for the list)",
+  }),
+  next: nullable(NextStepSchema).meta({
+    description: 'what happens next to the channel (null when its row could not be read for the list)',
+  }),
 });
 
 export const NoticeListSchema = z.object({
-  items: z.array(NoticeListItemSchema).meta({ description: 'oldest first' }),
+  items: z
+    .array(NoticeListItemSchema)
+    .meta({ description: 'oldest first; with state=failed, the most recently failed first' }),
   nextCursor: z
     .string()
     .nullable()

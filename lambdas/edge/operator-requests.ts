@@ -27,8 +27,11 @@ export const OperatorLimits = {
   cursorMaxLength: 1024,
 } as const;
 
-/** States a list may ask for: the unresolved ones (docs/architecture.md §3), the only ones in the open index. */
-export const LISTABLE_STATES = ['reserved', 'sending', 'retry_scheduled', 'unknown'] as const;
+/**
+ * States a list may ask for: the unresolved ones (docs/architecture.md §3), read from the open
+ * index, and `failed`, read from the recent-failures list (the last day's, newest first).
+ */
+export const LISTABLE_STATES = ['reserved', 'sending', 'retry_scheduled', 'unknown', 'failed'] as const;
 export type ListableState = (typeof LISTABLE_STATES)[number];
 
 function boundedText(max: number, description: string) {
@@ -101,10 +104,10 @@ const LIMIT = /^(?:[1-9][0-9]?|1[0-9]{2}|200)$/;
  * parameter with commas, which then fails the enum: one value per parameter).
  */
 export const ListNoticesQuerySchema = z.strictObject({
-  state: z
-    .enum(LISTABLE_STATES)
-    .optional()
-    .meta({ description: 'only channels in this unresolved state; all unresolved states when absent' }),
+  state: z.enum(LISTABLE_STATES).optional().meta({
+    description:
+      'only channels in this unresolved state; all unresolved states when absent; failed: the channels that failed in the last 24 hours (at most the newest 1000), most recent first',
+  }),
   channel: z.enum(Channel).optional().meta({ description: 'only this channel' }),
   olderThan: z
     .string()

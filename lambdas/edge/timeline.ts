@@ -1,5 +1,12 @@
 import type { Channel } from '../domain/channel.ts';
 import type { Intent, SmsShape, TransitionRecord } from '../domain/intent.ts';
+import {
+  describeNextStep,
+  type NextStep,
+  type NextStepPolicy,
+  nextStepAt,
+  nextStepOf,
+} from '../domain/next-step.ts';
 import { type Priority, priorityOf } from '../domain/priority.ts';
 import type { IntentState } from '../domain/state-machine.ts';
 
@@ -24,6 +31,47 @@ export interface TimelineTransition {
   readonly actor?: string;
 }
 
+const iso = (epochMs: number): string => new Date(epochMs).toISOString();
+
+/**
+ * What happens next to a channel (lambdas/domain/next-step.ts, derived once from the row): the
+ * step's kind, its time (when it happens, or by when; null when it names none) and one line of
+ * plain words that every client prints as it is.
+ */
+export interface NextStepView {
+  readonly kind: NextStep['kind'];
+  readonly at: string | null;
+  readonly summary: string;
+}
+
+/** The row's last record, as a list shows it: why the channel is where it is. */
+export interface LastReasonView {
+  readonly reason: string;
+  readonly at: string;
+  readonly detail: string | null;
+}
+
+/** When the views are taken, and the settings that time the system's own next steps. */
+export interface RowViewContext {
+  readonly now: number;
+  readonly policy?: NextStepPolicy | undefined;
+}
+
+export function nextStepView(row: Intent, context: RowViewContext): NextStepView {
+  const step = nextStepOf(row, context.now, context.policy);
+  const at = nextStepAt(step);
+  return {
+    kind: step.kind,
+    at: at === undefined ? null : iso(at),
+    summary: describeNextStep(step, row.state),
+  };
+}
+
+export function lastReasonView(row: Intent): LastReasonView | null {
+  const last = row.transitions.at(-1);
+  return last ? { reason: last.reason, at: iso(last.at), detail: last.detail ?? null } : null;
+}
+
 export interface TimelineChannel {
   readonly channel: Channel;
   readonly state: IntentState;
@@ -45,6 +93,8 @@ export interface TimelineChannel {
    * an operator sees whose notice it is; null on channels recorded before submitters were.
    */
   readonly submittedBy: string | null;
+  /** What happens next to the channel (its last reason is the last of `transitions`). */
+  readonly next: NextStepView;
   readonly transitions: readonly TimelineTransition[];
   readonly sms?: SmsShape | null;
 }
@@ -60,8 +110,6 @@ export interface Timeline {
   readonly channels: readonly TimelineChannel[];
 }
 
-const iso = (epochMs: number): string => new Date(epochMs).toISOString();
-
 function toTransition(record: TransitionRecord): TimelineTransition {
   return {
     seq: record.seq,
@@ -76,7 +124,10 @@ function toTransition(record: TransitionRecord): TimelineTransition {
 }
 
 /** One channel as the timeline shows it (also the answer of a resolution). */
-export function toTimelineChannel(row: Intent): TimelineChannel {
+export function toTimelineChannel(
+  row: Intent,
+  context: RowViewContext = { now: Date.now() },
+): TimelineChannel {
   return {
     channel: row.channel,
     state: row.state,
@@ -88,6 +139,7 @@ export function toTimelineChannel(row: Intent): TimelineChannel {
     nextAttemptAt: row.nextAttemptAt !== undefined ? iso(row.nextAttemptAt) : null,
     escalatedAt: row.escalatedAt !== undefined ? iso(row.escalatedAt) : null,
     submittedBy: row.submitter ?? null,
+    next: nextStepView(row, context),
     transitions: [...row.transitions].sort((a, b) => a.seq - b.seq).map(toTransition),
     ...(row.channel === 'sms'
       ? {
@@ -105,7 +157,10 @@ export function toTimelineChannel(row: Intent): TimelineChannel {
  * own createdAt and deadline: the timeline shows the earliest creation and the latest deadline,
  * i.e. the span in which the notice was owed, and the revision the notice was first recorded with.
  */
-export function toTimeline(rows: readonly [Intent, ...Intent[]]): Timeline {
+export function toTimeline(
+  rows: readonly [Intent, ...Intent[]],
+  context: RowViewContext = { now: Date.now() },
+): Timeline {
   const channels = [...rows].sort((a, b) => a.channel.localeCompare(b.channel));
   const first = rows.reduce((earliest, row) => (row.createdAt < earliest.createdAt ? row : earliest));
   return {
@@ -116,6 +171,6 @@ export function toTimeline(rows: readonly [Intent, ...Intent[]]): Timeline {
     template: { id: first.templateId, version: first.templateVersion },
     createdAt: iso(Math.min(...rows.map((row) => row.createdAt))),
     deadline: iso(Math.max(...rows.map((row) => row.deadline))),
-    channels: channels.map(toTimelineChannel),
+    channels: channels.map((row) => toTimelineChannel(row, context)),
   };
 }

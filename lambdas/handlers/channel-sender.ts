@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { Metric, outcomeMetric } from '../contract/metrics.ts';
+import { deferralMetric, Metric, outcomeMetric } from '../contract/metrics.ts';
 import type { Channel } from '../domain/channel.ts';
 import { type ChannelMessage, PoisonMessageError, parseChannelMessage } from '../edge/intent-message.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
@@ -46,6 +46,8 @@ export function channelSenderHandler(
       receiveCount: record.attributes?.ApproximateReceiveCount,
       result,
     });
+    // A row sent back without a move: a bounded wait, measured (docs/architecture.md §4 "No silent waits").
+    if (result.kind === 'deferred') metrics.addMetric(deferralMetric(result.cause), MetricUnit.Count, 1);
     if (result.kind === 'recorded') {
       metrics.addMetric(outcomeMetric(result.state), MetricUnit.Count, 1);
       if (result.escalation === 'published') metrics.addMetric(Metric.escalations, MetricUnit.Count, 1);

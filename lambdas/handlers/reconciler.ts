@@ -30,6 +30,7 @@ export async function handler(): Promise<unknown> {
   metrics.addMetric(Metric.deadlineAtRisk, MetricUnit.Count, report.deadlineAtRisk);
   metrics.addMetric(Metric.reconcilerDueRows, MetricUnit.Count, report.due);
   metrics.addMetric(Metric.reconcilerRowErrors, MetricUnit.Count, report.rowErrors);
+  metrics.addMetric(Metric.reconcilerReenqueued, MetricUnit.Count, report.reenqueued);
   metrics.publishStoredMetrics();
   if (report.due > 0 || report.escalations > 0 || report.rowErrors > 0)
     logger.info('reconciler run', { ...report });

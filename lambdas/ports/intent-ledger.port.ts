@@ -59,4 +59,9 @@ export interface IntentTransitions {
 export interface NoticeReader {
   /** Every channel of a notice, in channel order. */
   getNotice(noticeId: string): Promise<Intent[]>;
+  /**
+   * The rows a list shows (their last reason and next step beside them), in no particular order;
+   * a key without a row is left out. Eventually consistent: a list may lag a transition by a moment.
+   */
+  getRows(keys: readonly { readonly noticeId: string; readonly channel: Channel }[]): Promise<Intent[]>;
 }

@@ -2,6 +2,7 @@ import type { BatchRecords } from './batch-records.port.ts';
 import type { IntentReservations, IntentTransitions, NoticeReader } from './intent-ledger.port.ts';
 import type { KeyCheckStore } from './key-checks.port.ts';
 import type { EscalationMarkers, OpenIndex } from './open-index.port.ts';
+import type { RecentFailures } from './recent-failures.port.ts';
 import type { Suppressions } from './suppressions.port.ts';
 import type { ThrottleGateStore } from './throttle-gate.port.ts';
 
@@ -20,4 +21,5 @@ export interface LedgerStore
     Suppressions,
     BatchRecords,
     KeyCheckStore,
-    ThrottleGateStore {}
+    ThrottleGateStore,
+    RecentFailures {}

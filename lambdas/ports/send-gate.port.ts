@@ -1,7 +1,13 @@
 import type { Channel } from '../domain/channel.ts';
 import type { Priority } from '../domain/priority.ts';
 
-export type Admission = { readonly kind: 'go' } | { readonly kind: 'wait'; readonly untilMs: number };
+export type Admission =
+  | { readonly kind: 'go' }
+  /**
+   * Not before `untilMs`. With `held`, the channel's gate is closed (a 429's advice, an operator
+   * hold) for every worker; without, this caller's lane of the rate budget is booked that far ahead.
+   */
+  | { readonly kind: 'wait'; readonly untilMs: number; readonly held?: { readonly reason: string } };
 
 /**
  * Decides whether a worker may call the channel's provider now. Shared across workers: when

@@ -10,6 +10,7 @@ import type { IntentReservations, IntentTransitions, NoticeReader } from '../por
 import type { IntentQueue, RetryScheduler } from '../ports/intent-queue.port.ts';
 import type { LedgerStore } from '../ports/ledger-store.port.ts';
 import type { EscalationMarkers, OpenIndex } from '../ports/open-index.port.ts';
+import type { RecentFailures } from '../ports/recent-failures.port.ts';
 import type { SendGate } from '../ports/send-gate.port.ts';
 import type { Suppressions } from '../ports/suppressions.port.ts';
 import type { ThrottleGateStore } from '../ports/throttle-gate.port.ts';
@@ -52,16 +53,23 @@ type WithLedger<K extends Exclude<keyof Dependencies, 'store'>, L> = Pick<Depend
 
 /** Intake: reserve a notice's channels; a deadline-risk warning published at once clears its marker. */
 export type IntakeLedger = IntentReservations & EscalationMarkers;
-/** Operators' acts on rows (resolution, cancel), the timeline they read, and the list of open rows. */
-export type OperatorLedger = IntentTransitions & NoticeReader & Pick<OpenIndex, 'listOpen'>;
+/**
+ * Operators' acts on rows (resolution, cancel), the timeline they read, the list of open rows
+ * and of recent failures (with the rows they show).
+ */
+export type OperatorLedger = IntentTransitions & NoticeReader & Pick<OpenIndex, 'listOpen'> & RecentFailures;
 /** Inbound provider reports: the row they settle, and the suppression a bounce or complaint adds. */
 export type ReportLedger = IntentTransitions & Pick<Suppressions, 'appendSuppression'>;
 /** What both kinds of worker write: transitions, and the escalation markers they publish. */
 export type WorkerLedger = IntentTransitions & EscalationMarkers;
-/** A channel sender: claim and outcome, the suppression check, the batch record before a batch call. */
+/**
+ * A channel sender: claim and outcome, the suppression check, the batch record before a batch
+ * call, and the due time of a row waiting on its provider's pre-send check (`defer`).
+ */
 export type SenderLedger = WorkerLedger &
   Pick<Suppressions, 'getSuppression' | 'appendSuppression'> &
-  Pick<BatchRecords, 'recordBatch'>;
+  Pick<BatchRecords, 'recordBatch'> &
+  Pick<OpenIndex, 'defer'>;
 /**
  * The reconciler: the open index (sweep, rechecks, gauges), the batch records its lookups replay,
  * the throttle gate its deadline-risk check reads, and the reports its status pulls apply.

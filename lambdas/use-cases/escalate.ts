@@ -1,6 +1,6 @@
 import { type Intent, nextDueAt, type TransitionRecord } from '../domain/intent.ts';
 import { escalates, isUnresolved, Reason } from '../domain/state-machine.ts';
-import { isUnknownEscalation } from '../domain/transition.ts';
+import { isUnknownEscalation, isWaitRecord } from '../domain/transition.ts';
 import type { EscalationDependencies } from './dependencies.ts';
 
 /** What became of a row's escalation: published now, still pending (publish failed), or none owed. */
@@ -17,7 +17,8 @@ function escalatedRecord(row: Intent): TransitionRecord | undefined {
     return row.transitions.findLast((t) => t.to === 'failed' && t.from !== 'failed');
   if (row.state === 'unknown' && row.escalatedAt !== undefined)
     return row.transitions.findLast(isUnknownEscalation);
-  const last = row.transitions[row.transitions.length - 1];
+  // A held row's waits (recorded after its hold) are not what it escalated.
+  const last = row.transitions.findLast((t) => !isWaitRecord(t));
   if (last && last.to === row.state && escalates(last.to, last.reason)) return last;
   // The warning survives the row's moves while it is unresolved (planTransition).
   if (isUnresolved(row.state)) return row.transitions.findLast((t) => t.reason === Reason.deadlineAtRisk);

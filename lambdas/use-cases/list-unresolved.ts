@@ -1,5 +1,7 @@
 import type { Channel } from '../domain/channel.ts';
+import type { Intent } from '../domain/intent.ts';
 import { type IntentState, isUnresolved } from '../domain/state-machine.ts';
+import type { NoticeReader } from '../ports/intent-ledger.port.ts';
 import type { OpenIndex, OpenIntentRef } from '../ports/open-index.port.ts';
 
 /**
@@ -80,4 +82,23 @@ export async function listUnresolved(
   return oldest.length > query.limit && last
     ? { items, next: { createdAt: last.createdAt, noticeId: last.noticeId, channel: last.channel } }
     : { items };
+}
+
+/** A listed row's key: `noticeId|channel`. */
+export const listedKey = (ref: { readonly noticeId: string; readonly channel: Channel }) =>
+  `${ref.noticeId}|${ref.channel}`;
+
+/**
+ * The rows of a page, by `listedKey`, for what the list shows beside each (its last reason and
+ * what happens next): read after the index walk, one eventually consistent read per listed row
+ * (0.5 RCU up to 4 KB; docs/table-design.md "Requests per operation"). A row gone meanwhile is
+ * simply absent.
+ */
+export async function readListed(
+  items: readonly { readonly noticeId: string; readonly channel: Channel }[],
+  deps: { readonly store: Pick<NoticeReader, 'getRows'> },
+): Promise<ReadonlyMap<string, Intent>> {
+  if (items.length === 0) return new Map();
+  const rows = await deps.store.getRows(items.map(({ noticeId, channel }) => ({ noticeId, channel })));
+  return new Map(rows.map((row) => [listedKey(row), row]));
 }

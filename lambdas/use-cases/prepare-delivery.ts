@@ -5,6 +5,7 @@ import { Reason } from '../domain/state-machine.ts';
 import { isSuppressed, SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
 import type { TemplateDefinition } from '../domain/template.ts';
 import { planTransition } from '../domain/transition.ts';
+import { checkRetryAt, planDeadlineExceeded, planWait, waitDueAt } from '../domain/waits.ts';
 import type { SendEnvelope } from '../ports/envelope-sealer.port.ts';
 import { type IntentRef, laneRef } from '../ports/intent-queue.port.ts';
 import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
@@ -28,9 +29,6 @@ export type Prepared =
   | { readonly kind: 'done'; readonly result: DeliveryResult }
   | ({ readonly kind: 'ready' } & ReadyToSend);
 
-/** How soon a send whose provider-list check could not be made is tried again. */
-const PROVIDER_CHECK_RETRY_MS = 30_000;
-
 /**
  * What this deployment needs to send the row at all: its template version and the channel's
  * transport. Checked before the claim, so a missing one fails the row as `configuration_error`
@@ -53,9 +51,11 @@ function sendingSetup(
 
 /**
  * The sender's steps before any provider call, per row: read it; anything but reserved / due
- * retry_scheduled is left alone, a past deadline fails it, a suppressed destination ends it (our
- * list, then the provider's own where it keeps one), a missing template or transport fails it
- * (configuration_error). What remains is ready for a provider call (./provider-call.ts).
+ * retry_scheduled is left alone, a past deadline fails it (saying what it waited on), a
+ * suppressed destination ends it (our list, then the provider's own where it keeps one; a check
+ * the provider cannot answer makes it wait, recorded and backing off), a missing template or
+ * transport fails it (configuration_error). What remains is ready for a provider call
+ * (./provider-call.ts).
  */
 export async function prepareDelivery(ref: IntentRef, deps: SenderDependencies): Promise<Prepared> {
   const done = (result: DeliveryResult) => ({ kind: 'done' as const, result });
@@ -65,12 +65,7 @@ export async function prepareDelivery(ref: IntentRef, deps: SenderDependencies):
   const claim = decideClaim(row, { now, workerId: deps.workerId, timing: deps.timing });
   if (claim.kind === 'leave') {
     if (claim.why === 'past_deadline') {
-      const plan = planTransition(
-        row,
-        { to: 'failed', reason: Reason.deadlineExceeded, at: now },
-        deps.timing,
-      );
-      return done(await applyOrLeave(plan, row, deps));
+      return done(await applyOrLeave(planDeadlineExceeded(row, now, deps.timing), row, deps));
     }
     return done({ kind: 'left', why: claim.why, state: row.state });
   }
@@ -107,11 +102,8 @@ export async function prepareDelivery(ref: IntentRef, deps: SenderDependencies):
     const checked = await checkProviderList(row, transport, deps);
     if (checked.kind === 'suppressed')
       return done(await recordProviderSuppression(row, transport, checked, deps));
-    if (checked.kind === 'unavailable') {
-      const untilMs = deps.clock.now() + PROVIDER_CHECK_RETRY_MS;
-      await deps.queue.enqueue([laneRef(row)], { delayMs: PROVIDER_CHECK_RETRY_MS });
-      return done({ kind: 'deferred', untilMs });
-    }
+    if (checked.kind === 'unavailable')
+      return done(await waitForProviderCheck(row, transport.provider, checked.code, deps));
     if (checked.kind === 'clear') {
       return {
         kind: 'ready',
@@ -130,7 +122,7 @@ type ProviderListCheck =
   /** Not listed; the envelope opened for the check is reused for the send. */
   | { readonly kind: 'clear'; readonly envelope: SendEnvelope }
   | { readonly kind: 'suppressed'; readonly code: string }
-  | { readonly kind: 'unavailable' };
+  | { readonly kind: 'unavailable'; readonly code: string };
 
 /**
  * Asks the provider's own suppression list about the row's destination (the envelope is opened
@@ -154,8 +146,40 @@ async function checkProviderList(
     code: 'check_failed',
   }));
   if (answer.kind === 'suppressed') return { kind: 'suppressed', code: answer.code };
-  if (answer.kind === 'unavailable') return { kind: 'unavailable' };
+  if (answer.kind === 'unavailable') return { kind: 'unavailable', code: answer.code };
   return { kind: 'clear', envelope };
+}
+
+/**
+ * The provider's check could not be answered (docs/architecture.md §4 "No silent waits"): the row
+ * is never sent unchecked; it waits and asks again with the retry policy's backoff until its
+ * deadline fails it (`deadline_exceeded`, escalated, saying what it waited on). The first time a
+ * cause is seen in the row's state it is recorded (`provider_check_unavailable`, with the row's new
+ * due time, one write); a repeat only moves the due time (`defer`), so the reconciler re-enqueues
+ * the row only if the message sent back here is lost. Every wait is counted
+ * (`Deferred_provider_check_unavailable`, alarmed).
+ */
+async function waitForProviderCheck(
+  row: Intent,
+  provider: string,
+  code: string,
+  deps: SenderDependencies,
+): Promise<DeliveryResult> {
+  const now = deps.clock.now();
+  const retryAt = checkRetryAt(row, now, deps.retryPolicy, deps.random);
+  const plan = planWait(
+    row,
+    { kind: 'provider_check_unavailable', provider, check: 'suppression_list', code },
+    { at: now, wakeAt: retryAt },
+    deps.timing,
+  );
+  // A row that moved meanwhile (stale, or no longer open) is found so by the message sent back.
+  if (plan) await deps.store.apply(plan);
+  else if (!row.escalationPending) {
+    await deps.store.defer(row.noticeId, row.channel, row.version, waitDueAt(row, retryAt, deps.timing));
+  }
+  await deps.queue.enqueue([laneRef(row)], { delayMs: retryAt - now });
+  return { kind: 'deferred', untilMs: retryAt, cause: 'provider_check_unavailable' };
 }
 
 /**

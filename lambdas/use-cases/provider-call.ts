@@ -5,6 +5,7 @@ import type { Intent } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
 import { highestPriority } from '../domain/priority.ts';
 import type { TemplateDefinition } from '../domain/template.ts';
+import { planWait, type Wait } from '../domain/waits.ts';
 import type { SendBatchMember } from '../ports/batch-records.port.ts';
 import { EnvelopeUnreadableError, type SendEnvelope } from '../ports/envelope-sealer.port.ts';
 import { laneRef } from '../ports/intent-queue.port.ts';
@@ -33,18 +34,54 @@ const BATCH_RECORD_MARGIN_MS = 60 * 60_000;
 /**
  * The channel's shared gate, asked ONCE per provider call, in the highest lane among the rows
  * the call carries (docs/architecture.md §11): `undefined` to go ahead; else every row goes back
- * through its own lane's queue for when the gate opens, and each is `deferred`.
+ * through its own lane's queue for when the gate opens, and each is `deferred` (counted per
+ * cause). A closed gate (a hold) is recorded on every row it defers, once per hold
+ * (`channel_held`: the provider, the hold's reason, until when; docs/architecture.md §4 "No
+ * silent waits"); the rate budget's deferral is short, bounded by the lanes' horizons, and only
+ * counted.
  */
 export async function admitCall(
   channel: Channel,
+  provider: string,
   rows: readonly Intent[],
   deps: SenderDependencies,
 ): Promise<DeliveryResult | undefined> {
   if (!deps.gate) return undefined;
   const admission = await deps.gate.admit(channel, highestPriority(rows));
   if (admission.kind === 'go') return undefined;
+  if (admission.held) {
+    await recordHold(
+      rows,
+      { kind: 'channel_held', provider, reason: admission.held.reason, until: admission.untilMs },
+      deps,
+    );
+  }
   await deps.queue.enqueue(rows.map(laneRef), { delayMs: Math.max(0, admission.untilMs - deps.clock.now()) });
-  return { kind: 'deferred', untilMs: admission.untilMs };
+  return {
+    kind: 'deferred',
+    untilMs: admission.untilMs,
+    cause: admission.held ? 'channel_held' : 'rate_budget',
+  };
+}
+
+/**
+ * The hold on each row it defers, with the row due a lease after the hold ends (one conditional
+ * write per row, once per hold: `planWait`). A row that moved meanwhile is left as it is; a write
+ * the ledger refuses fails the call's rows before anything is sent back, so their messages come
+ * back and the hold is recorded then.
+ */
+async function recordHold(
+  rows: readonly Intent[],
+  hold: Extract<Wait, { kind: 'channel_held' }>,
+  deps: SenderDependencies,
+): Promise<void> {
+  const at = deps.clock.now();
+  const errors = await forEachLimited(rows, async (row) => {
+    const plan = planWait(row, hold, { at, wakeAt: hold.until }, deps.timing);
+    if (plan) await deps.store.apply(plan);
+  });
+  const [first] = errors;
+  if (first) throw first[1];
 }
 
 /**
@@ -145,6 +182,7 @@ export async function sendCall(
   if (!first) return [];
   const deferred = await admitCall(
     first.row.channel,
+    first.transport.provider,
     rows.map((r) => r.row),
     deps,
   );

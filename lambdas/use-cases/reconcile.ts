@@ -64,6 +64,8 @@ export interface ReconcileReport {
   readonly deadlineAtRisk: number;
   /** Due rows whose handling failed (ledger or queue error); retried next run. */
   readonly rowErrors: number;
+  /** Claimable rows whose queue message or retry schedule was lost, sent again in this run. */
+  readonly reenqueued: number;
 }
 
 /** Rows handled at once in one run (ledger and provider requests in flight). */
@@ -145,6 +147,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
   let escalations = 0;
   let escalationFailures = 0;
   let rowErrors = 0;
+  let reenqueued = 0;
   const tally = (outcome: EscalationOutcome) => {
     if (outcome === 'published') escalations += 1;
     if (outcome === 'pending') escalationFailures += 1;
@@ -196,6 +199,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
         await deps.queue.enqueue([laneRef(row)]);
         await deps.store.defer(row.noticeId, row.channel, row.version, action.nextDueAt);
         count(`reenqueue_${row.state}`);
+        reenqueued += 1;
         return;
       case 'transition': {
         // The same step the senders record with: the write, the retry wake-up, the escalation.
@@ -240,5 +244,6 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
     escalationsPending: counts.escalationsPending,
     deadlineAtRisk,
     rowErrors,
+    reenqueued,
   };
 }

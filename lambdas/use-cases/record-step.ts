@@ -1,3 +1,4 @@
+import type { DeferralCause } from '../contract/metrics.ts';
 import { planOutcome } from '../domain/attempt.ts';
 import type { Intent } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
@@ -12,8 +13,11 @@ import { type EscalationOutcome, publishEscalation } from './escalate.ts';
 export type DeliveryResult =
   | { readonly kind: 'missing' }
   | { readonly kind: 'left'; readonly why: string; readonly state: string }
-  /** The channel's provider asked everyone to wait (or its budget is booked ahead); back then. */
-  | { readonly kind: 'deferred'; readonly untilMs: number }
+  /**
+   * Sent back through its queue until `untilMs` without a move: the channel is held, its budget is
+   * booked ahead, or the provider's pre-send check was not answered (counted per cause).
+   */
+  | { readonly kind: 'deferred'; readonly untilMs: number; readonly cause: DeferralCause }
   | {
       readonly kind: 'recorded';
       readonly state: string;

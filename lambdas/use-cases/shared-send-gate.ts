@@ -4,7 +4,7 @@ import type { Admission, SendGate } from '../ports/send-gate.port.ts';
 import type { ThrottleGateStore } from '../ports/throttle-gate.port.ts';
 
 export interface SharedSendGateOptions {
-  readonly store: ThrottleGateStore;
+  readonly store: Pick<ThrottleGateStore, 'readHold' | 'closeGate'>;
   readonly clock: Clock;
   /** How long a gate reading is trusted before asking the table again. @default 250 */
   readonly gateCacheMs?: number;
@@ -21,18 +21,25 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * operational refusal holds it. Pacing to a known rate is the shared rate budget's job
  * (./budget-send-gate.ts), which looks at this gate first.
  */
+/** A gate reading: until when it is closed (0: open), why, and when it was read. */
+interface GateReading {
+  readonly until: number;
+  readonly reason: string;
+  readonly readAt: number;
+}
+
 export class SharedSendGate implements SendGate {
-  private readonly gateCache = new Map<Channel, { until: number; readAt: number }>();
-  private readonly gateReads = new Map<Channel, Promise<number>>();
+  private readonly gateCache = new Map<Channel, GateReading>();
+  private readonly gateReads = new Map<Channel, Promise<GateReading>>();
   private readonly options: Required<SharedSendGateOptions>;
 
   constructor(options: SharedSendGateOptions) {
     this.options = { gateCacheMs: 250, maxInlineWaitMs: 2000, sleep: defaultSleep, ...options };
   }
 
-  private gateUntil(channel: Channel, now: number): Promise<number> {
+  private gateUntil(channel: Channel, now: number): Promise<GateReading> {
     const cached = this.gateCache.get(channel);
-    if (cached && now - cached.readAt < this.options.gateCacheMs) return Promise.resolve(cached.until);
+    if (cached && now - cached.readAt < this.options.gateCacheMs) return Promise.resolve(cached);
     // The records of one batch arrive together and would all miss the cache together: they
     // share one read instead of each asking the table.
     const inFlight = this.gateReads.get(channel);
@@ -42,27 +49,33 @@ export class SharedSendGate implements SendGate {
     return read;
   }
 
-  private async readGate(channel: Channel, startedAt: number): Promise<number> {
-    const stored = (await this.options.store.readGate(channel)) ?? 0;
+  private async readGate(channel: Channel, startedAt: number): Promise<GateReading> {
+    const held = await this.options.store.readHold(channel);
+    const stored = { until: held?.untilMs ?? 0, reason: held?.reason ?? 'held', readAt: startedAt };
     // A 429 seen while the read was in flight is newer than what the read returns.
     const meanwhile = this.gateCache.get(channel);
-    const until = meanwhile && meanwhile.readAt >= startedAt ? Math.max(stored, meanwhile.until) : stored;
-    this.gateCache.set(channel, { until, readAt: startedAt });
-    return until;
+    const reading =
+      meanwhile && meanwhile.readAt >= startedAt && meanwhile.until > stored.until
+        ? { ...meanwhile, readAt: startedAt }
+        : stored;
+    this.gateCache.set(channel, reading);
+    return reading;
   }
 
   async admit(channel: Channel): Promise<Admission> {
     let now = this.options.clock.now();
-    let until = await this.gateUntil(channel, now);
-    if (until > now && until - now <= this.options.maxInlineWaitMs) {
+    let gate = await this.gateUntil(channel, now);
+    if (gate.until > now && gate.until - now <= this.options.maxInlineWaitMs) {
       // A short closure is cheaper to wait out here than to defer through the queue, whose
       // delay rounds up to whole seconds; then look at the gate again.
-      await this.options.sleep(until - now);
+      await this.options.sleep(gate.until - now);
       now = this.options.clock.now();
       this.gateCache.delete(channel);
-      until = await this.gateUntil(channel, now);
+      gate = await this.gateUntil(channel, now);
     }
-    return until > now ? { kind: 'wait', untilMs: until } : { kind: 'go' };
+    return gate.until > now
+      ? { kind: 'wait', untilMs: gate.until, held: { reason: gate.reason } }
+      : { kind: 'go' };
   }
 
   async throttled(channel: Channel, untilMs: number): Promise<void> {
@@ -72,7 +85,12 @@ export class SharedSendGate implements SendGate {
   async hold(channel: Channel, untilMs: number, reason: string): Promise<void> {
     const now = this.options.clock.now();
     const cached = this.gateCache.get(channel);
-    this.gateCache.set(channel, { until: Math.max(untilMs, cached?.until ?? 0), readAt: now });
+    this.gateCache.set(
+      channel,
+      cached && cached.until >= untilMs
+        ? { ...cached, readAt: now }
+        : { until: untilMs, reason, readAt: now },
+    );
     await this.options.store.closeGate(channel, untilMs, reason);
   }
 }

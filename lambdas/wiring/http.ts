@@ -1,4 +1,5 @@
 import { templateCatalog } from '../../templates/catalog.ts';
+import type { NextStepPolicy } from '../domain/next-step.ts';
 import { type CallerDirectory, callerDirectory } from '../edge/caller.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
@@ -28,7 +29,10 @@ export interface HttpRuntime {
   readonly deps: IntakeDependencies &
     OperatorDependencies &
     SuppressionDependencies &
-    DeadlineRiskDependencies;
+    DeadlineRiskDependencies & {
+      /** What times the system's own next steps that the list and the timeline show. */
+      readonly nextStepPolicy?: NextStepPolicy | undefined;
+    };
 }
 
 export async function buildHttpRuntime(
@@ -53,6 +57,10 @@ export async function buildHttpRuntime(
       retryPolicy: retryPolicyOf(config),
       random: Math.random,
       defaultDeadlineMs: config.NOTICE_DEFAULT_DEADLINE_MS,
+      nextStepPolicy: {
+        unknownGraceMs: config.UNKNOWN_GRACE_MS,
+        reportDeadlineMs: config.DELIVERY_REPORT_DEADLINE_MS,
+      },
       ...buildDeadlineRisk(config, clients),
     },
   };

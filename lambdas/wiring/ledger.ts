@@ -7,6 +7,7 @@ import {
 } from '../adapters/dynamodb/ledger/intents.ts';
 import { dynamoDbKeyChecks } from '../adapters/dynamodb/ledger/key-checks.ts';
 import { dynamoDbEscalationMarkers, dynamoDbOpenIndex } from '../adapters/dynamodb/ledger/open-index.ts';
+import { dynamoDbRecentFailures } from '../adapters/dynamodb/ledger/recent-failures.ts';
 import { dynamoDbSuppressions } from '../adapters/dynamodb/ledger/suppressions.ts';
 import { LedgerTableClient } from '../adapters/dynamodb/ledger/table-client.ts';
 import { dynamoDbThrottleGate } from '../adapters/dynamodb/ledger/throttle-gate.ts';
@@ -45,6 +46,7 @@ export function httpLedger(table: LedgerTableClient): IntakeLedger & OperatorLed
     ...dynamoDbNoticeReader(table),
     ...dynamoDbEscalationMarkers(table),
     listOpen,
+    ...dynamoDbRecentFailures(table),
     ...dynamoDbSuppressions(table),
   };
 }
@@ -53,12 +55,14 @@ export function httpLedger(table: LedgerTableClient): IntakeLedger & OperatorLed
 export function senderLedger(table: LedgerTableClient): SenderLedger {
   const { getSuppression, appendSuppression } = dynamoDbSuppressions(table);
   const { recordBatch } = dynamoDbBatchRecords(table);
+  const { defer } = dynamoDbOpenIndex(table);
   return {
     ...dynamoDbIntentTransitions(table),
     ...dynamoDbEscalationMarkers(table),
     getSuppression,
     appendSuppression,
     recordBatch,
+    defer,
   };
 }
 

@@ -22,6 +22,8 @@ import { Construct } from 'constructs';
 
 import {
   Metric as AppMetric,
+  DEFERRAL_CAUSES,
+  deferralMetric,
   METRIC_NAMESPACE,
   OPEN_STATES,
   OUTCOME_STATES,
@@ -194,6 +196,18 @@ export class Monitoring extends Construct {
         'Escalations could not be published to their bus for two periods (failed rows keep a marker and the ' +
         'reconciler retries): check the escalation bus and the reconciler logs.',
     });
+    // No silent waits (docs/architecture.md §4): a provider's pre-send check that keeps failing
+    // holds its rows back (each waits, backing off, until its deadline fails it).
+    alarm('ProviderCheckUnavailable', appMetric(deferralMetric('provider_check_unavailable'), 'Sum'), {
+      threshold: 0,
+      // Three periods in a row: a blip is retried within the first; a check down for 15 minutes pages.
+      evaluationPeriods: 3,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      description:
+        "A provider's pre-send check (its suppression list) could not be answered for 15 minutes: the rows it " +
+        'holds wait (provider_check_unavailable on their timelines) and fail at their deadlines. Check the ' +
+        "provider's status and the sender logs.",
+    });
     alarm('PoisonMessages', appMetric(AppMetric.poisonMessages, 'Sum'), {
       threshold: 0,
       evaluationPeriods: 1,
@@ -275,6 +289,18 @@ export class Monitoring extends Construct {
         title: 'Delivery outcomes',
         left: OUTCOME_STATES.map((s) => appMetric(outcomeMetric(s), 'Sum', minute).with({ label: s })),
         stacked: true,
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Rows sent back without a move (per cause), re-enqueued by the reconciler',
+        left: DEFERRAL_CAUSES.map((cause) =>
+          appMetric(deferralMetric(cause), 'Sum', minute).with({ label: cause }),
+        ),
+        right: [
+          appMetric(AppMetric.reconcilerReenqueued, 'Sum', minute).with({
+            label: 're-enqueued (lost message)',
+          }),
+        ],
         width: 12,
       }),
       new GraphWidget({

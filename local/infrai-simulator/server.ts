@@ -14,7 +14,7 @@
  * Fault controls (`POST /__faults` or `faults.set`): `failNext` (a status with an error code,
  * retryable flag and Retry-After; `slow_accept`: store, then hold the answer), `creditExhausted`
  * (402 INSUFFICIENT_CREDIT), `eventsAvailable` (false: the event list answers 503), `eventDelayMs`,
- * `deliveryDelayMs`. `POST /__suppressions {channel, destination}` lists a destination;
+ * `deliveryDelayMs`, `suppressionCheckStatus` (a status every suppression check answers while set). `POST /__suppressions {channel, destination}` lists a destination;
  * `GET /__messages` returns messages and counters; `POST /__reset`.
  */
 
@@ -42,6 +42,11 @@ export interface InfraiFaults {
   eventsAvailable: boolean;
   eventDelayMs: number;
   deliveryDelayMs: number;
+  /**
+   * While set, the suppression checks (e-mail and SMS) answer this status (`INTERNAL`, retryable)
+   * instead of looking the destination up: a provider's pre-send check that cannot be answered.
+   */
+  suppressionCheckStatus: number | null;
 }
 
 export interface InfraiMessage {
@@ -187,6 +192,7 @@ function defaultFaults(): InfraiFaults {
     eventsAvailable: true,
     eventDelayMs: 0,
     deliveryDelayMs: 100,
+    suppressionCheckStatus: null,
   };
 }
 
@@ -431,6 +437,11 @@ export async function startInfraiSimulator(
       return send(res, 200, { data: { items } });
     }
     const checkRoute = on('GET', /^\/email\/suppression\/check\/(.+)$/);
+    const checking = checkRoute || (req.method === 'POST' && path === '/sms/suppression/check');
+    if (checking && faults.suppressionCheckStatus !== null) {
+      counters.suppressionChecks += 1;
+      return fail(res, faults.suppressionCheckStatus, 'INTERNAL', true);
+    }
     if (checkRoute) {
       counters.suppressionChecks += 1;
       const email = decodeURIComponent(checkRoute[1] ?? '');
@@ -503,7 +514,14 @@ export async function startInfraiSimulator(
     apiKey,
     faults: Object.assign(faults, {
       set(patch: Partial<InfraiFaults>) {
-        const known = ['failNext', 'creditExhausted', 'eventsAvailable', 'eventDelayMs', 'deliveryDelayMs'];
+        const known = [
+          'failNext',
+          'creditExhausted',
+          'eventsAvailable',
+          'eventDelayMs',
+          'deliveryDelayMs',
+          'suppressionCheckStatus',
+        ];
         for (const key of Object.keys(patch))
           if (!known.includes(key)) throw new RangeError(`unknown setting: ${key}`);
         Object.assign(faults, patch);

@@ -18,7 +18,7 @@ import {
 import { decideClaim, planOutcome } from '../../lambdas/domain/attempt.ts';
 import type { Intent } from '../../lambdas/domain/intent.ts';
 import { Reason } from '../../lambdas/domain/state-machine.ts';
-import { planTransition, planUnknownEscalation } from '../../lambdas/domain/transition.ts';
+import { planFact, planTransition, planUnknownEscalation } from '../../lambdas/domain/transition.ts';
 import { ddbClient, uniqueTableName } from '../helpers/dynamodb.ts';
 import { newIntent, T0, TEST_TIMING } from '../helpers/factories.ts';
 import {
@@ -686,6 +686,89 @@ describe('throttle gate item', () => {
     expect(await own.closeGate('sms', T0 + 9000, 'operator_action_required:key_refused')).toBe(true);
     expect(await own.readGate('sms')).toBe(T0 + 9000);
     expect(await own.readGate('email')).toBeUndefined();
+    // The hold's reason travels with its time (the senders record it on the rows it holds).
+    expect(await own.readHold('sms')).toEqual({
+      untilMs: T0 + 9000,
+      reason: 'operator_action_required:key_refused',
+    });
+    expect(await own.readHold('email')).toBeUndefined();
+  });
+});
+
+describe('recent failures and the rows a list shows', () => {
+  it('a row that fails is listed among the recent failures (newest first, within the window); rows are read by key', async () => {
+    const own = new DynamoDbLedgerStore({ client, tableName: uniqueTableName('failed'), openShards: 3 });
+    await ensureLedgerTable(client, (own as unknown as { tableName: string }).tableName);
+    const rows = [0, 1, 2, 3].map((i) => newIntent({ createdAt: T0 + i }));
+    for (const row of rows) await own.reserve(row);
+    const [a, b, c] = rows as [Intent, Intent, Intent, Intent];
+    await own.apply(
+      planTransition(a, { to: 'failed', reason: Reason.providerRejected, at: T0 + 10 }, TEST_TIMING),
+    );
+    // An escalating failure: listed at once, while its escalation is still owed.
+    await own.apply(
+      planTransition(b, { to: 'failed', reason: Reason.deadlineExceeded, at: T0 + 20 }, TEST_TIMING),
+    );
+    // The next UTC day: another partition of the list.
+    await own.apply(
+      planTransition(c, { to: 'failed', reason: Reason.cancelled, at: T0 + 86_400_000 }, TEST_TIMING),
+    );
+
+    const listed = await own.listFailed(T0, T0 + 86_400_000, 10);
+    expect(listed.map((f) => [f.noticeId, f.reason, f.failedAt])).toEqual([
+      [c.noticeId, 'cancelled', T0 + 86_400_000],
+      [b.noticeId, 'deadline_exceeded', T0 + 20],
+      [a.noticeId, 'provider_rejected', T0 + 10],
+    ]);
+    expect(listed[2]).toEqual({
+      noticeId: a.noticeId,
+      channel: 'email',
+      failedAt: T0 + 10,
+      createdAt: T0,
+      deadline: a.deadline,
+      attempts: 0,
+      reason: 'provider_rejected',
+    });
+    // The window and the maximum bound what is read.
+    expect((await own.listFailed(T0 + 15, T0 + 25, 10)).map((f) => f.noticeId)).toEqual([b.noticeId]);
+    expect(await own.listFailed(T0, T0 + 86_400_000, 1)).toHaveLength(1);
+    // A fact on a failed row lists nothing again.
+    const failedA = (await own.get(a.noticeId, 'email')) as Intent;
+    await own.apply(planFact(failedA, { reason: Reason.deliveryReported, at: T0 + 30 }));
+    expect(await own.listFailed(T0, T0 + 86_400_000, 10)).toHaveLength(3);
+    // The list item holds ids, codes and times only, and expires two windows after the failure.
+    const scan = await client.send(
+      new ScanCommand({ TableName: (own as unknown as { tableName: string }).tableName }),
+    );
+    const items = (scan.Items ?? []).filter((i) => i.pk?.S?.startsWith('F#'));
+    expect(items).toHaveLength(3);
+    for (const item of items) {
+      expect(item.pk?.S).toMatch(/^F#\d{4}-\d\d-\d\d#[0-2]$/);
+      expect(Object.keys(item).sort()).toEqual([
+        'attempts',
+        'channel',
+        'createdAt',
+        'deadline',
+        'expiresAt',
+        'failedAt',
+        'noticeId',
+        'pk',
+        'reason',
+        'sk',
+        'state',
+      ]);
+      expect(Number(item.expiresAt?.N)).toBe(Math.ceil((Number(item.failedAt?.N) + 2 * 86_400_000) / 1000));
+    }
+
+    const read = await own.getRows([
+      { noticeId: a.noticeId, channel: 'email' },
+      { noticeId: rows[3]?.noticeId as string, channel: 'email' },
+      { noticeId: a.noticeId, channel: 'sms' },
+    ]);
+    expect(read.map((r) => [r.noticeId, r.state])).toEqual([
+      [a.noticeId, 'failed'],
+      [rows[3]?.noticeId, 'reserved'],
+    ]);
   });
 
   it('keeps an accepted row in the index at its due time (no key moved), counted apart as awaiting a report', async () => {

@@ -345,6 +345,53 @@ describe('commands', () => {
       new RegExp(`${NOTICE_ID}\\s+sms\\s+unknown \\(escalated\\)\\s+30m 00s\\s+2026-11-30 10:00:00Z`),
     );
     expect(result.stdout).toContain('1 channel(s): unknown 1; oldest 30m 00s');
+    // An answer without last reasons and next steps (an older deployment): dashes.
+    expect(result.stdout).toMatch(/\s1\s+—\s+—\n/);
+  });
+
+  it('list: each channel’s last reason and what happens next; --state failed', async () => {
+    replies = [
+      {
+        status: 200,
+        body: {
+          items: [
+            {
+              noticeId: NOTICE_ID,
+              channel: 'sms',
+              state: 'failed',
+              createdAt: '2026-11-30T10:00:00.000Z',
+              deadline: '2026-11-30T10:05:00.000Z',
+              attempts: 0,
+              ageSeconds: 1800,
+              escalated: true,
+              lastReason: {
+                reason: 'deadline_exceeded',
+                at: '2026-11-30T10:05:00.000Z',
+                detail:
+                  'no attempt made; waited on channel_held: twilio held the channel: provider_throttled until 2026-11-30T10:10:00.000Z',
+              },
+              next: {
+                kind: 'operator',
+                at: null,
+                summary: "escalated: an operator's call (deadline_exceeded)",
+              },
+            },
+          ],
+          nextCursor: null,
+        },
+      },
+      { status: 200, body: { items: [], nextCursor: null } },
+    ];
+    const result = await cli(['list', '--state', 'failed']);
+    expect(result.code).toBe(0);
+    expect(seen[0]?.url).toBe('/v1/notices?state=failed');
+    expect(result.stdout).toContain(
+      'deadline_exceeded: no attempt made; waited on channel_held: twilio held the channel: provider_throttled until 2026-11-30T10:10:00.000Z',
+    );
+    expect(result.stdout).toContain("escalated: an operator's call (deadline_exceeded)");
+    expect((await cli(['list', '--state', 'failed'])).stdout.trim()).toBe(
+      'no failed channel in the last 24 hours',
+    );
   });
 
   it('list --all follows nextCursor', async () => {

@@ -140,6 +140,53 @@ describe('renderListPage', () => {
     expect(html).toContain('More channels exist');
   });
 
+  it('shows each channel’s last reason and next step (— from an older server), the recent failures, and reloads when asked', () => {
+    const held = {
+      ...item('ntc_h', 'reserved', '2026-11-30T10:10:00.000Z'),
+      lastReason: {
+        reason: 'channel_held',
+        at: '2026-11-30T10:11:00.000Z',
+        detail: 'twilio held the channel: provider_throttled until 2026-11-30T10:30:00.000Z',
+      },
+      next: {
+        kind: 'held' as const,
+        at: '2026-11-30T10:30:00.000Z',
+        summary: 'held until 2026-11-30T10:30:00.000Z: twilio provider_throttled',
+      },
+    };
+    const failed = {
+      ...item('ntc_f', 'reserved', '2026-11-30T09:00:00.000Z'),
+      state: 'failed' as const,
+      escalated: true,
+      lastReason: { reason: 'deadline_exceeded', at: '2026-11-30T10:05:00.000Z', detail: null },
+      next: {
+        kind: 'operator' as const,
+        at: null,
+        summary: "escalated: an operator's call (deadline_exceeded)",
+      },
+    };
+    const html = renderListPage(
+      { items: [held, item('ntc_old', 'unknown', '2026-11-30T10:00:00.000Z')], nextCursor: null },
+      { now: NOW, failed: { items: [failed], nextCursor: null }, refreshSeconds: 10 },
+    );
+    expect(html).toContain('<meta http-equiv="refresh" content="10">');
+    expect(html).toContain(
+      '<code>channel_held: twilio held the channel: provider_throttled until 2026-11-30T10:30:00.000Z</code>',
+    );
+    expect(html).toContain('data-next="held">held until 2026-11-30T10:30:00.000Z: twilio provider_throttled');
+    // An older deployment's answer has neither: a dash.
+    expect(html).toMatch(
+      /data-notice="ntc_old"[\s\S]*?<td class="why"><code>—<\/code><\/td>\s*<td class="next">—<\/td>/,
+    );
+    const recent = html.slice(html.indexOf('Failed in the last 24 hours'));
+    expect(recent).toContain('data-notice="ntc_f"');
+    expect(recent).toContain('escalated');
+    expect(recent).toContain('escalated: an operator&#39;s call (deadline_exceeded)');
+    expect(renderListPage({ items: [], nextCursor: null }, { now: NOW })).not.toContain(
+      'http-equiv="refresh"',
+    );
+  });
+
   it('says when nothing is unresolved', () => {
     expect(renderListPage({ items: [], nextCursor: null }, { now: NOW })).toContain('Nothing unresolved.');
   });

@@ -291,7 +291,11 @@ describe('cancel', () => {
       'provider_throttled',
       'cancelled',
     ]);
-    expect(reasons(await channel(reservedId, 'sms'))).toEqual(['intake', 'cancelled']);
+    // The closed gate it waited behind is on its timeline, once (docs/architecture.md §4 "No silent waits").
+    expect(reasons(await channel(reservedId, 'sms'))).toEqual(['intake', 'channel_held', 'cancelled']);
+    expect((await channel(reservedId, 'sms')).transitions[1]?.detail).toMatch(
+      /^twilio held the channel: provider_throttled until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+    );
     expect(JSON.parse(again.stdout)).toEqual(JSON.parse(cancelled[1]?.stdout ?? ''));
     expect(table.stdout).toMatch(/sms\s+failed\s+yes/);
     expect(await messagesTo(throttled.phone)).toEqual([]);

@@ -1,10 +1,12 @@
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { intentMessageBody } from '../../lambdas/adapters/sqs/sqs-intent-queue.ts';
 import type { Priority } from '../../lambdas/domain/priority.ts';
 import { channelSenderHandler } from '../../lambdas/handlers/channel-sender.ts';
 import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
+import { SharedSendGate } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
+import { metrics } from '../../lambdas/wiring/observability.ts';
 import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ScriptedBatchTransport } from '../helpers/fakes.ts';
 
 /**
@@ -116,5 +118,36 @@ describe('channel sender handler', () => {
     expect(response.batchItemFailures).toEqual([]);
     expect(batch.calls).toHaveLength(0);
     expect(batch.sent.map((m) => m.idempotencyKey)).toEqual(refs.map((r) => `${r.noticeId}.email`));
+  });
+});
+
+describe('channel sender handler: no silent waits', () => {
+  it('each row a hold sends back is counted in Deferred_channel_held, and carries the hold', async () => {
+    const { w, handler } = sender(100);
+    const refs = await emails(w, 2);
+    const until = w.clock.now() + 120_000;
+    await w.store.closeGate('email', until, 'provider_throttled');
+    (w.deps as { gate?: unknown }).gate = new SharedSendGate({
+      store: w.store,
+      clock: w.clock,
+      gateCacheMs: 0,
+    });
+    const added = vi.spyOn(metrics, 'addMetric');
+    try {
+      const event: SQSEvent = { Records: refs.map((ref, i) => record(`d${i}`, intentMessageBody(ref))) };
+      expect((await handler(event, context)).batchItemFailures).toEqual([]);
+      expect(added.mock.calls.filter(([name]) => name === 'Deferred_channel_held')).toEqual([
+        ['Deferred_channel_held', 'Count', 1],
+        ['Deferred_channel_held', 'Count', 1],
+      ]);
+    } finally {
+      added.mockRestore();
+    }
+    for (const ref of refs) {
+      expect((await w.store.get(ref.noticeId, 'email'))?.transitions.at(-1)).toMatchObject({
+        reason: 'channel_held',
+        detail: `batchy held the channel: provider_throttled until ${new Date(until).toISOString()}`,
+      });
+    }
   });
 });

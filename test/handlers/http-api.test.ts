@@ -708,6 +708,7 @@ describe('GET /v1/notices/{noticeId}', () => {
       'channel',
       'destination',
       'escalatedAt',
+      'next',
       'nextAttemptAt',
       'priority',
       'provider',
@@ -730,6 +731,12 @@ describe('GET /v1/notices/{noticeId}', () => {
       escalatedAt: null,
       // Submitted without IAM context: the harness's unsigned caller, the local operator role.
       submittedBy: LOCAL_OPERATOR_ROLE,
+      // What happens next, derived from the row: it waits for a worker until its deadline.
+      next: {
+        kind: 'send',
+        at: '2026-12-01T09:00:00.000Z',
+        summary: 'waiting to be sent; failed at its deadline 2026-12-01T09:00:00.000Z if not sent by then',
+      },
       transitions: [{ seq: 1, at: '2026-11-30T10:00:00.000Z', from: null, to: 'reserved', reason: 'intake' }],
     });
     expect(email.masked).toBe('z**********z@example.com');

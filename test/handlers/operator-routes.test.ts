@@ -7,6 +7,7 @@ import type { Channel } from '../../lambdas/domain/channel.ts';
 import type { Intent } from '../../lambdas/domain/intent.ts';
 import { Reason } from '../../lambdas/domain/state-machine.ts';
 import { planTransition } from '../../lambdas/domain/transition.ts';
+import { planWait } from '../../lambdas/domain/waits.ts';
 import { NoticeListSchema, TimelineChannelSchema } from '../../lambdas/edge/api-responses.ts';
 import type { LedgerStore } from '../../lambdas/ports/ledger-store.port.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
@@ -100,6 +101,13 @@ describe('GET /v1/notices', () => {
       attempts: 0,
       ageSeconds: 600,
       escalated: false,
+      // Its last record, and what happens next (derived from the row, read after the index walk).
+      lastReason: { reason: 'intake', at: new Date(T0).toISOString(), detail: null },
+      next: {
+        kind: 'send',
+        at: new Date(byAge[0]?.deadline as number).toISOString(),
+        summary: `waiting to be sent; failed at its deadline ${new Date(byAge[0]?.deadline as number).toISOString()} if not sent by then`,
+      },
     });
     expect(pages.at(-1)?.nextCursor).toBeNull();
   });
@@ -164,6 +172,89 @@ describe('GET /v1/notices', () => {
     const second = await list(h, { limit: '1', state: 'reserved', cursor });
     expect(second.status).toBe(200);
     expect(second.json.items[0].noticeId).not.toBe(first.json.items[0].noticeId);
+  });
+});
+
+describe('GET /v1/notices: each channel’s last reason and what happens next; recent failures', () => {
+  it('a held channel says so: its hold as last reason, held until … as its next step', async () => {
+    const h = harness();
+    const noticeId = await submit(h, 'evt_held');
+    const until = T0 + 900_000;
+    await h.store.closeGate('sms', until, 'provider_throttled');
+    const row = (await h.store.get(noticeId, 'sms')) as Intent;
+    const held = planWait(
+      row,
+      { kind: 'channel_held', provider: 'twilio', reason: 'provider_throttled', until },
+      { at: T0 + 1_000, wakeAt: until },
+      h.deps.timing,
+    );
+    if (!held) throw new Error('not recorded');
+    await h.store.apply(held);
+    h.clock.now = T0 + 2_000;
+
+    const reply = await list(h);
+
+    expect(NoticeListSchema.safeParse(reply.json).success).toBe(true);
+    const detail = `twilio held the channel: provider_throttled until ${new Date(until).toISOString()}`;
+    expect(reply.json.items).toEqual([
+      expect.objectContaining({
+        noticeId,
+        state: 'reserved',
+        lastReason: { reason: 'channel_held', at: new Date(T0 + 1_000).toISOString(), detail },
+        next: {
+          kind: 'held',
+          at: new Date(until).toISOString(),
+          summary: `held until ${new Date(until).toISOString()}: twilio provider_throttled`,
+        },
+      }),
+    ]);
+    // The timeline says the same.
+    const timeline = await h.call({ method: 'GET', path: `/v1/notices/${noticeId}` });
+    expect(timeline.json.channels[0].next).toEqual(reply.json.items[0].next);
+  });
+
+  it('state=failed: the channels failed in the last day, most recent first, escalated ones marked, paged', async () => {
+    const h = harness();
+    const rows = [T0, T0 + 1, T0 - 3 * 86_400_000].map((createdAt) => newIntent({ createdAt }));
+    for (const row of rows) await h.store.reserve(row);
+    const fail = (row: Intent, reason: Reason, at: number) =>
+      h.store.apply(planTransition(row, { to: 'failed', reason, at }, h.deps.timing));
+    await fail(rows[0] as Intent, Reason.deadlineExceeded, T0 + 60_000);
+    await fail(rows[1] as Intent, Reason.providerRejected, T0 + 120_000);
+    // Failed more than a day ago: no longer listed.
+    await fail(rows[2] as Intent, Reason.providerRejected, T0 - 2 * 86_400_000);
+    h.clock.now = T0 + 180_000;
+
+    const first = await list(h, { state: 'failed', limit: '1' });
+    const second = await list(h, { state: 'failed', limit: '1', cursor: first.json.nextCursor });
+    const unresolved = await list(h);
+
+    expect(NoticeListSchema.safeParse(first.json).success).toBe(true);
+    expect(first.json.items).toEqual([
+      expect.objectContaining({
+        noticeId: rows[1]?.noticeId,
+        state: 'failed',
+        escalated: false,
+        lastReason: { reason: 'provider_rejected', at: new Date(T0 + 120_000).toISOString(), detail: null },
+        next: { kind: 'none', at: null, summary: 'nothing: failed' },
+      }),
+    ]);
+    expect(second.json.items).toEqual([
+      expect.objectContaining({
+        noticeId: rows[0]?.noticeId,
+        state: 'failed',
+        escalated: true,
+        next: {
+          kind: 'operator',
+          at: null,
+          summary: "escalated: an operator's call (deadline_exceeded)",
+        },
+      }),
+    ]);
+    expect(second.json.nextCursor).toBeNull();
+    expect(unresolved.json.items).toEqual([]);
+    // A failed cursor is no unresolved one.
+    expect((await list(h, { cursor: first.json.nextCursor })).status).toBe(400);
   });
 });
 

@@ -24,11 +24,13 @@ import {
 } from '../../lambdas/domain/suppression.ts';
 import {
   isUnknownEscalation,
+  isWaitRecord,
   planFact,
   planTransition,
   planUnknownEscalation,
   type TransitionPlan,
 } from '../../lambdas/domain/transition.ts';
+import { MAX_WAIT_RECORDS_PER_ROW, planWait, type Wait } from '../../lambdas/domain/waits.ts';
 import type { LedgerStore } from '../../lambdas/ports/ledger-store.port.ts';
 import { newIntent, T0, TEST_TIMING } from './factories.ts';
 
@@ -63,7 +65,9 @@ export type LedgerOp =
   | { op: 'fact'; reason: 'complaint' | 'delivery_reported' }
   | { op: 'resolve'; outcome: ResolutionOutcome; evidence: boolean }
   | { op: 'cancel' }
-  | { op: 'replayStale' };
+  | { op: 'replayStale' }
+  /** The row waits without an attempt (docs/architecture.md §4 "No silent waits"): a hold or a check. */
+  | { op: 'wait'; kind: 'held' | 'check'; cause: 0 | 1; forMs: number };
 
 export const ledgerOpArb: fc.Arbitrary<LedgerOp> = fc.oneof(
   fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 3_600_000 }) }),
@@ -77,6 +81,12 @@ export const ledgerOpArb: fc.Arbitrary<LedgerOp> = fc.oneof(
   fc.record({ op: fc.constant('escalate' as const) }),
   fc.record({ op: fc.constant('escalateUnknown' as const), dueInMs: fc.integer({ min: 0, max: 600_000 }) }),
   fc.record({ op: fc.constant('settle' as const) }),
+  fc.record({
+    op: fc.constant('wait' as const),
+    kind: fc.constantFrom('held' as const, 'check' as const),
+    cause: fc.constantFrom(0 as const, 1 as const),
+    forMs: fc.integer({ min: 0, max: 3_600_000 }),
+  }),
   fc.record({
     op: fc.constant('fact' as const),
     reason: fc.constantFrom('complaint' as const, 'delivery_reported' as const),
@@ -102,12 +112,14 @@ export function assertRowInvariants(row: Intent): void {
       // A record from = to is a fact on a finished row, an `unknown`'s escalation, or the end of an
       // accepted row's follow-up (delivery_unconfirmed); anything else is a legal move.
       if (isUnknownEscalation(record)) expect(record.reason).toBe(Reason.unknownEscalated);
+      else if (isWaitRecord(record)) expect(['reserved', 'retry_scheduled']).toContain(record.to);
       else if (record.from === record.to)
         expect(isTerminal(record.to) || record.reason === Reason.deliveryUnconfirmed).toBe(true);
       else expect(canTransition(record.from as Intent['state'], record.to)).toBe(true);
       expect(record.at).toBeGreaterThanOrEqual(previous?.at ?? 0);
     }
   });
+  expect(records.filter(isWaitRecord).length).toBeLessThanOrEqual(MAX_WAIT_RECORDS_PER_ROW);
   expect(row.version).toBe(records.length);
   expect(row.state).toBe(records[records.length - 1]?.to);
   expect(row.leaseOwner !== undefined).toBe(row.state === 'sending');
@@ -295,6 +307,35 @@ export async function runLedgerSequence(store: LedgerStore, ops: LedgerOp[]): Pr
         );
         if (decision.kind === 'cancel') plan = decision.plan;
         else expect(['reserved', 'retry_scheduled']).not.toContain(before.state);
+        break;
+      }
+      case 'wait': {
+        const wait: Wait =
+          step.kind === 'held'
+            ? {
+                kind: 'channel_held',
+                provider: 'test',
+                reason: 'provider_throttled',
+                until: now + step.forMs,
+              }
+            : {
+                kind: 'provider_check_unavailable',
+                provider: 'test',
+                check: 'suppression_list',
+                code: `c${step.cause}`,
+              };
+        plan = planWait(before, wait, { at: now, wakeAt: now + step.forMs }, TEST_TIMING);
+        if (plan) {
+          // A wait keeps the state and every field but the due time (kept while an escalation is owed).
+          expect(['reserved', 'retry_scheduled']).toContain(before.state);
+          expect(plan.next).toEqual({
+            ...before,
+            version: before.version + 1,
+            dueAt: before.escalationPending ? before.dueAt : plan.next.dueAt,
+            transitions: plan.next.transitions,
+          });
+          expect(plan.next.dueAt as number).toBeLessThanOrEqual(before.deadline);
+        }
         break;
       }
       case 'replayStale':

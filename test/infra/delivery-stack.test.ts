@@ -8,7 +8,7 @@ import {
   ESCALATION_SOURCE as RUNTIME_ESCALATION_SOURCE,
 } from '../../lambdas/adapters/eventbridge/escalation-publishers.ts';
 import { LANE_BOOKING_HORIZON_MS } from '../../lambdas/contract/lanes.ts';
-import { Metric } from '../../lambdas/contract/metrics.ts';
+import { DEFERRAL_CAUSES, deferralMetric, Metric } from '../../lambdas/contract/metrics.ts';
 import { UNRESOLVED_STATES as DOMAIN_UNRESOLVED_STATES } from '../../lambdas/domain/state-machine.ts';
 import { ConfigSchema, readConfig as readRuntimeConfig } from '../../lambdas/edge/config.ts';
 import { PROVIDERS } from '../../lambdas/providers/registry.ts';
@@ -760,8 +760,10 @@ describe('delivery stack: alarms and dashboard', () => {
     expect(count('NoticeLedger', 'Escalations')).toBe(1);
     expect(count('NoticeLedger', 'EscalationsPending')).toBe(1);
     expect(count('NoticeLedger', 'PoisonMessages')).toBe(1);
+    // No silent waits: a provider's pre-send check unanswered for three periods in a row.
+    expect(count('NoticeLedger', 'Deferred_provider_check_unavailable')).toBe(1);
     expect(count('AWS/Lambda', 'Errors')).toBe(5);
-    expect(alarms).toHaveLength(22);
+    expect(alarms).toHaveLength(23);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       if (alarm.MetricName !== 'OldestUnresolvedAgeSeconds')
@@ -790,6 +792,9 @@ describe('delivery stack: alarms and dashboard', () => {
       'Outcome_accepted',
       'Throttles',
       Metric.deadlineAtRisk,
+      // Every row sent back without a move is measured, per cause.
+      ...DEFERRAL_CAUSES.map(deferralMetric),
+      Metric.reconcilerReenqueued,
     ]) {
       expect(body, needle).toContain(needle);
     }

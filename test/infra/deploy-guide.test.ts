@@ -337,7 +337,9 @@ describe('docs/deploy.md against the synthesized stacks', () => {
       for (const m of readFileSync(file, 'utf8').matchAll(/export (?:async )?function (\w+)/g))
         exported.add(m[1] as string);
     }
-    const attributes = new Set<string>(Object.values(LedgerTable).flat());
+    const attributes = new Set<string>(
+      (Object.values(LedgerTable).flat() as unknown[]).filter((v): v is string => typeof v === 'string'),
+    );
     const vocabulary = section('Vocabulary change');
     const names = inlineCode(GUIDE.replace(vocabulary, '')).filter((c) =>
       /^[a-z]+[A-Z][A-Za-z0-9]*$/.test(c),

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { PAGE_CSP } from '../../client/html/html.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
-import { isConsolePath, serveConsole } from '../../local/console.ts';
+import { CONSOLE_REFRESH_SECONDS, isConsolePath, serveConsole } from '../../local/console.ts';
 import { apiEvent } from '../helpers/api-events.ts';
 import { T0 } from '../helpers/factories.ts';
 import { harness } from '../helpers/http-harness.ts';
@@ -53,6 +53,29 @@ describe('local console', () => {
     expect(html).toMatch(/data-oldest-age>5m/);
     expect(html).toContain(`href="/console/notices/${unknown}"`);
     expect(html).toContain(`href="/console/notices/${reserved}"`);
+  });
+
+  it('GET /console: each channel’s last reason and next step, the channels failed recently, and it reloads itself', async () => {
+    const { h, page } = setup();
+    const waiting = await submitSms(h, 'evt_console_w');
+    const failing = await submitSms(h, 'evt_console_f');
+    h.sms.next = { kind: 'rejected', code: 'twilio_21211', permanent: true };
+    await deliverIntent({ noticeId: failing, channel: 'sms' }, h.deps);
+
+    const html = (await page('/console')).body ?? '';
+
+    // Reloads itself (the pages run no script: a meta refresh, which the CSP allows).
+    expect(html).toContain(`<meta http-equiv="refresh" content="${CONSOLE_REFRESH_SECONDS}">`);
+    const unresolved = html.slice(0, html.indexOf('Failed in the last 24 hours'));
+    expect(unresolved).toContain(`data-notice="${waiting}"`);
+    expect(unresolved).toMatch(
+      /<td class="why"><code>intake<\/code><\/td>\s*<td class="next" data-next="send">waiting to be sent/,
+    );
+    const failed = html.slice(html.indexOf('Failed in the last 24 hours'));
+    expect(failed).toContain(`data-notice="${failing}"`);
+    expect(failed).toContain('<code>provider_rejected: twilio_21211</code>');
+    expect(failed).toContain('data-next="none">nothing: failed');
+    expect(unresolved).not.toContain(`data-notice="${failing}"`);
   });
 
   it('GET /console/notices/{id}: the timeline page; unknown ids are a 404 page', async () => {

@@ -193,7 +193,11 @@ describe('BudgetSendGate', () => {
     const w = world();
     const gate = w.instance();
     await gate.throttled('sms', w.clock.now() + 5_000);
-    expect(await gate.admit('sms', 'critical')).toEqual({ kind: 'wait', untilMs: w.clock.now() + 5_000 });
+    expect(await gate.admit('sms', 'critical')).toEqual({
+      kind: 'wait',
+      untilMs: w.clock.now() + 5_000,
+      held: { reason: 'provider_throttled' },
+    });
     expect(w.rateClock.writes).toBe(0);
   });
 

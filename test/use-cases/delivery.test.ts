@@ -454,7 +454,7 @@ describe('shared throttle gate', () => {
     expect(world.store.gates.get('sms')).toBe(world.clock.now() + 5000);
 
     const result = await deliverIntent({ noticeId: second.noticeId, channel: 'sms' }, deps);
-    expect(result).toEqual({ kind: 'deferred', untilMs: world.clock.now() + 5000 });
+    expect(result).toEqual({ kind: 'deferred', untilMs: world.clock.now() + 5000, cause: 'channel_held' });
     expect(world.sms.sent).toHaveLength(1);
     expect(world.enqueued).toEqual([{ ref: { noticeId: second.noticeId, channel: 'sms' }, delayMs: 5000 }]);
     expect((await world.store.get(second.noticeId, 'sms'))?.state).toBe('reserved');
@@ -584,10 +584,10 @@ describe('shared throttle gate: gate reads', () => {
     const world = fakeWorld();
     let reads = 0;
     const store = {
-      readGate: async (channel: 'email' | 'sms') => {
+      readHold: async (channel: 'email' | 'sms') => {
         reads += 1;
         await new Promise((resolve) => setTimeout(resolve, 5));
-        return world.store.readGate(channel);
+        return world.store.readHold(channel);
       },
       closeGate: world.store.closeGate.bind(world.store),
     };
@@ -607,7 +607,7 @@ describe('shared throttle gate: gate reads', () => {
     const world = fakeWorld();
     let release: () => void = () => undefined;
     const store = {
-      readGate: async () => {
+      readHold: async () => {
         await new Promise<void>((resolve) => {
           release = resolve;
         });
@@ -624,7 +624,7 @@ describe('shared throttle gate: gate reads', () => {
     release();
 
     // Assess
-    expect(await admission).toEqual({ kind: 'wait', untilMs: until });
+    expect(await admission).toEqual({ kind: 'wait', untilMs: until, held: { reason: 'provider_throttled' } });
   });
 });
 

@@ -104,8 +104,10 @@ describe('each function holds the ledger ports its use cases name, and nothing m
       'apply',
       'get',
       'getNotice',
+      'getRows',
       'getSuppression',
       'getSuppressionHistory',
+      'listFailed',
       'listOpen',
       'reserve',
       'reserveNotice',
@@ -114,6 +116,7 @@ describe('each function holds the ledger ports its use cases name, and nothing m
     expect(methods(sender.deps.store)).toEqual([
       'appendSuppression',
       'apply',
+      'defer',
       'get',
       'getSuppression',
       'recordBatch',

@@ -13,6 +13,7 @@ import {
 } from './ledger/intents.ts';
 import { dynamoDbKeyChecks } from './ledger/key-checks.ts';
 import { dynamoDbEscalationMarkers, dynamoDbOpenIndex } from './ledger/open-index.ts';
+import { dynamoDbRecentFailures } from './ledger/recent-failures.ts';
 import { dynamoDbSuppressions } from './ledger/suppressions.ts';
 import { LedgerTableClient, type LedgerTableOptions } from './ledger/table-client.ts';
 import { dynamoDbThrottleGate } from './ledger/throttle-gate.ts';
@@ -31,6 +32,7 @@ export function dynamoDbLedger(table: LedgerTableClient): LedgerStore {
     ...dynamoDbBatchRecords(table),
     ...dynamoDbKeyChecks(table),
     ...dynamoDbThrottleGate(table),
+    ...dynamoDbRecentFailures(table),
   };
 }
 
@@ -61,6 +63,12 @@ export class DynamoDbLedgerStore implements LedgerStore {
   }
   getNotice(noticeId: string) {
     return this.ledger.getNotice(noticeId);
+  }
+  getRows(keys: readonly { readonly noticeId: string; readonly channel: Channel }[]) {
+    return this.ledger.getRows(keys);
+  }
+  listFailed(since: number, until: number, max: number) {
+    return this.ledger.listFailed(since, until, max);
   }
   apply(plan: TransitionPlan) {
     return this.ledger.apply(plan);
@@ -105,6 +113,9 @@ export class DynamoDbLedgerStore implements LedgerStore {
   }
   readGate(channel: Channel) {
     return this.ledger.readGate(channel);
+  }
+  readHold(channel: Channel) {
+    return this.ledger.readHold(channel);
   }
   closeGate(channel: Channel, untilMs: number, reason: string) {
     return this.ledger.closeGate(channel, untilMs, reason);

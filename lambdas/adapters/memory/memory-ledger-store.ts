@@ -19,7 +19,9 @@ import {
   type OpenIntentPage,
   type OpenIntentRef,
 } from '../../ports/open-index.port.ts';
+import type { FailedRef } from '../../ports/recent-failures.port.ts';
 import type { SuppressionAppend, SuppressionHistory } from '../../ports/suppressions.port.ts';
+import type { GateHold } from '../../ports/throttle-gate.port.ts';
 
 const key = (noticeId: string, channel: Channel) => `${noticeId}|${channel}`;
 
@@ -51,15 +53,23 @@ export class MemoryLedgerStore implements LedgerStore {
     { state: SuppressionState; records: SuppressionRecord[]; factIds: Set<string> }
   >();
   readonly gates = new Map<Channel, number>();
+  /** Each closed gate's reason, beside its time in `gates`. */
+  readonly gateReasons = new Map<Channel, string>();
   keyChecks: KeyChecks = {};
 
   async readGate(channel: Channel): Promise<number | undefined> {
     return this.gates.get(channel);
   }
 
-  async closeGate(channel: Channel, untilMs: number): Promise<boolean> {
+  async readHold(channel: Channel): Promise<GateHold | undefined> {
+    const untilMs = this.gates.get(channel);
+    return untilMs === undefined ? undefined : { untilMs, reason: this.gateReasons.get(channel) ?? 'held' };
+  }
+
+  async closeGate(channel: Channel, untilMs: number, reason = 'held'): Promise<boolean> {
     if ((this.gates.get(channel) ?? 0) >= untilMs) return false;
     this.gates.set(channel, untilMs);
+    this.gateReasons.set(channel, reason);
     return true;
   }
 
@@ -104,6 +114,32 @@ export class MemoryLedgerStore implements LedgerStore {
 
   async get(noticeId: string, channel: Channel): Promise<Intent | undefined> {
     return this.intents.get(key(noticeId, channel));
+  }
+
+  async getRows(
+    keys: readonly { readonly noticeId: string; readonly channel: Channel }[],
+  ): Promise<Intent[]> {
+    return keys.flatMap((k) => this.intents.get(key(k.noticeId, k.channel)) ?? []);
+  }
+
+  /** The same list the DynamoDB store keeps apart, read from the rows themselves. */
+  async listFailed(since: number, until: number, max: number): Promise<FailedRef[]> {
+    const failed: FailedRef[] = [];
+    for (const row of this.intents.values()) {
+      if (row.state !== 'failed') continue;
+      const failure = row.transitions.findLast((t) => t.to === 'failed' && t.from !== 'failed');
+      if (!failure || failure.at < since || failure.at > until) continue;
+      failed.push({
+        noticeId: row.noticeId,
+        channel: row.channel,
+        failedAt: failure.at,
+        createdAt: row.createdAt,
+        deadline: row.deadline,
+        attempts: row.attempts,
+        reason: failure.reason,
+      });
+    }
+    return failed.sort((a, b) => b.failedAt - a.failedAt || (a.noticeId < b.noticeId ? -1 : 1)).slice(0, max);
   }
 
   async getNotice(noticeId: string): Promise<Intent[]> {

@@ -261,5 +261,6 @@ export async function getNoticeRoute(request: HttpRequest, runtime: HttpRuntime)
   const rows = await readNotice(noticeId, callerOf(request), runtime.deps);
   const [first, ...rest] = rows ?? [];
   if (!first) return { response: problemResponse(notFound('no notice with this id')), noticeId };
-  return { response: jsonResponse(200, toTimeline([first, ...rest])), noticeId };
+  const context = { now: runtime.deps.clock.now(), policy: runtime.deps.nextStepPolicy };
+  return { response: jsonResponse(200, toTimeline([first, ...rest], context)), noticeId };
 }

@@ -3,7 +3,7 @@
 // providers' descriptors and the JSON Schema generator out of this function's bundle.
 import document from '../../../docs/openapi.json' with { type: 'json' };
 import { readJsonBody } from '../../edge/http-body.ts';
-import { toListRequest, toNoticeList } from '../../edge/notice-list.ts';
+import { type ListedPage, toListRequest, toNoticeList } from '../../edge/notice-list.ts';
 import {
   iamPrincipal,
   operatorActor,
@@ -23,7 +23,8 @@ import {
   problemResponse,
 } from '../../edge/problem.ts';
 import { toTimelineChannel } from '../../edge/timeline.ts';
-import { listUnresolved } from '../../use-cases/list-unresolved.ts';
+import { listRecentFailures } from '../../use-cases/list-failed.ts';
+import { listUnresolved, readListed } from '../../use-cases/list-unresolved.ts';
 import { cancelNotice, resolveChannel } from '../../use-cases/operator-actions.ts';
 import { callerOf, type HttpRequest, type HttpRuntime, type RouteReply } from './route.ts';
 
@@ -49,10 +50,17 @@ export async function listNoticesRoute(request: HttpRequest, runtime: HttpRuntim
   const now = runtime.deps.clock.now();
   const listRequest = unwrap(toListRequest(filter.value, now));
   if (!('value' in listRequest)) return listRequest;
-  const page = await listUnresolved(listRequest.value, runtime.deps);
+  const query = listRequest.value;
+  const listed: ListedPage =
+    query.kind === 'failed'
+      ? { kind: 'failed', page: await listRecentFailures(query, runtime.deps) }
+      : { kind: 'unresolved', page: await listUnresolved(query, runtime.deps) };
+  // Each listed row's last reason and next step, read after the list itself.
+  const rows = await readListed(listed.page.items, runtime.deps);
+  const context = { now, policy: runtime.deps.nextStepPolicy };
   return {
-    response: jsonResponse(200, toNoticeList(page, filter.value, listRequest.value, now)),
-    log: { items: page.items.length, more: page.next !== undefined },
+    response: jsonResponse(200, toNoticeList(listed, rows, filter.value, query, context)),
+    log: { items: listed.page.items.length, more: listed.page.next !== undefined },
   };
 }
 
@@ -91,7 +99,13 @@ export async function resolveChannelRoute(request: HttpRequest, runtime: HttpRun
   switch (result.kind) {
     case 'resolved':
       return {
-        response: jsonResponse(200, toTimelineChannel(result.row)),
+        response: jsonResponse(
+          200,
+          toTimelineChannel(result.row, {
+            now: runtime.deps.clock.now(),
+            policy: runtime.deps.nextStepPolicy,
+          }),
+        ),
         noticeId,
         log: { channel, outcome, state: result.row.state, enqueued: result.enqueued },
       };

@@ -22,6 +22,7 @@ import {
   storedName,
   toStoredRecord,
 } from './intent-items.ts';
+import { noteFailure } from './recent-failures.ts';
 import { backOff, type Item, type LedgerTableClient, RETRYABLE_CANCELLATIONS } from './table-client.ts';
 
 /*
@@ -162,6 +163,40 @@ async function getNotice(table: LedgerTableClient, noticeId: string): Promise<In
   return (out.Items ?? []).map(intentFromItem);
 }
 
+/** Rows read at once for a list (requests in flight). */
+const ROWS_IN_FLIGHT = 16;
+
+/**
+ * The rows a list shows: one GetItem per row, eventually consistent (0.5 RCU per row up to 4 KB,
+ * what a BatchGetItem would cost; a page has at most 200 rows), 16 at a time. GetItem keeps the
+ * http function's grant as it is (no BatchGetItem).
+ */
+async function getRows(
+  table: LedgerTableClient,
+  keys: readonly { readonly noticeId: string; readonly channel: Channel }[],
+): Promise<Intent[]> {
+  const rows: (Intent | undefined)[] = keys.map(() => undefined);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(ROWS_IN_FLIGHT, keys.length) }, async () => {
+      while (next < keys.length) {
+        const index = next++;
+        const key = keys[index] as (typeof keys)[number];
+        const out = await table.doc.send(
+          new GetCommand({
+            TableName: table.tableName,
+            Key: { pk: intentPk(key.noticeId), sk: channelSk(key.channel) },
+            ...table.capacityOption,
+          }),
+        );
+        table.meter('getRows', out.ConsumedCapacity);
+        rows[index] = out.Item ? intentFromItem(out.Item) : undefined;
+      }
+    }),
+  );
+  return rows.filter((row): row is Intent => row !== undefined);
+}
+
 /**
  * The update a plan makes:
  *   SET  every mutable field the plan defines, transitions = list_append(transitions, [record])
@@ -220,7 +255,12 @@ async function apply(table: LedgerTableClient, plan: TransitionPlan): Promise<Tr
       }),
     ),
   );
-  if (write.kind === 'written') return { kind: 'applied', intent: plan.next };
+  if (write.kind === 'written') {
+    // A channel that just failed is listed among the recent failures (./recent-failures.ts).
+    if (plan.next.state === 'failed' && plan.record.from !== 'failed')
+      await noteFailure(table, plan.next, plan.record.at);
+    return { kind: 'applied', intent: plan.next };
+  }
   return { kind: 'stale', current: write.current ? intentFromItem(write.current) : undefined };
 }
 
@@ -242,5 +282,5 @@ export function dynamoDbIntentTransitions(table: LedgerTableClient): IntentTrans
 
 /** The timeline's and a cancel's port. */
 export function dynamoDbNoticeReader(table: LedgerTableClient): NoticeReader {
-  return { getNotice: (noticeId) => getNotice(table, noticeId) };
+  return { getNotice: (noticeId) => getNotice(table, noticeId), getRows: (keys) => getRows(table, keys) };
 }

@@ -68,8 +68,12 @@ export class LedgerTableClient {
 
   /** The open-index partition a row's index item lands in (docs/table-design.md). */
   shardOf(noticeId: string): string {
-    const bucket = createHash('sha256').update(noticeId).digest().readUInt32BE(0) % this.openShards;
-    return openShardKey(bucket);
+    return openShardKey(this.bucketOf(noticeId));
+  }
+
+  /** Which of the `openShards` partitions a notice's items spread over land in. */
+  bucketOf(noticeId: string): number {
+    return createHash('sha256').update(noticeId).digest().readUInt32BE(0) % this.openShards;
   }
 
   meter(operation: string, capacity: ConsumedCapacity | undefined): void {

@@ -1,23 +1,24 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../../../domain/channel.ts';
-import type { ThrottleGateStore } from '../../../ports/throttle-gate.port.ts';
+import type { GateHold, ThrottleGateStore } from '../../../ports/throttle-gate.port.ts';
 import type { LedgerTableClient } from './table-client.ts';
 
 /** The channel's throttle gate: one item `G#<channel>` / `G` with `closedUntil` (docs/table-design.md). */
 const gateKey = (channel: Channel) => ({ pk: `G#${channel}`, sk: 'G' });
 
-async function readGate(table: LedgerTableClient, channel: Channel): Promise<number | undefined> {
+async function readHold(table: LedgerTableClient, channel: Channel): Promise<GateHold | undefined> {
   const out = await table.doc.send(
     new GetCommand({
       TableName: table.tableName,
       Key: gateKey(channel),
       // Eventually consistent is enough: a gate seen a moment late costs one extra 429.
-      ProjectionExpression: 'closedUntil',
+      ProjectionExpression: 'closedUntil, reason',
       ...table.capacityOption,
     }),
   );
   table.meter('readGate', out.ConsumedCapacity);
-  return out.Item?.closedUntil as number | undefined;
+  const until = out.Item?.closedUntil as number | undefined;
+  return until === undefined ? undefined : { untilMs: until, reason: String(out.Item?.reason ?? 'held') };
 }
 
 async function closeGate(
@@ -44,7 +45,8 @@ async function closeGate(
 
 export function dynamoDbThrottleGate(table: LedgerTableClient): ThrottleGateStore {
   return {
-    readGate: (channel) => readGate(table, channel),
+    readGate: async (channel) => (await readHold(table, channel))?.untilMs,
+    readHold: (channel) => readHold(table, channel),
     closeGate: (channel, untilMs, reason) => closeGate(table, channel, untilMs, reason),
   };
 }
