@@ -17,6 +17,7 @@ import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { loadFacet } from '../../lambdas/wiring/providers.ts';
 import { startSmsSimulator } from '../../local/sms-simulator/server.ts';
 import { type Kit, must, runConformance } from './conformance.ts';
+import { startRewritingProxy } from './null-fields.ts';
 
 const FROM = '+15005550006';
 const HOLD_MS = 1_500;
@@ -53,10 +54,11 @@ async function twilioKit(): Promise<Kit> {
       { toSuffix: '9610', status: 'failed', errorCode: 21610 },
     ],
   });
+  const proxy = await startRewritingProxy(sms.baseUrl);
   const provider = PROVIDERS.find((p) => p.descriptor.id === 'twilio');
   if (!provider) throw new Error('twilio is not registered');
   const env = {
-    TWILIO_BASE_URL: sms.baseUrl,
+    TWILIO_BASE_URL: proxy.origin,
     TWILIO_ACCOUNT_SID: sms.accountSid,
     TWILIO_AUTH_TOKEN: sms.authToken,
     TWILIO_FROM: FROM,
@@ -162,7 +164,29 @@ async function twilioKit(): Promise<Kit> {
           name === 'x-twilio-signature' ? 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=' : genuine.header(name),
       });
     },
+    optionalFields: {
+      // A message (sent, fetched, listed), a page of the listing, an error.
+      answers: [
+        'error_code',
+        'error_message',
+        'date_sent',
+        'messaging_service_sid',
+        'price',
+        'price_unit',
+        'messages[].error_code',
+        'messages[].error_message',
+        'messages[].date_sent',
+        'messages[].price',
+        'next_page_uri',
+        'previous_page_uri',
+        'more_info',
+      ],
+      // Status callbacks are form-encoded: a member is sent or not, never null.
+      events: [],
+    },
+    rewrite: (rewrite) => proxy.set(rewrite),
     async close() {
+      await proxy.close();
       await sms.close();
       await new Promise<void>((resolve) => sink.close(() => resolve()));
     },
