@@ -8,7 +8,7 @@ import type {
   SuppressionDependencies,
 } from '../use-cases/dependencies.ts';
 import { buildAwsClients } from './aws-clients.ts';
-import { retryPolicyOf, timingOf } from './core.ts';
+import { configuredChannels, retryPolicyOf, timingOf } from './core.ts';
 import { buildDeadlineRisk } from './deadline-risk.ts';
 import { buildSealer } from './envelope.ts';
 import { loadFingerprintKey } from './fingerprint.ts';
@@ -52,6 +52,7 @@ export async function buildHttpRuntime(
       retryPolicy: retryPolicyOf(config),
       random: Math.random,
       defaultDeadlineMs: config.NOTICE_DEFAULT_DEADLINE_MS,
+      configuredChannels: configuredChannels(env),
       ...buildDeadlineRisk(config, clients),
     },
   };

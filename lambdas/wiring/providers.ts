@@ -1,7 +1,7 @@
 import * as secretsManager from '../adapters/secrets/secrets-manager.ts';
 import { ConfigError } from '../contract/config-error.ts';
 import type { ProviderFacet } from '../contract/providers.ts';
-import { CHANNEL_SETTINGS } from '../contract/settings.ts';
+import { CHANNEL_SETTINGS, NO_PROVIDER } from '../contract/settings.ts';
 import { CHANNELS, type Channel } from '../domain/channel.ts';
 import type { Config } from '../edge/config.ts';
 import type { Clock } from '../ports/clock.port.ts';
@@ -32,12 +32,13 @@ function ids(): string {
 
 /**
  * The provider of a channel: `<CHANNEL>_PROVIDER`, or the module that declares itself the
- * channel's default. An unknown id, or one that does not serve the channel, stops the start
- * with a message naming the variable.
+ * channel's default; `undefined` when it is `none` (the channel is not configured). An unknown id,
+ * or one that does not serve the channel, stops the start with a message naming the variable.
  */
-export function selectedProvider(channel: Channel, env: Env): RegisteredProvider {
+export function selectedProvider(channel: Channel, env: Env): RegisteredProvider | undefined {
   const variable = CHANNEL_SETTINGS[channel].provider;
   const id = env[variable]?.trim();
+  if (id === NO_PROVIDER) return undefined;
   if (!id) {
     const fallback = PROVIDERS.find((p) =>
       (p.descriptor.defaultFor as readonly string[] | undefined)?.includes(channel),
@@ -53,9 +54,9 @@ export function selectedProvider(channel: Channel, env: Env): RegisteredProvider
   return provider;
 }
 
-/** The providers selected for any channel, each once. */
+/** The providers selected for any configured channel, each once. */
 export function selectedProviders(env: Env): RegisteredProvider[] {
-  return unique(CHANNELS.map((channel) => selectedProvider(channel, env)));
+  return unique(CHANNELS.flatMap((channel) => selectedProvider(channel, env) ?? []));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { NO_PROVIDER } from '../contract/settings.ts';
 import { CHANNELS } from '../domain/channel.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
@@ -37,7 +38,9 @@ export async function buildReconcilerRuntime(
     if (status) statuses[status.id] = status.facet(status.context);
   }
   const channelProviders = Object.fromEntries(
-    CHANNELS.map((channel) => [channel, selectedProvider(channel, env).descriptor.id]),
+    // A channel without a provider (`none`) has no rows of its own to ask about; older ones, if
+    // any, find no lookup under that name and are settled by policy.
+    CHANNELS.map((channel) => [channel, selectedProvider(channel, env)?.descriptor.id ?? NO_PROVIDER]),
   ) as ReconcilerDependencies['channelProviders'];
   const clients = buildAwsClients();
   const { worker } = await buildWorkerDependencies(config, clients, reconcilerLedger);

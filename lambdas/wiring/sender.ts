@@ -1,5 +1,5 @@
 import { ConfigError } from '../contract/config-error.ts';
-import { CHANNEL_SETTINGS } from '../contract/settings.ts';
+import { CHANNEL_SETTINGS, NO_PROVIDER } from '../contract/settings.ts';
 import type { Channel } from '../domain/channel.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
@@ -32,6 +32,11 @@ export async function buildSenderRuntime(
 ): Promise<SenderRuntime> {
   const config = readConfig(env);
   const provider = selectedProvider(channel, env);
+  if (!provider) {
+    throw new ConfigError(
+      `${CHANNEL_SETTINGS[channel].provider} is ${NO_PROVIDER}: this deployment sends no ${channel}, so it runs no ${channel} sender`,
+    );
+  }
   const loaded = await loadFacet(provider, 'transport', { config, env, clock: systemClock });
   const create = loaded?.facet[channel];
   if (!loaded || !create) {

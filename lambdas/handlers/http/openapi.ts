@@ -234,7 +234,9 @@ const PROBLEMS = {
   404: problem('no such resource'),
   413: problem(`body over ${BodyLimits.jsonMaxBytes} bytes`),
   415: problem('not application/json, or a charset other than utf-8'),
-  422: problem('well-formed but not acceptable; `errors` names each field'),
+  422: problem(
+    'well-formed but not acceptable; `errors` names each field and why: channel_not_configured (this deployment does not send the channel: its provider is `none`), unknown_template, channel_not_in_template, the template variables’ rules, deadline_not_in_future, deadline_too_far, contact_data_in_identifier',
+  ),
 } as const;
 
 const noticeIdParameter = {
