@@ -11,11 +11,22 @@ export function pascal(id: string): string {
 }
 
 /**
+ * What a new provider secret holds until a person fills it in: every credential field the
+ * descriptor declares, empty. The runtime reads such a field as a placeholder
+ * (lambdas/providers/settings.ts `isPlaceholder`): the provider's facets are left out and its
+ * channel's sends fail as `provider_not_configured`, while everything else runs.
+ */
+export function placeholderSecret(descriptor: ProviderDescriptor): Record<string, string> {
+  return Object.fromEntries(descriptor.settings.flatMap((s) => (s.secretField ? [[s.secretField, '']] : [])));
+}
+
+/**
  * The secret of a provider's credentials: one JSON object with a field per credential the
  * descriptor declares (`secretField`), read by the functions that carry the provider's facets
  * (the variable is the descriptor's `secretVariable`). An existing secret (complete ARN) is
  * used as it is; otherwise one is created with empty fields, to be filled after the deploy
- * (`put-secret-value`); until then those functions refuse to start, naming the missing fields.
+ * (`put-secret-value`); until then those functions leave the provider's facets out, naming the
+ * empty fields, and the channel's sends fail as `provider_not_configured`.
  * Retained on deletion. Provider credentials are issued and rotated in the provider's console,
  * so Secrets Manager does not rotate them.
  */
@@ -32,14 +43,17 @@ export function providerSecret(
   // and with it the logical id, of the secret deployments already hold and have filled in.
   const id = pascal(descriptor.id);
   if (options.existingArn) return Secret.fromSecretCompleteArn(scope, id, options.existingArn);
-  const fields = descriptor.settings.flatMap((s) => (s.secretField ? [s.secretField] : []));
+  const placeholders = placeholderSecret(descriptor);
+  const fields = Object.keys(placeholders);
   const secret = new Secret(scope, id, {
     secretName: `${options.namePrefix}/${descriptor.id}`,
     description: `notice-ledger: ${descriptor.title} credentials { ${fields.join(', ')} }; fill in after deploy`,
     encryptionKey: options.encryptionKey,
     // Empty placeholders document the shape; CloudFormation writes them once, and later
     // `put-secret-value` updates survive deploys as long as this definition is unchanged.
-    secretObjectValue: Object.fromEntries(fields.map((f) => [f, SecretValue.unsafePlainText('')])),
+    secretObjectValue: Object.fromEntries(
+      Object.entries(placeholders).map(([field, value]) => [field, SecretValue.unsafePlainText(value)]),
+    ),
     removalPolicy: RemovalPolicy.RETAIN,
   });
   const reason =

@@ -87,7 +87,7 @@ function providerEventPaths(): Record<string, unknown> {
           ),
           ...refusals,
           404: problem(
-            `no such resource: this deployment takes no events from ${descriptor.title} (it is neither selected nor retained)`,
+            `no such resource: this deployment takes no events from ${descriptor.title} (neither selected nor retained, or its secret still holds placeholders)`,
           ),
           413: problem(`body over ${BodyLimits.formMaxBytes} bytes`),
           415: problem(`not ${webhook.contentType}`),
