@@ -369,7 +369,7 @@ export function runConformance(name: string, start: () => Promise<Kit>): void {
             attemptEndedAt: Date.now(),
           };
           const nulls = await kit.lookup(query);
-          expect(nulls).toMatchObject({ kind: 'found', receiptId: held });
+          expect(nulls, JSON.stringify(nulls)).toMatchObject({ kind: 'found', receiptId: held });
           kit.rewrite(withoutThem);
           expect(await kit.lookup(query)).toEqual(nulls);
         }
