@@ -85,6 +85,7 @@ export async function measureHappyPath(
     timing: { leaseMs: 60_000 },
     retryPolicy: { baseMs: 1000, capMs: 900_000, maxAttempts: 8 },
     defaultDeadlineMs: 86_400_000,
+    configuredChannels: ['email', 'sms'],
     transports: { email: { provider: 'ses', send: accept }, sms: { provider: 'twilio', send: accept } },
     workerId: 'bench',
     gate: new SharedSendGate({ store, clock: systemClock, gateCacheMs: 250 }),

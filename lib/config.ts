@@ -10,6 +10,7 @@ import {
   type DeployKeyOf,
   deployKeyOf,
   INVARIANTS,
+  NO_PROVIDER,
   OPERATOR_SETTING_NAMES,
   OPERATOR_SETTINGS,
   type OperatorSettingName,
@@ -468,8 +469,8 @@ function checkCallers(
 }
 
 /**
- * The channels' providers must be registered (lib/providers/registry.ts) and serve their channel;
- * retained ones must be registered. Messages name the setting and the ids there are.
+ * The channels' providers must be registered (lib/providers/registry.ts) and serve their channel,
+ * or be `none` (one channel at most); retained ones must be registered. Messages name the setting and the ids there are.
  */
 function checkProviders(
   email: string,
@@ -479,6 +480,8 @@ function checkProviders(
 ): NoticeLedgerConfig['providers'] {
   const ids = PROVIDER_BINDINGS.map((b) => b.descriptor.id);
   const check = (key: string, id: string, channel?: ProviderChannel) => {
+    // A channel may be left unconfigured: no secret, no sender, no event source (intake refuses it).
+    if (channel && id === NO_PROVIDER) return;
     const binding = PROVIDER_BINDINGS.find((b) => b.descriptor.id === id);
     if (!binding) throw new ConfigError(`invalid ${source}: ${key}: no provider "${id}" (${ids.join(', ')})`);
     if (channel && !(binding.descriptor.channels as readonly string[]).includes(channel)) {
@@ -487,6 +490,11 @@ function checkProviders(
   };
   check('emailProvider', email, 'email');
   check('smsProvider', sms, 'sms');
+  if (email === NO_PROVIDER && sms === NO_PROVIDER) {
+    throw new ConfigError(
+      `invalid ${source}: emailProvider and smsProvider are both ${NO_PROVIDER}: nothing could be sent`,
+    );
+  }
   for (const id of retained) check('retainedProviders', id);
   return { email, sms, retained: [...new Set(retained)].filter((id) => id !== email && id !== sms) };
 }

@@ -14,7 +14,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { ProviderChannel } from '../lambdas/contract/providers.ts';
-import { LANE_SETTINGS } from '../lambdas/contract/settings.ts';
+import { LANE_SETTINGS, NO_PROVIDER } from '../lambdas/contract/settings.ts';
 import { CHANNELS, type Channel } from '../lambdas/domain/channel.ts';
 import { deriveNoticeId } from '../lambdas/domain/identity.ts';
 import { readConfig } from '../lambdas/edge/config.ts';
@@ -125,10 +125,13 @@ function plan(e: NodeJS.ProcessEnv): Plan {
   e.AUDITOR_PRINCIPALS ||= LOCAL_AUDITOR_ROLE;
   // An unknown EMAIL_PROVIDER / SMS_PROVIDER / RETAINED_PROVIDERS stops here, naming the variable.
   const config = readConfig(e);
+  // A channel whose provider is `none` is not configured: no simulator, no poller (below).
   const providers = Object.fromEntries(
-    CHANNELS.map((channel) => [channel, selectedProvider(channel, e).descriptor.id]),
+    CHANNELS.map((channel) => [channel, selectedProvider(channel, e)?.descriptor.id ?? NO_PROVIDER]),
   ) as Record<ProviderChannel, string>;
-  const ids = [...new Set([...Object.values(providers), ...config.RETAINED_PROVIDERS])];
+  const ids = [...new Set([...Object.values(providers), ...config.RETAINED_PROVIDERS])].filter(
+    (id) => id !== NO_PROVIDER,
+  );
   answeringProviders(config, e);
   const simulated = ids.flatMap((id) => localProvider(id) ?? []);
   return {
@@ -402,14 +405,24 @@ async function stopAll(running: Running[], log: (line: string) => void): Promise
 
 // --- banner ------------------------------------------------------------------------------------
 
-/** The README's first notice, with a fresh event id and a deadline a week ahead. */
-export function exampleNotice(now = Date.now()): { body: Record<string, unknown>; noticeId: string } {
+/**
+ * The README's first notice, with a fresh event id and a deadline a week ahead, on the channels
+ * this stack sends (a channel whose provider is `none` would be refused).
+ */
+export function exampleNotice(
+  now = Date.now(),
+  channels: readonly Channel[] = CHANNELS,
+): { body: Record<string, unknown>; noticeId: string } {
   const eventId = `evt_local_${now.toString(36)}`;
   const body = {
     eventId,
     eventType: 'lab-result-ready',
-    recipient: { id: 'pat_1042', email: 'success@simulator.amazonses.com', phone: '+15551234567' },
-    channels: ['email', 'sms'],
+    recipient: {
+      id: 'pat_1042',
+      ...(channels.includes('email') ? { email: 'success@simulator.amazonses.com' } : {}),
+      ...(channels.includes('sms') ? { phone: '+15551234567' } : {}),
+    },
+    channels: [...channels],
     template: { id: 'lab-result-ready', version: 'v3' },
     variables: { firstName: 'Ada' },
     deadline: new Date(now + 7 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
@@ -447,7 +460,10 @@ interface BannerInput {
 }
 
 function bannerLines(input: BannerInput): string[] {
-  const example = exampleNotice();
+  const example = exampleNotice(
+    Date.now(),
+    CHANNELS.filter((channel) => input.providers[channel] !== NO_PROVIDER),
+  );
   const pgid = processGroupId();
   const lines = [
     '',

@@ -56,6 +56,12 @@ export const Metric = {
   unmatchedProviderEvents: 'UnmatchedProviderEvents',
   /** An inbound provider request whose signature did not verify (refused, nothing changed). */
   refusedProviderEvents: 'RefusedProviderEvents',
+  /**
+   * Provider facets a function left out because the provider's secret still holds placeholders
+   * (counted at each cold start; the reconciler also every run, as a gauge): the channel's sends
+   * fail as provider_not_configured until a person fills the secret in.
+   */
+  providersNotConfigured: 'ProvidersNotConfigured',
 } as const;
 
 export type MetricName = (typeof Metric)[keyof typeof Metric];

@@ -70,12 +70,12 @@ export const OPERATOR_SETTINGS = {
   EMAIL_PROVIDER: {
     kind: 'text',
     description:
-      "provider module of the email channel (an id of lambdas/providers/registry.ts); unset: the module that declares itself the channel's default",
+      "provider module of the email channel (an id of lambdas/providers/registry.ts); unset: the module that declares itself the channel's default; `none`: the channel is not configured (no secret, no simulator, no consumer; intake refuses it with 422 channel_not_configured)",
   },
   SMS_PROVIDER: {
     kind: 'text',
     description:
-      "provider module of the sms channel (an id of lambdas/providers/registry.ts); unset: the module that declares itself the channel's default",
+      "provider module of the sms channel (an id of lambdas/providers/registry.ts); unset: the module that declares itself the channel's default; `none`: the channel is not configured (no secret, no simulator, no consumer; intake refuses it with 422 channel_not_configured)",
   },
   RETAINED_PROVIDERS: {
     kind: 'list',
@@ -394,6 +394,9 @@ export function deployKeyOf<Name extends string>(name: Name): DeployKeyOf<Name> 
  * Unset everywhere else: locally and in tests every module loads.
  */
 export const BUNDLE_SWITCH_PREFIX = 'NOTICE_LEDGER_OMIT_';
+
+/** `EMAIL_PROVIDER` / `SMS_PROVIDER` (`emailProvider` / `smsProvider`): the channel is unconfigured. */
+export const NO_PROVIDER = 'none';
 
 /** The per-channel variables, named once. */
 export const CHANNEL_SETTINGS = {

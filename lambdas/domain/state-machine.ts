@@ -111,6 +111,11 @@ export const Reason = {
   envelopeUnreadable: 'envelope_unreadable',
   /** This deployment cannot send the row: its template or the channel's transport is missing. */
   configurationError: 'configuration_error',
+  /**
+   * The channel's provider has no credentials yet (its secret still holds the placeholders the
+   * deployment wrote): this channel cannot send until a person fills them in; nothing was sent.
+   */
+  providerNotConfigured: 'provider_not_configured',
   /** A person confirmed, from outside the ledger, that the provider holds the message. */
   operatorConfirmedAccepted: 'operator_confirmed_accepted',
   /** A person confirmed that the provider never got the message: a deliberate resend. */
@@ -161,6 +166,7 @@ export const ESCALATING_FAILURES: ReadonlySet<Reason> = new Set([
   Reason.renderFailed,
   Reason.envelopeUnreadable,
   Reason.configurationError,
+  Reason.providerNotConfigured,
   Reason.onSuppressionList,
 ]);
 

@@ -36,12 +36,28 @@ export interface Dependencies {
   readonly retryPolicy: RetryPolicy;
   readonly defaultDeadlineMs: number;
   readonly transports: { readonly email?: EmailTransport; readonly sms?: SmsTransport };
+  /**
+   * The channels this deployment sends: a channel whose provider is `none` is not among them,
+   * and intake refuses a notice that asks for it (422 `channel_not_configured`).
+   */
+  readonly configuredChannels: readonly Channel[];
+  /**
+   * Channels whose provider's credentials are still placeholders (lambdas/wiring/providers.ts):
+   * their rows fail as `provider_not_configured` before any claim, escalated.
+   */
+  readonly unconfiguredProviders?: { readonly [C in Channel]?: UnconfiguredProvider } | undefined;
   /** Shared provider throttle gate and rate budget; absent = call providers whenever a message arrives. */
   readonly gate?: SendGate | undefined;
   /** Identifies this process in lease records. */
   readonly workerId: string;
   /** `OPERATOR_HOLD_MS`: how long a channel is held when the provider needs a person. */
   readonly operatorHoldMs?: number | undefined;
+}
+
+/** A channel's provider that cannot send yet: which one, and what it lacks (names, never values). */
+export interface UnconfiguredProvider {
+  readonly provider: string;
+  readonly detail: string;
 }
 
 /** Dependencies `K` besides the ledger, and the ledger ports `L`. */
@@ -82,7 +98,14 @@ export type ReconcilerLedger = WorkerLedger &
 
 /** Intake (the http function). */
 export type IntakeDependencies = WithLedger<
-  'queue' | 'sealer' | 'catalog' | 'clock' | 'fingerprintKey' | 'timing' | 'defaultDeadlineMs',
+  | 'queue'
+  | 'sealer'
+  | 'catalog'
+  | 'clock'
+  | 'fingerprintKey'
+  | 'timing'
+  | 'defaultDeadlineMs'
+  | 'configuredChannels',
   IntakeLedger
 >;
 
@@ -118,7 +141,7 @@ export type WorkerDependencies = WithLedger<
 
 /** A channel sender: claim, render, one provider call, record, schedule or escalate. */
 export type SenderDependencies = WorkerDependencies &
-  WithLedger<'transports' | 'gate' | 'workerId' | 'operatorHoldMs', SenderLedger>;
+  WithLedger<'transports' | 'unconfiguredProviders' | 'gate' | 'workerId' | 'operatorHoldMs', SenderLedger>;
 
 /** Inbound provider events: the ledger and its clock only. */
 export type ReportDependencies = WithLedger<'clock' | 'timing', ReportLedger>;

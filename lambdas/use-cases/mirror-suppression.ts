@@ -13,6 +13,9 @@ export async function mirrorSuppression(
   sync: SuppressionSync,
   deps: SenderDependencies,
 ): Promise<MirrorResult> {
+  const unconfigured = deps.unconfiguredProviders?.[sync.channel];
+  // Not dropped: delivered again until the credentials are there, and parked in the DLQ in the end.
+  if (unconfigured) throw new Error(`suppression not mirrored: ${unconfigured.detail}`);
   const add = deps.transports[sync.channel]?.suppressions?.add;
   if (!add) return 'not_kept_by_provider';
   const { destination } = await deps.sealer.open(sync.sealed, suppressionSyncContext(sync));

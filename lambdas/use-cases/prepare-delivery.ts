@@ -1,4 +1,3 @@
-import { ConfigError } from '../contract/config-error.ts';
 import { decideClaim } from '../domain/attempt.ts';
 import type { Intent } from '../domain/intent.ts';
 import { Reason } from '../domain/state-machine.ts';
@@ -29,24 +28,43 @@ export type Prepared =
   | { readonly kind: 'done'; readonly result: DeliveryResult }
   | ({ readonly kind: 'ready' } & ReadyToSend);
 
+type SendingSetup =
+  | { readonly kind: 'ready'; readonly template: TemplateDefinition; readonly transport: ChannelTransport }
+  | {
+      readonly kind: 'cannot_send';
+      readonly reason: typeof Reason.configurationError | typeof Reason.providerNotConfigured;
+      readonly detail: string;
+    };
+
 /**
- * What this deployment needs to send the row at all: its template version and the channel's
- * transport. Checked before the claim, so a missing one fails the row as `configuration_error`
- * (escalated: a person must fix the deployment) without pretending an attempt was made.
+ * What this deployment needs to send the row at all: its template version, and the channel's
+ * transport — which needs its provider's credentials. Checked before the claim, so a missing one
+ * fails the row (escalated: a person must fix the deployment) without pretending an attempt was
+ * made: `configuration_error` for a template or transport the deployment lacks,
+ * `provider_not_configured` for a provider whose secret still holds its placeholders.
  */
-function sendingSetup(
-  row: Intent,
-  deps: SenderDependencies,
-): { template: TemplateDefinition; transport: ChannelTransport } | ConfigError {
+function sendingSetup(row: Intent, deps: SenderDependencies): SendingSetup {
   const template = deps.catalog.lookup(row.templateId, row.templateVersion);
   if (!template) {
-    return new ConfigError(
-      `template ${row.templateId} ${row.templateVersion} is not in this deployment's catalog`,
-    );
+    return {
+      kind: 'cannot_send',
+      reason: Reason.configurationError,
+      detail: `template ${row.templateId} ${row.templateVersion} is not in this deployment's catalog`,
+    };
+  }
+  const unconfigured = deps.unconfiguredProviders?.[row.channel];
+  if (unconfigured) {
+    return { kind: 'cannot_send', reason: Reason.providerNotConfigured, detail: unconfigured.detail };
   }
   const transport = deps.transports[row.channel];
-  if (!transport) return new ConfigError(`no ${row.channel} transport is configured`);
-  return { template, transport };
+  if (!transport) {
+    return {
+      kind: 'cannot_send',
+      reason: Reason.configurationError,
+      detail: `no ${row.channel} transport is configured`,
+    };
+  }
+  return { kind: 'ready', template, transport };
 }
 
 /**
@@ -54,8 +72,8 @@ function sendingSetup(
  * retry_scheduled is left alone, a past deadline fails it (saying what it waited on), a
  * suppressed destination ends it (our list, then the provider's own where it keeps one; a check
  * the provider cannot answer makes it wait, recorded and backing off), a missing template or
- * transport fails it (configuration_error). What remains is ready for a provider call
- * (./provider-call.ts).
+ * transport fails it (configuration_error), a provider without its credentials too
+ * (provider_not_configured). What remains is ready for a provider call (./provider-call.ts).
  */
 export async function prepareDelivery(ref: IntentRef, deps: SenderDependencies): Promise<Prepared> {
   const done = (result: DeliveryResult) => ({ kind: 'done' as const, result });
@@ -86,10 +104,10 @@ export async function prepareDelivery(ref: IntentRef, deps: SenderDependencies):
   }
 
   const setup = sendingSetup(row, deps);
-  if (setup instanceof ConfigError) {
+  if (setup.kind === 'cannot_send') {
     const plan = planTransition(
       row,
-      { to: 'failed', reason: Reason.configurationError, at: now, detail: setup.message },
+      { to: 'failed', reason: setup.reason, at: now, detail: setup.detail },
       deps.timing,
     );
     return done(await applyOrLeave(plan, row, deps));
@@ -97,7 +115,8 @@ export async function prepareDelivery(ref: IntentRef, deps: SenderDependencies):
 
   // The provider's own list, where it keeps one, before any work: a listed destination never
   // reaches the transport, and the answer is recorded on the row (on the claim, or as the reason).
-  const { transport } = setup;
+  const { template, transport } = setup;
+  const ready = { template, transport };
   if (transport.suppressions?.check) {
     const checked = await checkProviderList(row, transport, deps);
     if (checked.kind === 'suppressed')
@@ -108,13 +127,13 @@ export async function prepareDelivery(ref: IntentRef, deps: SenderDependencies):
       return {
         kind: 'ready',
         row,
-        ...setup,
+        ...ready,
         claimDetail: `${transport.provider} suppression list: not listed`,
         envelope: checked.envelope,
       };
     }
   }
-  return { kind: 'ready', row, ...setup };
+  return { kind: 'ready', row, ...ready };
 }
 
 type ProviderListCheck =

@@ -93,8 +93,18 @@ function validate(
   request: NoticeRequest,
   now: number,
   template: TemplateDefinition | undefined,
+  configuredChannels: readonly Channel[],
 ): Violation[] {
   const violations: Violation[] = [];
+  for (const channel of request.channels) {
+    if (!configuredChannels.includes(channel)) {
+      violations.push({
+        path: 'channels',
+        code: 'channel_not_configured',
+        message: `this deployment does not send ${channel}: its provider is none`,
+      });
+    }
+  }
   const identifiers = [
     { path: 'eventId', value: request.eventId },
     { path: 'recipient.id', value: request.recipient.id },
@@ -167,8 +177,8 @@ function resolveAll(request: NoticeRequest, deps: Pick<IntakeDependencies, 'fing
 
 /**
  * Intake. Primary course:
- *  1. check the request against the template catalog, the clock and the destinations (422
- *     material) before anything is sealed or written;
+ *  1. check the request against the channels this deployment sends, the template catalog, the
+ *     clock and the destinations (422 material) before anything is sealed or written;
  *  2. per channel: render once (proves it renders, measures SMS segments), seal destination +
  *     variables, build the `reserved` intent;
  *  3. reserve the channels in one atomic write (created / duplicate / conflict per channel), so
@@ -194,7 +204,7 @@ export async function submitNotice(
 ): Promise<SubmitResult> {
   const now = deps.clock.now();
   const template = deps.catalog.lookup(request.template.id, request.template.version);
-  const violations = validate(request, now, template);
+  const violations = validate(request, now, template, deps.configuredChannels);
   if (violations.length > 0 || !template) return { kind: 'invalid', violations };
   const { resolved, violations: destinationViolations } = resolveAll(request, deps);
   if (destinationViolations.length > 0) return { kind: 'invalid', violations: destinationViolations };

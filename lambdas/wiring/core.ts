@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError } from '../contract/config-error.ts';
+import { CHANNEL_SETTINGS, NO_PROVIDER } from '../contract/settings.ts';
+import { CHANNELS, type Channel } from '../domain/channel.ts';
 import type { LedgerTiming } from '../domain/intent.ts';
 import type { RetryPolicy } from '../domain/retry-policy.ts';
 import type { Config } from '../edge/config.ts';
@@ -28,4 +30,20 @@ export function publicBaseUrlOf(config: Config): string | undefined {
 /** Identifies this process in lease records. */
 export function workerIdOf(): string {
   return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+/** Whether `<CHANNEL>_PROVIDER` leaves the channel unconfigured (`none`). */
+export function channelUnconfigured(
+  channel: Channel,
+  env: Readonly<Record<string, string | undefined>>,
+): boolean {
+  return env[CHANNEL_SETTINGS[channel].provider]?.trim() === NO_PROVIDER;
+}
+
+/**
+ * The channels this deployment sends: those whose provider is not `none`. Read from the variables
+ * alone, so the http function (no provider code) knows which channels intake may accept.
+ */
+export function configuredChannels(env: Readonly<Record<string, string | undefined>>): Channel[] {
+  return CHANNELS.filter((channel) => !channelUnconfigured(channel, env));
 }

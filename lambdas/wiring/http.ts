@@ -10,7 +10,7 @@ import type {
   SuppressionDependencies,
 } from '../use-cases/dependencies.ts';
 import { buildAwsClients } from './aws-clients.ts';
-import { retryPolicyOf, timingOf } from './core.ts';
+import { configuredChannels, retryPolicyOf, timingOf } from './core.ts';
 import { buildDeadlineRisk } from './deadline-risk.ts';
 import { buildSealer } from './envelope.ts';
 import { loadFingerprintKey } from './fingerprint.ts';
@@ -61,6 +61,7 @@ export async function buildHttpRuntime(
         unknownGraceMs: config.UNKNOWN_GRACE_MS,
         reportDeadlineMs: config.DELIVERY_REPORT_DEADLINE_MS,
       },
+      configuredChannels: configuredChannels(env),
       ...buildDeadlineRisk(config, clients),
     },
   };

@@ -6,7 +6,13 @@ import type { ReportDependencies } from '../use-cases/dependencies.ts';
 import { publicBaseUrlOf, timingOf } from './core.ts';
 import { ledgerTable, reportLedger } from './ledger.ts';
 import { once } from './once.ts';
-import { answeringProviders, type LoadedFacet, loadFacet } from './providers.ts';
+import {
+  answeringProviders,
+  type LoadedFacet,
+  type SkippedFacet,
+  tryLoadFacet,
+  warnSkipped,
+} from './providers.ts';
 
 export interface Webhook {
   readonly contentType: string;
@@ -31,6 +37,8 @@ export interface ProviderEventsRuntime {
   /** EventBridge readers by event `source`. */
   readonly eventReaders: ReadonlyMap<string, EventReader>;
   readonly publicBaseUrl: string | undefined;
+  /** Inbound facets left out because their provider's credentials are still placeholders. */
+  readonly skipped: readonly SkippedFacet[];
 }
 
 /** Assembles the runtime from loaded inbound facets (tests give their own ledger). */
@@ -55,29 +63,47 @@ export function providerEventsRuntime(
       for (const source of facet.sources) eventReaders.set(source, { provider: id, handle });
     }
   }
-  return { config, deps, webhooks, eventReaders, publicBaseUrl: publicBaseUrlOf(config) };
+  return { config, deps, webhooks, eventReaders, publicBaseUrl: publicBaseUrlOf(config), skipped: [] };
 }
 
-/** The inbound facets of every provider rows may still answer to (see answeringProviders). */
+/**
+ * The inbound facets of every provider rows may still answer to (see answeringProviders); those
+ * of a provider whose credentials are still placeholders are left out (its webhook answers 404)
+ * and listed in `skipped`.
+ */
+export async function loadAnswering(
+  config: Config,
+  env: Record<string, string | undefined>,
+): Promise<{ readonly loaded: LoadedFacet<'inbound'>[]; readonly skipped: SkippedFacet[] }> {
+  const loaded: LoadedFacet<'inbound'>[] = [];
+  const skipped: SkippedFacet[] = [];
+  for (const provider of answeringProviders(config, env)) {
+    const facet = await tryLoadFacet(provider, 'inbound', { config, env, clock: systemClock });
+    if (facet.kind === 'loaded') loaded.push(facet.loaded);
+    if (facet.kind === 'not_configured') skipped.push(facet.skipped);
+  }
+  return { loaded, skipped };
+}
+
+/** The inbound facets this function serves (tests build their runtime from them). */
 export async function loadInbound(
   config: Config,
   env: Record<string, string | undefined>,
 ): Promise<LoadedFacet<'inbound'>[]> {
-  const loaded: LoadedFacet<'inbound'>[] = [];
-  for (const provider of answeringProviders(config, env)) {
-    const facet = await loadFacet(provider, 'inbound', { config, env, clock: systemClock });
-    if (facet) loaded.push(facet);
-  }
-  return loaded;
+  return (await loadAnswering(config, env)).loaded;
 }
 
 export async function buildProviderEventsRuntime(
   env: Record<string, string | undefined> = process.env,
 ): Promise<ProviderEventsRuntime> {
   const config = readConfig(env);
-  const inbound = await loadInbound(config, env);
+  const { loaded, skipped } = await loadAnswering(config, env);
   const deps = { store: reportLedger(ledgerTable(config)), clock: systemClock, timing: timingOf(config) };
-  return providerEventsRuntime(config, deps, inbound);
+  return { ...providerEventsRuntime(config, deps, loaded), skipped };
 }
 
-export const getProviderEventsRuntime = once(() => buildProviderEventsRuntime());
+export const getProviderEventsRuntime = once(async () => {
+  const runtime = await buildProviderEventsRuntime();
+  warnSkipped('providerEvents', runtime.skipped);
+  return runtime;
+});

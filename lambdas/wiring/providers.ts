@@ -1,7 +1,9 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import * as secretsManager from '../adapters/secrets/secrets-manager.ts';
 import { ConfigError } from '../contract/config-error.ts';
+import { Metric } from '../contract/metrics.ts';
 import type { ProviderFacet } from '../contract/providers.ts';
-import { CHANNEL_SETTINGS } from '../contract/settings.ts';
+import { CHANNEL_SETTINGS, NO_PROVIDER } from '../contract/settings.ts';
 import { CHANNELS, type Channel } from '../domain/channel.ts';
 import type { Config } from '../edge/config.ts';
 import type { Clock } from '../ports/clock.port.ts';
@@ -16,6 +18,7 @@ import type {
 import { PROVIDERS, type RegisteredProvider } from '../providers/registry.ts';
 import { resolveProviderSettings } from '../providers/settings.ts';
 import { publicBaseUrlOf } from './core.ts';
+import { logger, metrics } from './observability.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -32,12 +35,13 @@ function ids(): string {
 
 /**
  * The provider of a channel: `<CHANNEL>_PROVIDER`, or the module that declares itself the
- * channel's default. An unknown id, or one that does not serve the channel, stops the start
- * with a message naming the variable.
+ * channel's default; `undefined` when it is `none` (the channel is not configured). An unknown id,
+ * or one that does not serve the channel, stops the start with a message naming the variable.
  */
-export function selectedProvider(channel: Channel, env: Env): RegisteredProvider {
+export function selectedProvider(channel: Channel, env: Env): RegisteredProvider | undefined {
   const variable = CHANNEL_SETTINGS[channel].provider;
   const id = env[variable]?.trim();
+  if (id === NO_PROVIDER) return undefined;
   if (!id) {
     const fallback = PROVIDERS.find((p) =>
       (p.descriptor.defaultFor as readonly string[] | undefined)?.includes(channel),
@@ -53,9 +57,9 @@ export function selectedProvider(channel: Channel, env: Env): RegisteredProvider
   return provider;
 }
 
-/** The providers selected for any channel, each once. */
+/** The providers selected for any configured channel, each once. */
 export function selectedProviders(env: Env): RegisteredProvider[] {
-  return unique(CHANNELS.map((channel) => selectedProvider(channel, env)));
+  return unique(CHANNELS.flatMap((channel) => selectedProvider(channel, env) ?? []));
 }
 
 /**
@@ -129,29 +133,83 @@ async function secretOf(
   return (await secretsAdapter()).readSecretJson(arn, variable);
 }
 
+/** A facet a function leaves out because its provider's credentials are still placeholders. */
+export interface SkippedFacet {
+  readonly provider: string;
+  readonly facet: ProviderFacet;
+  /** Names the secret fields still empty; never a value. */
+  readonly detail: string;
+}
+
+export type FacetLoad<F extends ProviderFacet> =
+  | { readonly kind: 'loaded'; readonly loaded: LoadedFacet<F> }
+  /** The module does not offer the facet (or this bundle leaves it out). */
+  | { readonly kind: 'not_offered' }
+  /** The provider's secret still holds the placeholders the deployment wrote. */
+  | { readonly kind: 'not_configured'; readonly skipped: SkippedFacet };
+
 /**
- * One facet of a provider module with its settings resolved (a missing credential is a
- * ConfigError naming the variable), or `undefined` when the module does not offer the facet.
+ * One facet of a provider module with its settings resolved, or why there is none: not offered,
+ * or not configured yet (credentials still placeholders in its secret: lambdas/providers/settings.ts
+ * `isPlaceholder`). Anything else wrong (a missing variable, a malformed URL) is a ConfigError
+ * naming the variable.
+ */
+export async function tryLoadFacet<F extends ProviderFacet>(
+  provider: RegisteredProvider,
+  facet: F,
+  base: FacetBase,
+): Promise<FacetLoad<F>> {
+  const module = await moduleOf(provider);
+  const load = module[facet] as (() => Promise<FacetOf<F>>) | undefined;
+  if (!load) return { kind: 'not_offered' };
+  const resolved = resolveProviderSettings(
+    provider.descriptor,
+    facet,
+    base.env,
+    await secretOf(provider, base.env),
+  );
+  const id = provider.descriptor.id;
+  if (resolved.kind === 'placeholder') {
+    return { kind: 'not_configured', skipped: { provider: id, facet, detail: resolved.detail } };
+  }
+  const context: ProviderContext = {
+    settings: resolved.settings,
+    timeoutMs: base.config.PROVIDER_TIMEOUT_MS,
+    publicBaseUrl: publicBaseUrlOf(base.config),
+    clock: base.clock,
+  };
+  return { kind: 'loaded', loaded: { id, facet: await load(), context } };
+}
+
+/**
+ * One facet of a provider module with its settings resolved, or `undefined` when the module does
+ * not offer it; a provider not configured yet is a ConfigError here (tests, and callers that
+ * cannot do without the facet).
  */
 export async function loadFacet<F extends ProviderFacet>(
   provider: RegisteredProvider,
   facet: F,
   base: FacetBase,
 ): Promise<LoadedFacet<F> | undefined> {
-  const module = await moduleOf(provider);
-  const load = module[facet] as (() => Promise<FacetOf<F>>) | undefined;
-  if (!load) return undefined;
-  const settings = resolveProviderSettings(
-    provider.descriptor,
-    facet,
-    base.env,
-    await secretOf(provider, base.env),
-  );
-  const context: ProviderContext = {
-    settings,
-    timeoutMs: base.config.PROVIDER_TIMEOUT_MS,
-    publicBaseUrl: publicBaseUrlOf(base.config),
-    clock: base.clock,
-  };
-  return { id: provider.descriptor.id, facet: await load(), context };
+  const result = await tryLoadFacet(provider, facet, base);
+  if (result.kind === 'not_configured') throw new ConfigError(result.skipped.detail);
+  return result.kind === 'loaded' ? result.loaded : undefined;
+}
+
+/**
+ * Told once per cold start: each facet a function left out because its provider is not
+ * configured yet, as a warning and (unless the function publishes it as a gauge of its own, as
+ * the reconciler does every run) in the `ProvidersNotConfigured` count.
+ */
+export function warnSkipped(
+  fn: string,
+  skipped: readonly SkippedFacet[],
+  { count = true }: { readonly count?: boolean } = {},
+): void {
+  for (const s of skipped) {
+    logger.warn('provider not configured: facet skipped', { function: fn, ...s });
+  }
+  if (count && skipped.length > 0) {
+    metrics.addMetric(Metric.providersNotConfigured, MetricUnit.Count, skipped.length);
+  }
 }

@@ -1,3 +1,4 @@
+import { NO_PROVIDER } from '../contract/settings.ts';
 import { CHANNELS } from '../domain/channel.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
@@ -9,7 +10,13 @@ import { buildDeadlineRisk } from './deadline-risk.ts';
 import { reconcilerLedger } from './ledger.ts';
 import { logger } from './observability.ts';
 import { once } from './once.ts';
-import { answeringProviders, loadFacet, selectedProvider } from './providers.ts';
+import {
+  answeringProviders,
+  type SkippedFacet,
+  selectedProvider,
+  tryLoadFacet,
+  warnSkipped,
+} from './providers.ts';
 import { buildWorkerDependencies } from './worker.ts';
 
 /**
@@ -20,6 +27,8 @@ import { buildWorkerDependencies } from './worker.ts';
 export interface ReconcilerRuntime {
   readonly config: Config;
   readonly deps: ReconcilerDependencies;
+  /** Facets left out because their provider's credentials are still placeholders. */
+  readonly skipped: readonly SkippedFacet[];
 }
 
 export async function buildReconcilerRuntime(
@@ -29,20 +38,28 @@ export async function buildReconcilerRuntime(
   const config = readConfig(env);
   const lookups: Record<string, ProviderLookup> = {};
   const statuses: Record<string, ProviderStatus> = {};
+  // A provider whose credentials are still placeholders is skipped (told, counted), not a crash:
+  // the other providers' rows are reconciled all the same.
+  const skipped: SkippedFacet[] = [];
   for (const provider of answeringProviders(config, env)) {
     const base = { config, env, clock: systemClock };
-    const loaded = await loadFacet(provider, 'lookup', base);
-    if (loaded) lookups[loaded.id] = loaded.facet(loaded.context);
-    const status = await loadFacet(provider, 'status', base);
-    if (status) statuses[status.id] = status.facet(status.context);
+    const lookup = await tryLoadFacet(provider, 'lookup', base);
+    if (lookup.kind === 'loaded') lookups[lookup.loaded.id] = lookup.loaded.facet(lookup.loaded.context);
+    if (lookup.kind === 'not_configured') skipped.push(lookup.skipped);
+    const status = await tryLoadFacet(provider, 'status', base);
+    if (status.kind === 'loaded') statuses[status.loaded.id] = status.loaded.facet(status.loaded.context);
+    if (status.kind === 'not_configured') skipped.push(status.skipped);
   }
   const channelProviders = Object.fromEntries(
-    CHANNELS.map((channel) => [channel, selectedProvider(channel, env).descriptor.id]),
+    // A channel without a provider (`none`) has no rows of its own to ask about; older ones, if
+    // any, find no lookup under that name and are settled by policy.
+    CHANNELS.map((channel) => [channel, selectedProvider(channel, env)?.descriptor.id ?? NO_PROVIDER]),
   ) as ReconcilerDependencies['channelProviders'];
   const clients = buildAwsClients();
   const { worker } = await buildWorkerDependencies(config, clients, reconcilerLedger);
   return {
     config,
+    skipped,
     deps: {
       ...worker,
       lookups,
@@ -62,13 +79,16 @@ export async function buildReconcilerRuntime(
   };
 }
 
-export const getReconcilerRuntime = once(() =>
-  buildReconcilerRuntime(process.env, (ref, error) =>
+export const getReconcilerRuntime = once(async () => {
+  const runtime = await buildReconcilerRuntime(process.env, (ref, error) =>
     logger.error('reconciler row failed', {
       noticeId: ref.noticeId,
       channel: ref.channel,
       errorName: error instanceof Error ? error.name : typeof error,
       errorMessage: error instanceof Error ? error.message : undefined,
     }),
-  ),
-);
+  );
+  // Logged once here; counted every run by the handler (a gauge).
+  warnSkipped('reconciler', runtime.skipped, { count: false });
+  return runtime;
+});

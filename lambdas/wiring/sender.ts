@@ -1,5 +1,5 @@
 import { ConfigError } from '../contract/config-error.ts';
-import { CHANNEL_SETTINGS } from '../contract/settings.ts';
+import { CHANNEL_SETTINGS, NO_PROVIDER } from '../contract/settings.ts';
 import type { Channel } from '../domain/channel.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
@@ -8,7 +8,7 @@ import { buildAwsClients } from './aws-clients.ts';
 import { workerIdOf } from './core.ts';
 import { senderLedger, throttleGateStore } from './ledger.ts';
 import { once } from './once.ts';
-import { loadFacet, selectedProvider } from './providers.ts';
+import { type SkippedFacet, selectedProvider, tryLoadFacet, warnSkipped } from './providers.ts';
 import { buildSendGate } from './send-gate.ts';
 import { buildWorkerDependencies } from './worker.ts';
 
@@ -24,6 +24,8 @@ export interface SenderRuntime {
    */
   readonly batchMax: number;
   readonly deps: SenderDependencies;
+  /** The transport, when its provider's credentials are still placeholders (the sender has none). */
+  readonly skipped: readonly SkippedFacet[];
 }
 
 export async function buildSenderRuntime(
@@ -32,16 +34,25 @@ export async function buildSenderRuntime(
 ): Promise<SenderRuntime> {
   const config = readConfig(env);
   const provider = selectedProvider(channel, env);
-  const loaded = await loadFacet(provider, 'transport', { config, env, clock: systemClock });
-  const create = loaded?.facet[channel];
-  if (!loaded || !create) {
+  if (!provider) {
     throw new ConfigError(
-      `${CHANNEL_SETTINGS[channel].provider}: provider "${provider.descriptor.id}" offers no ${channel} transport`,
+      `${CHANNEL_SETTINGS[channel].provider} is ${NO_PROVIDER}: this deployment sends no ${channel}, so it runs no ${channel} sender`,
     );
   }
-  const transport = create(loaded.context);
+  const load = await tryLoadFacet(provider, 'transport', { config, env, clock: systemClock });
+  const id = provider.descriptor.id;
+  const create = load.kind === 'loaded' ? load.loaded.facet[channel] : undefined;
+  const transport = load.kind === 'loaded' && create ? create(load.loaded.context) : undefined;
+  // Credentials still placeholders: the sender runs, and each row of the channel fails as
+  // provider_not_configured (escalated) before any claim (lambdas/use-cases/prepare-delivery.ts).
+  const skipped = load.kind === 'not_configured' ? load.skipped : undefined;
+  if (!transport && !skipped) {
+    throw new ConfigError(
+      `${CHANNEL_SETTINGS[channel].provider}: provider "${id}" offers no ${channel} transport`,
+    );
+  }
   const batchMax =
-    channel === 'email' && 'sendBatch' in transport && transport.sendBatch && transport.maxBatch
+    channel === 'email' && transport && 'sendBatch' in transport && transport.sendBatch && transport.maxBatch
       ? Math.max(1, Math.min(config.EMAIL_BATCH_MAX, transport.maxBatch))
       : 1;
   const clients = buildAwsClients();
@@ -49,11 +60,13 @@ export async function buildSenderRuntime(
   return {
     config,
     channel,
-    provider: provider.descriptor.id,
+    provider: id,
     batchMax,
+    skipped: skipped ? [skipped] : [],
     deps: {
       ...worker,
-      transports: { [channel]: transport },
+      transports: transport ? { [channel]: transport } : {},
+      ...(skipped ? { unconfiguredProviders: { [channel]: { provider: id, detail: skipped.detail } } } : {}),
       workerId: workerIdOf(),
       operatorHoldMs: config.OPERATOR_HOLD_MS,
       gate: buildSendGate(channel, config, throttleGateStore(table), clients.dynamodb),
@@ -61,9 +74,15 @@ export async function buildSenderRuntime(
   };
 }
 
+async function coldStart(channel: Channel): Promise<SenderRuntime> {
+  const runtime = await buildSenderRuntime(channel);
+  warnSkipped(channel === 'email' ? 'sendEmail' : 'sendSms', runtime.skipped);
+  return runtime;
+}
+
 const senders = {
-  email: once(() => buildSenderRuntime('email')),
-  sms: once(() => buildSenderRuntime('sms')),
+  email: once(() => coldStart('email')),
+  sms: once(() => coldStart('sms')),
 };
 
 export function getSenderRuntime(channel: Channel): Promise<SenderRuntime> {

@@ -29,6 +29,17 @@ export function secretFields(descriptor: ProviderDescriptor): string[] {
 }
 
 /**
+ * What a provider secret the stack creates holds until a person fills it in
+ * ({@link PROVIDER_SECRET_INITIAL_VALUE}): no field at all. The runtime reads an absent, null or
+ * blank credential field as a placeholder (lambdas/providers/settings.ts `isPlaceholder`): the
+ * provider's facets are left out and its channel's sends fail as `provider_not_configured`, while
+ * everything else runs.
+ */
+export function placeholderSecret(_descriptor: ProviderDescriptor): Record<string, string> {
+  return JSON.parse(PROVIDER_SECRET_INITIAL_VALUE) as Record<string, string>;
+}
+
+/**
  * The secret of a provider's credentials: one JSON object with a field per credential the
  * descriptor declares (`secretField`), read by the functions that carry the provider's facets
  * (the variable is the descriptor's `secretVariable`). Provider credentials are issued and
@@ -39,7 +50,8 @@ export function secretFields(descriptor: ProviderDescriptor): string[] {
  *   stack created are, so a retained one can be adopted back) or with the default
  *   `aws/secretsmanager` key, which needs no grant; any other key must be granted by the operator.
  * - **Created** otherwise, holding {@link PROVIDER_SECRET_INITIAL_VALUE}, to be filled after the
- *   deploy (`put-secret-value`); until then those functions find the fields missing. No fixed
+ *   deploy (`put-secret-value`); until then those functions find the fields missing, leave the provider's facets out and its
+ *   channel's sends fail as `provider_not_configured`. No fixed
  *   name: it is retained when the provider leaves the deployment, and a fixed name would make the
  *   provider's return fail (CloudFormation cannot create a second secret of that name). It is
  *   tagged {@link PROVIDER_SECRET_TAG} instead, so the retained one can be found and adopted

@@ -1,3 +1,4 @@
+import { NO_PROVIDER } from '../../lambdas/contract/settings.ts';
 import type { ProviderBinding } from './binding.ts';
 import { eumBinding } from './eum/binding.ts';
 import { infraiBinding } from './infrai/binding.ts';
@@ -27,15 +28,18 @@ export function bindingOf(id: string): ProviderBinding | undefined {
 export const REGISTERED_PROVIDER_IDS: readonly string[] = PROVIDER_BINDINGS.map((b) => b.descriptor.id);
 
 /**
- * The providers a deployment carries: each channel's, and the retained ones (rows sent through a
- * provider no longer selected still answer to it). Nothing of any other provider is deployed.
+ * The providers a deployment carries: each configured channel's (a channel whose provider is
+ * `none` carries none), and the retained ones (rows sent through a provider no longer selected
+ * still answer to it). Nothing of any other provider is deployed.
  */
 export function deployedBindings(providers: {
   readonly email: string;
   readonly sms: string;
   readonly retained: readonly string[];
 }): ProviderBinding[] {
-  const ids = [...new Set([providers.email, providers.sms, ...providers.retained])];
+  const ids = [...new Set([providers.email, providers.sms, ...providers.retained])].filter(
+    (id) => id !== NO_PROVIDER,
+  );
   return ids.map((id) => {
     const binding = bindingOf(id);
     if (!binding) throw new Error(`no CDK binding for provider ${id}`);

@@ -4,7 +4,7 @@ import type { Construct } from 'constructs';
 import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
 import { type LaneName, laneEventSource } from '../../lambdas/contract/lanes.ts';
 import type { ProviderChannel } from '../../lambdas/contract/providers.ts';
-import { CHANNEL_SETTINGS } from '../../lambdas/contract/settings.ts';
+import { CHANNEL_SETTINGS, NO_PROVIDER } from '../../lambdas/contract/settings.ts';
 import type { NoticeLedgerConfig } from '../config.ts';
 import type { BundleSelection } from '../constructs/bundling.ts';
 import { queueLabel } from '../constructs/channel-queue.ts';
@@ -161,12 +161,17 @@ export class DeliveryStack extends Stack {
 
     // Senders, one per channel.
     const senderTimeout = Duration.seconds(config.senderTimeoutSeconds);
-    const sender = (constructId: string, name: 'sendEmail' | 'sendSms') => {
+    // A channel whose provider is `none` (`emailProvider` / `smsProvider`) has no consumer: its
+    // sender exists (the stack's shape does not depend on the choice) with no event source and no
+    // grant at all, and intake refuses the channel (422 channel_not_configured).
+    const configured = (channel: ProviderChannel) => config.providers[channel] !== NO_PROVIDER;
+    const sender = (constructId: string, name: 'sendEmail' | 'sendSms', channel: ProviderChannel) => {
       const fn = make(constructId, name, {
         description: `notice-ledger ${FUNCTIONS[name].handler.replace('.ts', '')}: claim, send once, record the outcome`,
         timeout: senderTimeout,
         invocation: 'sync',
       });
+      if (!configured(channel)) return fn;
       // PutItem: suppression records a provider's refusal or list implies (an opt-out).
       fn.bindTable(ledger, { items: ['GetItem', 'UpdateItem', 'PutItem'] });
       fn.bindEnvelopeKey(keys.envelope, 'open');
@@ -192,11 +197,11 @@ export class DeliveryStack extends Stack {
       fn.consumeChannelQueue(lanes[channel].critical, lane('critical'));
       fn.consumeChannelQueue(lanes[channel].bulk, lane('bulk'));
     };
-    const sendEmail = sender('SendEmail', 'sendEmail');
+    const sendEmail = sender('SendEmail', 'sendEmail', 'email');
     const email = emailEventSource(config, bindings);
-    consumeLanes(sendEmail, 'email', email.source, email.recordsPerCall);
-    const sendSms = sender('SendSms', 'sendSms');
-    consumeLanes(sendSms, 'sms', config.channels.sms, 1);
+    if (configured('email')) consumeLanes(sendEmail, 'email', email.source, email.recordsPerCall);
+    const sendSms = sender('SendSms', 'sendSms', 'sms');
+    if (configured('sms')) consumeLanes(sendSms, 'sms', config.channels.sms, 1);
 
     // Reconciler: every interval, sweep the open index.
     const reconcileInterval = Duration.minutes(config.runtime.reconcileIntervalMs / 60_000);
@@ -335,7 +340,7 @@ export function bundleSelection(
       ? []
       : spec.providers === 'answering'
         ? bindings.map((b) => b.descriptor.id)
-        : [providers[spec.providers]];
+        : [providers[spec.providers]].filter((id) => id !== NO_PROVIDER);
   const hasSecret = (id: string) =>
     Boolean(bindings.find((b) => b.descriptor.id === id)?.descriptor.secretVariable);
   return {

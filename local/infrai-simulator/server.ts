@@ -449,7 +449,8 @@ export async function startInfraiSimulator(
         (s) => s.channel === 'email' && s.destination === email.toLowerCase(),
       );
       return send(res, 200, {
-        data: { suppressed: Boolean(entry), ...(entry ? { reason: entry.reason } : {}) },
+        // As the gateway answers: `reason` is there, null, when nothing is listed.
+        data: { suppressed: Boolean(entry), reason: entry ? entry.reason : null },
       });
     }
     if (req.method === 'POST' && path === '/sms/suppression/check') {
@@ -457,7 +458,7 @@ export async function startInfraiSimulator(
       const to = String((JSON.parse(text || '{}') as { to?: unknown }).to ?? '');
       const entry = state.value.suppressions.find((s) => s.channel === 'sms' && s.destination === to);
       return send(res, 200, {
-        data: { suppressed: Boolean(entry), ...(entry ? { reason: entry.reason } : {}) },
+        data: { suppressed: Boolean(entry), reason: entry ? entry.reason : null },
       });
     }
     const addRoute = on('POST', /^\/(email|sms)\/suppression\/add$/);

@@ -10,6 +10,7 @@ import { handler as providerEvents } from '../../lambdas/handlers/provider-event
 import { handler as reconcilerHandler } from '../../lambdas/handlers/reconciler.ts';
 import { handler as sendEmail } from '../../lambdas/handlers/send-email.ts';
 import { handler as sendSms } from '../../lambdas/handlers/send-sms.ts';
+import { configuredChannels } from '../../lambdas/wiring/core.ts';
 import { getCallerDirectory, getHttpRuntime } from '../../lambdas/wiring/http.ts';
 import { getProviderEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
 import { getReconcilerRuntime } from '../../lambdas/wiring/reconciler.ts';
@@ -70,7 +71,9 @@ export function functionsService(options: FunctionsOptions): LocalService {
       // The role map too, so that a malformed entry stops the start, named (as a cold start would).
       getCallerDirectory();
       await getProviderEventsRuntime();
-      const senders = await Promise.all(CHANNELS.map((channel) => getSenderRuntime(channel)));
+      // A channel whose provider is `none` has no sender and no poller, as in AWS no event source.
+      const channels = configuredChannels(context.env);
+      const senders = await Promise.all(channels.map((channel) => getSenderRuntime(channel)));
       await getReconcilerRuntime();
       if (options.crashPoint) {
         // Before any handler runs: the ports are wrapped on the runtimes the handlers use.
@@ -87,12 +90,12 @@ export function functionsService(options: FunctionsOptions): LocalService {
       });
       const handlers: Record<Channel, SqsHandler> = { email: sendEmail, sms: sendSms };
       const queues = options.queues();
-      const batchMaxOf = (channel: Channel) => senders[CHANNELS.indexOf(channel)]?.batchMax ?? 1;
+      const batchMaxOf = (channel: Channel) => senders.find((r) => r.channel === channel)?.batchMax ?? 1;
       const config = readConfig(context.env);
       const sources = [
         ...CHANNELS.map((channel) => ({ ...queues[channel], channel, lane: 'standard' as const })),
         ...(options.lanes?.() ?? []),
-      ].filter((queue) => options.senders.includes(queue.channel));
+      ].filter((queue) => options.senders.includes(queue.channel) && channels.includes(queue.channel));
       const pollers: SqsEventSource[] = sources.map((queue) => {
         // A sender that sends batches gets as many records as one provider call takes (the
         // CDK does the same: lib/stacks/delivery-stack.ts `emailEventSource`).

@@ -147,7 +147,7 @@ describe('local API Gateway (payload format 2.0)', () => {
 
     const [signed, unsigned] = events;
     expect(signed?.headers['x-notice-ledger-caller']).toBeUndefined();
-    expect((signed?.requestContext as { authorizer?: unknown }).authorizer).toEqual({
+    expect((signed?.requestContext as { authorizer?: unknown } | undefined)?.authorizer).toEqual({
       iam: {
         accessKey: expect.stringMatching(/^ASIA[A-Z2-7]{17}$/),
         accountId: '111111111111',
@@ -158,7 +158,7 @@ describe('local API Gateway (payload format 2.0)', () => {
         userId: expect.stringMatching(/^AROA[A-Z2-7]{17}:i-0a1b$/),
       },
     });
-    expect((unsigned?.requestContext as { authorizer?: unknown }).authorizer).toBeUndefined();
+    expect((unsigned?.requestContext as { authorizer?: unknown } | undefined)?.authorizer).toBeUndefined();
     // Refused before the handler, as API Gateway refuses a bad signature.
     expect(twice.status).toBe(403);
     expect(notAPrincipal.status).toBe(403);

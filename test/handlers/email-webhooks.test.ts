@@ -154,8 +154,8 @@ describe('POST /v1/provider-events/resend', () => {
   });
 });
 
-function sendgridHeaders(body: string) {
-  const timestamp = String(Math.floor(Date.now() / 1000));
+function sendgridHeaders(body: string, signedAt = Date.now()) {
+  const timestamp = String(Math.floor(signedAt / 1000));
   const signature = ecdsaSign('sha256', Buffer.from(timestamp + body), {
     key: privateKey,
     dsaEncoding: 'der',
@@ -194,6 +194,20 @@ describe('POST /v1/provider-events/sendgrid', () => {
     expect(await t.post(body, { 'content-type': 'application/json' })).toBe(403);
     expect(await t.row(id)).toEqual(before);
     expect(t.suppressions()).toEqual([]);
+  });
+
+  it('signed more than 10 minutes ago or ahead: 403, nothing changes', async () => {
+    const t = await setup('sendgrid');
+    const id = await t.sent('evt_s4', 'W86EgYT6SQKk0lRflfLRsA');
+    const before = await t.row(id);
+    const body = JSON.stringify([sgEvent('bounce', id, 'W86EgYT6SQKk0lRflfLRsA', 'e4', { type: 'bounce' })]);
+    expect(await t.post(body, sendgridHeaders(body, Date.now() - 11 * 60_000))).toBe(403);
+    expect(await t.post(body, sendgridHeaders(body, Date.now() + 11 * 60_000))).toBe(403);
+    expect(await t.row(id)).toEqual(before);
+    expect(t.suppressions()).toEqual([]);
+    // The same events signed now are read.
+    expect(await t.post(body, sendgridHeaders(body))).toBe(200);
+    expect((await t.row(id))?.state).toBe('failed');
   });
 
   it('a batched delivery settles each row; the same events again (same sg_event_id) change nothing', async () => {

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../lambdas/wiring/observability.ts';
 import { apiEvent, contentType } from '../helpers/api-events.ts';
 import { T0 } from '../helpers/factories.ts';
-import { hostileExamples } from '../helpers/hostile-examples.ts';
+import { hostileExamples, validNotice } from '../helpers/hostile-examples.ts';
 import { harness } from '../helpers/http-harness.ts';
 
 let logs: string[];
@@ -61,4 +61,54 @@ describe.each([
       expect(h.enqueued).toEqual([]);
     });
   }
+});
+
+describe('a channel this deployment does not send (`SMS_PROVIDER=none`)', () => {
+  const SMS_ONLY_REFUSAL = {
+    path: 'channels',
+    code: 'channel_not_configured',
+    message: 'this deployment does not send sms: its provider is none',
+  };
+
+  it('POST /v1/notices asking for it is refused 422 channel_not_configured, naming the channel; nothing is written', async () => {
+    // Prepare
+    const h = harness({ configuredChannels: ['email'] });
+
+    // Act
+    const both = await h.call({ method: 'POST', path: '/v1/notices', body: validNotice(T0) });
+    const emailOnly = await h.call({
+      method: 'POST',
+      path: '/v1/notices',
+      body: validNotice(T0, { channels: ['email'] }, 'email-only'),
+    });
+
+    // Assess: RFC 9457, the field-level error names the channel; the e-mail notice is taken.
+    expect(both.status).toBe(422);
+    expect(contentType(both.raw)).toBe('application/problem+json');
+    expect(both.json).toMatchObject({ status: 422, errors: [SMS_ONLY_REFUSAL] });
+    expect(emailOnly.status).toBe(202);
+    expect([...h.store.intents.values()].map((row) => row.channel)).toEqual(['email']);
+    expect(h.enqueued.map((ref) => ref.channel)).toEqual(['email']);
+  });
+
+  it('a batch item asking for it gets the same 422; the others are recorded', async () => {
+    const h = harness({ configuredChannels: ['email'] });
+    const reply = await h.call({
+      method: 'POST',
+      path: '/v1/notices/batch',
+      body: {
+        notices: [
+          validNotice(T0, { channels: ['email'] }, 'b1'),
+          validNotice(T0, { channels: ['sms'] }, 'b2'),
+          validNotice(T0, {}, 'b3'),
+        ],
+      },
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.json.results.map((r: { status: number }) => r.status)).toEqual([202, 422, 422]);
+    for (const index of [1, 2]) {
+      expect(reply.json.results[index].error).toMatchObject({ status: 422, errors: [SMS_ONLY_REFUSAL] });
+    }
+    expect(h.store.intents.size).toBe(1);
+  });
 });

@@ -116,6 +116,7 @@ export function fakeWorld(overrides: Partial<Dependencies & ReconcilerDependenci
     timing: { leaseMs: 60_000 },
     retryPolicy: { baseMs: 1000, capMs: 60_000, maxAttempts: 4 },
     defaultDeadlineMs: 86_400_000,
+    configuredChannels: ['email', 'sms'],
     transports: { email, sms },
     workerId: 'test-worker',
     lookups: { ses: lookup('ses'), twilio: lookup('twilio') },

@@ -72,7 +72,13 @@ export class FakeSmsTransport implements SmsTransport {
 
 /** A runtime of in-memory and fake adapters around the real catalog, sealer and use cases. */
 export function harness(
-  options: { store?: MemoryLedgerStore; catalog?: TemplateCatalog; callers?: CallerDirectory } = {},
+  options: {
+    store?: MemoryLedgerStore;
+    catalog?: TemplateCatalog;
+    callers?: CallerDirectory;
+    /** The channels this deployment sends (default both); `<CHANNEL>_PROVIDER=none` leaves one out. */
+    configuredChannels?: readonly ('email' | 'sms')[];
+  } = {},
 ) {
   const store = options.store ?? new MemoryLedgerStore();
   const enqueued: IntentRef[] = [];
@@ -95,6 +101,7 @@ export function harness(
     timing: { leaseMs: 60_000 },
     retryPolicy: { baseMs: 1_000, capMs: 900_000, maxAttempts: 8 },
     defaultDeadlineMs: 86_400_000,
+    configuredChannels: options.configuredChannels ?? ['email', 'sms'],
     transports: { sms },
     workerId: 'test-worker',
   };

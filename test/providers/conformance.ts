@@ -16,7 +16,9 @@
  *    is mapped to delivered / bounced (hard bounce, suppress) / complained (complaint, suppress);
  *  - idempotent replay: where the descriptor claims an idempotency key, a replay under the same
  *    key is the original receipt and no second message; where it does not, a replay is a second
- *    message, which is why the ledger never replays an ambiguous send blindly.
+ *    message, which is why the ledger never replays an ambiguous send blindly;
+ *  - null: `null` in an optional member of any answer or event reads as the member's absence
+ *    (./null-fields.ts): the same outcomes, verdicts and reports, nothing unreadable.
  */
 import { describe, expect, it } from 'vitest';
 import type { ProviderChannel, ProviderDescriptor } from '../../lambdas/contract/providers.ts';
@@ -25,6 +27,8 @@ import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import type { LookupVerdict } from '../../lambdas/domain/reconcile.ts';
 import type { DeliveryReport, InboundVerdict, StatusAnswer } from '../../lambdas/ports/provider.port.ts';
 import type { LookupQuery } from '../../lambdas/ports/provider-lookup.port.ts';
+import type { ProviderSuppressionCheck } from '../../lambdas/ports/transport.port.ts';
+import { absentIn, everyPath, nullsIn, type OptionalFields, type Rewrite } from './null-fields.ts';
 
 /** The simulator's lever for the next send. */
 export type NextSend =
@@ -65,6 +69,21 @@ export interface Kit {
   report(sent: SendInput, receipt: string, kind: ReportKind): Promise<InboundVerdict>;
   /** The same word, forged (a wrong signature; an event of another source). */
   forged(sent: SendInput, receipt: string): Promise<InboundVerdict | 'unrouted'>;
+  /**
+   * The transport's question to the provider's own suppression list, where it keeps one
+   * (`capabilities.suppressionSync` with a check).
+   */
+  readonly suppressionCheck?: (destination: string) => Promise<ProviderSuppressionCheck>;
+  /**
+   * The optional members of the provider's JSON answers and events, as its contract has them:
+   * the null case feeds `null` in each one and requires every one to have been fed.
+   */
+  readonly optionalFields: OptionalFields;
+  /**
+   * From now on every JSON answer the module reads (through a proxy in front of the simulator)
+   * and every event `report` hands it passes through `rewrite` first; `undefined`: untouched.
+   */
+  rewrite(rewrite: Rewrite | undefined): void;
   close(): Promise<void>;
 }
 
@@ -269,6 +288,94 @@ export function runConformance(name: string, start: () => Promise<Kit>): void {
         } else {
           expect(held).toHaveLength(2);
         }
+      }),
+    );
+
+    it(
+      'reads null in an optional member of its answers and events as absent',
+      withKit(async (kit) => {
+        const fed = new Set<string>();
+        const withNulls = nullsIn(kit.optionalFields, fed);
+        const withoutThem = absentIn(kit.optionalFields);
+        // A report's time may come from a member that is now missing (then: when it was read).
+        const comparable = (verdict: InboundVerdict | StatusAnswer) =>
+          JSON.parse(
+            JSON.stringify(verdict, (key, value: unknown) =>
+              key === 'at' ? (typeof value === 'number' ? 'a time' : value) : value,
+            ),
+          ) as unknown;
+        kit.rewrite(withNulls);
+
+        // Sends, and the refusals a provider answers with an error body.
+        kit.next({ kind: 'throttle', retryAfterSeconds: 7 });
+        expect(await kit.send(input(kit))).toMatchObject({ kind: 'retryable', throttled: true });
+        kit.next({ kind: 'reject' });
+        expect(await kit.send(input(kit))).toMatchObject({ kind: 'rejected', permanent: true });
+        if (kit.suppressionCheck) {
+          // The gateway's `{"suppressed": false, "reason": null}`: clear, not unreadable.
+          expect(await kit.suppressionCheck(kit.destination('delivered'))).toEqual({ kind: 'clear' });
+        }
+        const sends = (['delivered', 'bounced', 'complained'] as const).map((kind) => ({
+          kind,
+          sent: input(kit, kind),
+        }));
+        const receipts: string[] = [];
+        for (const { sent } of sends) {
+          const outcome = await kit.send(sent);
+          expect(outcome.kind).toBe('accepted');
+          receipts.push(outcome.kind === 'accepted' ? outcome.receiptId : '');
+        }
+
+        // The provider's later word, with nulls and without the members: the same reports.
+        const expected = {
+          delivered: { kind: 'delivered' },
+          bounced: { kind: 'failed', failure: 'hard_bounce', suppress: true },
+          complained: { kind: 'failed', failure: 'complaint', suppress: true },
+        } as const;
+        for (const [i, { kind, sent }] of sends.entries()) {
+          const receipt = receipts[i] as string;
+          kit.rewrite(withNulls);
+          const nulls = await kit.report(sent, receipt, kind);
+          expect(reportOf(nulls)).toMatchObject({
+            ref: { noticeId: sent.noticeId, channel: kit.channel },
+            receiptId: receipt,
+            ...expected[kind],
+          });
+          kit.rewrite(withoutThem);
+          expect(comparable(nulls)).toEqual(comparable(await kit.report(sent, receipt, kind)));
+        }
+
+        if (kit.status) {
+          const [{ sent }] = sends as [(typeof sends)[number]];
+          kit.rewrite(withNulls);
+          const nulls = await kit.status(sent, receipts[0] as string);
+          expect(nulls.kind).toBe('reports');
+          kit.rewrite(withoutThem);
+          expect(comparable(nulls)).toEqual(comparable(await kit.status(sent, receipts[0] as string)));
+        }
+
+        if (kit.lookup) {
+          kit.rewrite(withNulls);
+          const sent = input(kit);
+          kit.next({ kind: 'timeout_after_accept' });
+          const startedAt = Date.now();
+          expect(await kit.send(sent)).toEqual({ kind: 'ambiguous', code: 'timeout' });
+          const [held] = await kit.sentTo(sent.to);
+          const query = {
+            correlationId: correlationId({ noticeId: sent.noticeId, channel: kit.channel }),
+            destination: sent.to,
+            content: sent.content,
+            attemptStartedAt: startedAt,
+            attemptEndedAt: Date.now(),
+          };
+          const nulls = await kit.lookup(query);
+          expect(nulls, JSON.stringify(nulls)).toMatchObject({ kind: 'found', receiptId: held });
+          kit.rewrite(withoutThem);
+          expect(await kit.lookup(query)).toEqual(nulls);
+        }
+
+        // Every optional member the kit names was really fed a null somewhere above.
+        expect([...fed].sort()).toEqual(everyPath(kit.optionalFields).sort());
       }),
     );
   });

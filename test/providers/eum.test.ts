@@ -12,6 +12,7 @@ import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { loadFacet } from '../../lambdas/wiring/providers.ts';
 import { startEumSimulator } from '../../local/eum-simulator/server.ts';
 import { type Kit, must, runConformance } from './conformance.ts';
+import type { Rewrite } from './null-fields.ts';
 
 const HOLD_MS = 1_500;
 
@@ -34,6 +35,7 @@ async function eumKit(): Promise<Kit> {
   const facet = inbound.facet as Extract<InboundFacet, { kind: 'eventbridge' }>;
   const read = facet.create(inbound.context);
   let next = randomBytes(3).readUIntBE(0, 3) % 1_000_000;
+  let rewrite: Rewrite | undefined;
   const EVENT: Record<string, (type: string) => boolean> = {
     accepted: (t) => t === 'TEXT_PENDING',
     delivered: (t) => t === 'TEXT_DELIVERED',
@@ -97,7 +99,7 @@ async function eumKit(): Promise<Kit> {
         source: event.source,
         detailType: event['detail-type'],
         time: event.time,
-        detail: event.detail,
+        detail: rewrite ? rewrite(event.detail, 'event') : event.detail,
       });
     },
     async forged(_sent, receipt) {
@@ -108,6 +110,22 @@ async function eumKit(): Promise<Kit> {
       return facet.sources.includes(source)
         ? read({ source, detailType: event['detail-type'], time: event.time, detail: event.detail })
         : 'unrouted';
+    },
+    // Its answers are the SDK's to read (SendTextMessage answers one member, MessageId); its
+    // text events (the `detail`) are the module's.
+    optionalFields: {
+      answers: [],
+      events: [
+        'isFinal',
+        'eventTimestamp',
+        'isInternationalSend',
+        'messageStatusDescription',
+        'totalMessagePrice',
+        'totalCarrierFee',
+      ],
+    },
+    rewrite(next) {
+      rewrite = next;
     },
     close: () => sim.close(),
   };

@@ -10,15 +10,17 @@ import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { loadFacet } from '../../lambdas/wiring/providers.ts';
 import { startInfraiSimulator } from '../../local/infrai-simulator/server.ts';
 import { type Kit, must, runConformance, type SendInput } from './conformance.ts';
+import { startRewritingProxy } from './null-fields.ts';
 
 const HOLD_MS = 1_500;
 
 async function infraiKit(): Promise<Kit> {
   const sim = await startInfraiSimulator();
   sim.faults.set({ deliveryDelayMs: 10 });
+  const proxy = await startRewritingProxy(sim.baseUrl);
   const provider = PROVIDERS.find((p) => p.descriptor.id === 'infrai');
   if (!provider) throw new Error('infrai is not registered');
-  const env = { INFRAI_BASE_URL: sim.baseUrl, INFRAI_API_KEY: sim.apiKey, PROVIDER_TIMEOUT_MS: '600' };
+  const env = { INFRAI_BASE_URL: proxy.origin, INFRAI_API_KEY: sim.apiKey, PROVIDER_TIMEOUT_MS: '600' };
   const base = { config: readConfig(env), env, clock: { now: Date.now } };
   const transport = must(await loadFacet(provider, 'transport', base));
   const lookup = must(await loadFacet(provider, 'lookup', base));
@@ -109,7 +111,28 @@ async function infraiKit(): Promise<Kit> {
     },
     // The gateway pushes nothing: there is no route a forged event could take.
     forged: async () => 'unrouted',
-    close: () => sim.close(),
+    suppressionCheck: (destination) => {
+      const suppressions = must(email.suppressions);
+      return must(suppressions.check).call(suppressions, destination);
+    },
+    // Its events are answers too (pulled); `reason` is what the real gateway answers null.
+    optionalFields: {
+      answers: [
+        'error.message',
+        'error.hint',
+        'error.retryable',
+        'data.state',
+        'data.reason',
+        'data.items[].bounce_type',
+        'metadata.vendor',
+      ],
+      events: [],
+    },
+    rewrite: (rewrite) => proxy.set(rewrite),
+    async close() {
+      await proxy.close();
+      await sim.close();
+    },
   };
 }
 

@@ -10,6 +10,7 @@ import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { loadFacet } from '../../lambdas/wiring/providers.ts';
 import { startSendGridSimulator } from '../../local/email-simulators/sendgrid.ts';
 import { type Kit, must, runConformance } from './conformance.ts';
+import { type Rewrite, startRewritingProxy } from './null-fields.ts';
 import { startWebhookSink } from './webhook-sink.ts';
 
 const HOLD_MS = 1_500;
@@ -21,10 +22,12 @@ async function sendgridKit(): Promise<Kit> {
     activity: true,
   });
   sendgrid.set({ eventDelayMs: 10 });
+  const proxy = await startRewritingProxy(sendgrid.baseUrl);
+  let rewrite: Rewrite | undefined;
   const provider = PROVIDERS.find((p) => p.descriptor.id === 'sendgrid');
   if (!provider) throw new Error('sendgrid is not registered');
   const env = {
-    SENDGRID_BASE_URL: sendgrid.baseUrl,
+    SENDGRID_BASE_URL: proxy.origin,
     SENDGRID_API_KEY: sendgrid.apiKey,
     SENDGRID_WEBHOOK_PUBLIC_KEY: sendgrid.publicKey,
     SENDGRID_FROM: 'notices@example.com',
@@ -53,7 +56,9 @@ async function sendgridKit(): Promise<Kit> {
       event = events.find((e) => e.event === EVENT[kind] && e.sg_message_id?.startsWith(`${receipt}.`));
       return event !== undefined;
     }, `${EVENT[kind]} for ${receipt}`);
-    const { body, headers } = sendgrid.signedDelivery([event]);
+    const { body, headers } = sendgrid.signedDelivery(
+      (rewrite ? rewrite([event], 'event') : [event]) as unknown[],
+    );
     return {
       url: `${sink.origin}/v1/provider-events/sendgrid`,
       header: (name: string) => headers[name.toLowerCase()],
@@ -118,7 +123,29 @@ async function sendgridKit(): Promise<Kit> {
             : genuine.header(name),
       });
     },
+    optionalFields: {
+      // Errors are `{ errors: [{ message, field, help }] }`; a 202 has no body.
+      answers: ['errors[].field', 'errors[].help'],
+      // Events are a batch (an array); these members depend on the event and the account.
+      events: [
+        '[].smtp-id',
+        '[].category',
+        '[].status',
+        '[].reason',
+        '[].type',
+        '[].response',
+        '[].attempt',
+        '[].ip',
+        '[].tls',
+        '[].asm_group_id',
+      ],
+    },
+    rewrite(next) {
+      rewrite = next;
+      proxy.set(next);
+    },
     async close() {
+      await proxy.close();
       await sendgrid.close();
       await sink.close();
     },

@@ -9,6 +9,7 @@ import { startFaultProxy } from '../../local/fault-proxy.ts';
 import { sesEventsFor } from '../../local/ses/event-feeder.ts';
 import { readSesStore, startSesLocal } from '../../local/ses/server.ts';
 import { type Kit, must, runConformance } from './conformance.ts';
+import type { Rewrite } from './null-fields.ts';
 
 const HOLD_MS = 1_500;
 
@@ -33,6 +34,7 @@ async function sesKit(): Promise<Kit> {
   const read = facet.create(inbound.context);
   const tag = randomBytes(4).toString('hex');
   let n = 0;
+  let rewrite: Rewrite | undefined;
   const emailOf = async (receipt: string) => {
     const stored = (await readSesStore(ses.endpoint)).find((e) => e.messageId === receipt);
     if (!stored) throw new Error('no such email in the store');
@@ -98,7 +100,7 @@ async function sesKit(): Promise<Kit> {
         source: event.source,
         detailType: event['detail-type'],
         time: event.time,
-        detail: event.detail,
+        detail: rewrite ? rewrite(event.detail, 'event') : event.detail,
       });
     },
     async forged(_sent, receipt) {
@@ -110,6 +112,27 @@ async function sesKit(): Promise<Kit> {
       return facet.sources.includes(source)
         ? read({ source, detailType: event['detail-type'], time: event.time, detail: event.detail })
         : 'unrouted';
+    },
+    // Its answers are the SDK's to read (SendEmail answers one member, MessageId); its events
+    // (configuration-set publishing, the `detail`) are the module's.
+    optionalFields: {
+      answers: [],
+      events: [
+        'mail.timestamp',
+        'mail.headers',
+        'mail.headersTruncated',
+        'bounce.bounceSubType',
+        'bounce.timestamp',
+        'bounce.feedbackId',
+        'complaint.complaintFeedbackType',
+        'complaint.complaintSubType',
+        'complaint.timestamp',
+        'delivery.timestamp',
+        'delivery.smtpResponse',
+      ],
+    },
+    rewrite(next) {
+      rewrite = next;
     },
     async close() {
       await proxy.close();

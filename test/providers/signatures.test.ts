@@ -4,8 +4,15 @@
  * and SendGrid's Signed Event Webhook (sendgrid-nodejs packages/eventwebhook eventwebhook.spec.js).
  */
 import { describe, expect, it } from 'vitest';
+import { deriveNoticeId } from '../../lambdas/domain/identity.ts';
+import { readConfig } from '../../lambdas/edge/config.ts';
+import type { InboundFacet } from '../../lambdas/ports/provider.port.ts';
+import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { sign, verify } from '../../lambdas/providers/resend/svix.ts';
 import { publicKeyOf, verifySignature } from '../../lambdas/providers/sendgrid/signature.ts';
+import { loadFacet } from '../../lambdas/wiring/providers.ts';
+import { startSendGridSimulator } from '../../local/email-simulators/sendgrid.ts';
+import { must } from './conformance.ts';
 
 describe('Svix / Standard Webhooks', () => {
   const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -127,5 +134,67 @@ describe('SendGrid Signed Event Webhook (ECDSA P-256, SHA-256)', () => {
 
   it('a key that is not a P-256 public key is a configuration error', () => {
     expect(() => publicKeyOf('bm90IGEga2V5')).toThrow();
+  });
+});
+
+describe('SendGrid deliveries signed outside the freshness window', () => {
+  it('are refused with 403 either way past 10 minutes, with the simulator’s real signatures; within, they are read', async () => {
+    // Prepare: the simulator signs at its clock; the module reads at ours.
+    const signedAt = Date.parse('2026-03-02T09:30:00Z');
+    const sim = await startSendGridSimulator({ clock: () => signedAt });
+    try {
+      const provider = PROVIDERS.find((p) => p.descriptor.id === 'sendgrid');
+      let now = signedAt;
+      const env = {
+        SENDGRID_WEBHOOK_PUBLIC_KEY: sim.publicKey,
+        PUBLIC_BASE_URL: 'https://notices.example.test',
+      };
+      const inbound = must(
+        await loadFacet(must(provider), 'inbound', {
+          config: readConfig(env),
+          env,
+          clock: { now: () => now },
+        }),
+      );
+      const handle = (inbound.facet as Extract<InboundFacet, { kind: 'webhook' }>).create(inbound.context);
+      const { body, headers } = sim.signedDelivery([
+        {
+          email: 'patient@example.com',
+          timestamp: Math.floor(signedAt / 1000),
+          event: 'delivered',
+          sg_event_id: 'ZGVsaXZlcmVkLTA',
+          sg_message_id: 'W86EgYT6SQKk0lRflfLRsA.filterdrecv-1-0.0',
+          notice_intent: `${deriveNoticeId('lab-result-ready', 'evt_fresh', 'pat_1')}-email`,
+        },
+      ]);
+      const request = {
+        url: 'https://notices.example.test/v1/provider-events/sendgrid',
+        header: (name: string) => headers[name.toLowerCase()],
+        body,
+        contentType: 'application/json',
+      };
+      const at = (offsetMs: number) => {
+        now = signedAt + offsetMs;
+        return handle(request);
+      };
+
+      // Act and assess: within ten minutes, before or after our clock, it is read.
+      for (const offsetMs of [-600_000, -1_000, 0, 1_000, 600_000]) {
+        expect(at(offsetMs), `${offsetMs} ms`).toMatchObject({
+          kind: 'accepted',
+          reports: [{ kind: 'delivered' }],
+        });
+      }
+      // Past them, either way, the same genuine delivery is refused and reports nothing.
+      for (const offsetMs of [-601_000, 601_000, 3_600_000, 86_400_000]) {
+        expect(at(offsetMs), `${offsetMs} ms`).toEqual({
+          kind: 'refused',
+          status: 403,
+          detail: 'X-Twilio-Email-Event-Webhook-Timestamp is more than 10 minutes off',
+        });
+      }
+    } finally {
+      await sim.close();
+    }
   });
 });

@@ -17,6 +17,7 @@ import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { loadFacet } from '../../lambdas/wiring/providers.ts';
 import { startSmsSimulator } from '../../local/sms-simulator/server.ts';
 import { type Kit, must, runConformance } from './conformance.ts';
+import { startRewritingProxy } from './null-fields.ts';
 
 const FROM = '+15005550006';
 const HOLD_MS = 1_500;
@@ -53,10 +54,11 @@ async function twilioKit(): Promise<Kit> {
       { toSuffix: '9610', status: 'failed', errorCode: 21610 },
     ],
   });
+  const proxy = await startRewritingProxy(sms.baseUrl);
   const provider = PROVIDERS.find((p) => p.descriptor.id === 'twilio');
   if (!provider) throw new Error('twilio is not registered');
   const env = {
-    TWILIO_BASE_URL: sms.baseUrl,
+    TWILIO_BASE_URL: proxy.origin,
     TWILIO_ACCOUNT_SID: sms.accountSid,
     TWILIO_AUTH_TOKEN: sms.authToken,
     TWILIO_FROM: FROM,
@@ -145,13 +147,14 @@ async function twilioKit(): Promise<Kit> {
         .filter((m) => m.to === destination)
         .map((m) => m.sid),
     destination: (kind) => {
-      const digits = String(next++).slice(-7);
+      let digits = String(next++).slice(-7);
       const body = `+1555${digits.slice(0, 3)}`;
-      return kind === 'bounced'
-        ? `${body}9005`
-        : kind === 'complained'
-          ? `${body}9610`
-          : `${body}${digits.slice(3, 6)}1`;
+      if (kind === 'bounced') return `${body}9005`;
+      if (kind === 'complained') return `${body}9610`;
+      // Every digit of the counter, so that no two destinations of a kit are the same; never one
+      // of the simulator's failing suffixes.
+      while (/(9005|9610|0000)$/.test(digits)) digits = String(next++).slice(-7);
+      return `+1555${digits}`;
     },
     report: async (_sent, receipt, kind) => handle(await callbackFor(receipt, kind)),
     async forged(_sent, receipt) {
@@ -162,7 +165,29 @@ async function twilioKit(): Promise<Kit> {
           name === 'x-twilio-signature' ? 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=' : genuine.header(name),
       });
     },
+    optionalFields: {
+      // A message (sent, fetched, listed), a page of the listing, an error.
+      answers: [
+        'error_code',
+        'error_message',
+        'date_sent',
+        'messaging_service_sid',
+        'price',
+        'price_unit',
+        'messages[].error_code',
+        'messages[].error_message',
+        'messages[].date_sent',
+        'messages[].price',
+        'next_page_uri',
+        'previous_page_uri',
+        'more_info',
+      ],
+      // Status callbacks are form-encoded: a member is sent or not, never null.
+      events: [],
+    },
+    rewrite: (rewrite) => proxy.set(rewrite),
     async close() {
+      await proxy.close();
       await sms.close();
       await new Promise<void>((resolve) => sink.close(() => resolve()));
     },

@@ -220,6 +220,42 @@ describe('what this deployment cannot send is a configuration error', () => {
   });
 });
 
+describe('a provider whose credentials are still placeholders fails only its own sends', () => {
+  it('its rows fail as provider_not_configured, escalated once per row, before any claim; the other channel sends', async () => {
+    // Prepare: the SMS provider's secret holds the placeholders the deployment wrote.
+    const world = fakeWorld();
+    const noticeId = await submitted(world);
+    const detail =
+      'the twilio transport has no credentials yet: fields accountSid, authToken, from of the secret TWILIO_SECRET_ARN names are still empty';
+    const deps = {
+      ...world.deps,
+      transports: { email: world.email },
+      unconfiguredProviders: { sms: { provider: 'twilio', detail } },
+    };
+
+    // Act: both channels' messages, the SMS one delivered twice (a redelivery), then a reconciler run.
+    const sms = await deliverIntent({ noticeId, channel: 'sms' }, deps);
+    const email = await deliverIntent({ noticeId, channel: 'email' }, deps);
+    const again = await deliverIntent({ noticeId, channel: 'sms' }, deps);
+    await reconcile(world.deps);
+
+    // Assess
+    expect(sms).toMatchObject({ kind: 'recorded', state: 'failed', reason: 'provider_not_configured' });
+    expect(email).toMatchObject({ kind: 'recorded', state: 'accepted' });
+    expect(again).toMatchObject({ kind: 'left' });
+    const row = await world.store.get(noticeId, 'sms');
+    expect(row?.transitions.map((t) => t.reason)).toEqual(['intake', 'provider_not_configured']);
+    expect(row?.transitions.at(-1)).toMatchObject({ to: 'failed', detail });
+    expect(row?.transitions.at(-1)).not.toHaveProperty('attempt');
+    expect(row?.attempts).toBe(0);
+    expect(world.sms.sent).toHaveLength(0);
+    expect(world.email.sent).toHaveLength(1);
+    expect(world.escalations).toEqual([
+      expect.objectContaining({ noticeId, channel: 'sms', reason: 'provider_not_configured' }),
+    ]);
+  });
+});
+
 describe('facts after a terminal state stay in the story', () => {
   it('a complaint after delivered is appended as a fact (state unchanged), once, and suppresses', async () => {
     // Prepare

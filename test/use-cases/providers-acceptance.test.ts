@@ -322,6 +322,35 @@ describe('Infrai-style gateway', () => {
     expect(sim.counters.suppressionChecks).toBe(2);
   });
 
+  it('the gateway answering its suppression check with `"reason": null` delivers (issue 21)', async () => {
+    // Prepare: the gateway's own answer for a destination it does not list carries a null reason.
+    const clock = new ManualClock(Date.now());
+    const { w, sim } = await infraiWorld(50, 100, clock);
+    const check = await fetch(
+      `${sim.baseUrl}/email/suppression/check/${encodeURIComponent(EXAMPLE_REQUEST.recipient.email)}`,
+      { headers: { authorization: `Bearer ${sim.apiKey}` } },
+    );
+    expect(((await check.json()) as { data: unknown }).data).toEqual({ suppressed: false, reason: null });
+    const noticeId = await notice(w, ['email']);
+
+    // Act: the send, then the reconciler's pull once the gateway has its final event.
+    const sent = await deliverIntent({ noticeId, channel: 'email' }, w.deps);
+    await vi.waitFor(() => expect(sim.messages().map((m) => m.state)).toEqual(['delivered']), {
+      timeout: 5_000,
+      interval: 10,
+    });
+    clock.advance(1_100);
+    await reconcile(w.deps);
+
+    // Assess: read as "not listed" on the claim, sent, delivered.
+    expect(sent).toMatchObject({ state: 'accepted' });
+    const row = await w.store.get(noticeId, 'email');
+    expect(row?.state).toBe('delivered');
+    expect(row?.transitions.find((t) => t.reason === 'claimed')?.detail).toBe(
+      'infrai suppression list: not listed',
+    );
+  });
+
   it('a timeout after acceptance is settled by the idempotent replay: one message at the simulator', async () => {
     const { w, sim } = await infraiWorld();
     sim.faults.set({ failNext: [{ kind: 'slow_accept', delayMs: 1_000 }] });

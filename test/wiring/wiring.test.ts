@@ -91,6 +91,27 @@ describe('provider selection', () => {
   });
 });
 
+describe('a channel left unconfigured (SMS_PROVIDER=none)', () => {
+  it('intake sends e-mail only; the reconciler and provider events start without any SMS credential; no SMS sender', async () => {
+    const env = { ...base, SMS_PROVIDER: 'none' };
+    const http = await buildHttpRuntime(env);
+    const reconciler = await buildReconcilerRuntime(env);
+    const events = await buildProviderEventsRuntime(env);
+
+    expect(http.deps.configuredChannels).toEqual(['email']);
+    expect(reconciler.deps.channelProviders).toEqual({ email: 'ses', sms: 'none' });
+    expect(Object.keys(reconciler.deps.lookups)).toEqual([]);
+    expect([...events.webhooks.keys()]).toEqual([]);
+    expect([...events.eventReaders.keys()]).toEqual(['aws.ses']);
+    await expect(buildSenderRuntime('sms', env)).rejects.toThrow(
+      'SMS_PROVIDER is none: this deployment sends no sms, so it runs no sms sender',
+    );
+    expect((await buildSenderRuntime('email', env)).provider).toBe('ses');
+    // By default both channels are sent.
+    expect((await buildHttpRuntime(base)).deps.configuredChannels).toEqual(['email', 'sms']);
+  });
+});
+
 describe('each function holds the ledger ports its use cases name, and nothing more', () => {
   it('http, sender, reconciler and provider events each get their own cut of the one table', async () => {
     const methods = (store: object) => Object.keys(store).sort();

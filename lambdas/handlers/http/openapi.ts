@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { WebhookParameter } from '../../contract/providers.ts';
 import { findRoute, providerEventsPath } from '../../contract/routes.ts';
 import { Channel } from '../../domain/channel.ts';
 import { EMAIL_PATTERN, PHONE_PATTERN } from '../../domain/destination.ts';
@@ -41,31 +42,58 @@ import { PROVIDERS } from '../../providers/registry.ts';
 type JsonSchema = Record<string, unknown>;
 
 /**
- * One operation per registered provider with a webhook, from its descriptor: the path, the media
- * type and the signature header are the module's (lambdas/providers/<id>/descriptor.ts).
+ * One operation per registered provider with a webhook, from its descriptor
+ * (lambdas/providers/<id>/descriptor.ts): the path, the media type, the headers every delivery
+ * carries, what the provider posts, and every answer the provider-events function gives it.
  */
 function providerEventPaths(): Record<string, unknown> {
   return Object.fromEntries(
     PROVIDERS.flatMap(({ descriptor }) => {
       const webhook = descriptor.inbound === 'webhook' ? descriptor.webhook : undefined;
       if (!webhook) return [];
+      const parameter = (where: 'header' | 'query', required: boolean) => (p: WebhookParameter) => ({
+        name: p.name,
+        in: where,
+        required,
+        description: p.description,
+        schema: { type: 'string', ...(p.pattern ? { pattern: p.pattern } : {}) },
+      });
+      const headerNames = webhook.headers.map((h) => h.name).join(', ');
+      const unsigned = `${headerNames} missing: nothing changes`;
+      const refused = `the signature does not verify${webhook.refusedAlso ? `, or it was ${webhook.refusedAlso}` : ''}: nothing changes`;
+      const refusals =
+        webhook.unsignedStatus === webhook.refusedStatus
+          ? { [webhook.refusedStatus]: problem(`invalid-signature: ${unsigned}; ${refused}`) }
+          : {
+              [webhook.unsignedStatus]: problem(`invalid-signature: ${unsigned}`),
+              [webhook.refusedStatus]: problem(`invalid-signature: ${refused}`),
+            };
       const operation = {
         operationId: `${descriptor.id}ProviderEvents`,
         summary: webhook.summary,
         security: [],
         parameters: [
-          { name: webhook.signatureHeader, in: 'header', required: true, schema: { type: 'string' } },
+          ...webhook.headers.map(parameter('header', true)),
+          ...(webhook.query ?? []).map(parameter('query', false)),
         ],
-        requestBody: {
-          required: true,
-          content: {
-            [webhook.contentType]: { schema: { type: 'object', additionalProperties: { type: 'string' } } },
-          },
-        },
+        requestBody: { required: true, content: { [webhook.contentType]: { schema: webhook.body } } },
         responses: {
-          200: { description: 'recorded, or ignored (verified but naming no notice of ours)' },
-          400: PROBLEMS[400],
-          [webhook.refusedStatus]: problem('signature not valid'),
+          200: {
+            description:
+              'verified: recorded, or acknowledged (an event naming no notice of ours, counted; one that says nothing the ledger records)',
+          },
+          400: problem(
+            'malformed-body: not UTF-8 (invalid_utf8) or not canonical base64; invalid-request: verified, but not JSON (invalid_json) or without a field it must carry (`errors` names it by path); nothing changes',
+          ),
+          ...refusals,
+          404: problem(
+            `no such resource: this deployment takes no events from ${descriptor.title} (neither selected nor retained, or its secret still holds placeholders)`,
+          ),
+          413: problem(`body over ${BodyLimits.formMaxBytes} bytes`),
+          415: problem(`not ${webhook.contentType}`),
+          500: problem(
+            'the ledger could not be written: nothing is acknowledged, and the provider’s retry is welcome',
+          ),
         },
       };
       return [[providerEventsPath(descriptor.id), { post: operation }]];
@@ -206,7 +234,9 @@ const PROBLEMS = {
   404: problem('no such resource'),
   413: problem(`body over ${BodyLimits.jsonMaxBytes} bytes`),
   415: problem('not application/json, or a charset other than utf-8'),
-  422: problem('well-formed but not acceptable; `errors` names each field'),
+  422: problem(
+    'well-formed but not acceptable; `errors` names each field and why: channel_not_configured (this deployment does not send the channel: its provider is `none`), unknown_template, channel_not_in_template, the template variables’ rules, deadline_not_in_future, deadline_too_far, contact_data_in_identifier',
+  ),
 } as const;
 
 const noticeIdParameter = {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseCorrelationId } from '../../domain/identity.ts';
 import type { DeliveryReport, InboundFacet, InboundVerdict } from '../../ports/provider.port.ts';
+import { optional } from '../optional-field.ts';
 import {
   descriptor,
   EUM_EVENT_SOURCE,
@@ -11,10 +12,10 @@ import {
 /** The part of a text message event we act on; the phone numbers in it are read by nobody. */
 const EumTextEventSchema = z.object({
   eventType: z.string().min(1),
-  isFinal: z.boolean().optional(),
+  isFinal: optional(z.boolean()),
   messageId: z.string().min(1),
-  eventTimestamp: z.number().optional(),
-  context: z.record(z.string(), z.string()).optional(),
+  eventTimestamp: optional(z.number()),
+  context: optional(z.record(z.string(), z.string())),
 });
 
 type EumTextEvent = z.infer<typeof EumTextEventSchema>;

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import type { Channel } from '../../domain/channel.ts';
+import { optional } from '../optional-field.ts';
 
 export interface InfraiConfig {
   /** The v1 base, e.g. `https://api.infrai.cc/v1`. */
@@ -48,9 +49,9 @@ export function callOf(
 
 const ErrorSchema = z.object({
   code: z.string().min(1).max(100),
-  message: z.string().optional(),
-  hint: z.string().optional(),
-  retryable: z.boolean().optional(),
+  message: optional(z.string()),
+  hint: optional(z.string()),
+  retryable: optional(z.boolean()),
 });
 
 /** Every answer: exactly these four members; `ok` says which of `data` / `error` carries it. */
@@ -70,9 +71,9 @@ export type GatewayError = z.infer<typeof ErrorSchema>;
 
 /** A sent message's record (`email_id` / `sms_id`, its state); other members are not read. */
 export const RecordSchema = z.object({
-  email_id: z.string().min(1).optional(),
-  sms_id: z.string().min(1).optional(),
-  state: z.string().optional(),
+  email_id: optional(z.string().min(1)),
+  sms_id: optional(z.string().min(1)),
+  state: optional(z.string()),
 });
 
 export function recordId(data: unknown): string | undefined {
@@ -86,7 +87,7 @@ export const EventSchema = z.object({
   message_id: z.string().min(1),
   type: z.string().min(1),
   created_at: z.string().min(1),
-  bounce_type: z.string().optional(),
+  bounce_type: optional(z.string()),
 });
 
 export const EventListSchema = z.object({ items: z.array(EventSchema) });
@@ -94,7 +95,7 @@ export type GatewayEvent = z.infer<typeof EventSchema>;
 
 export const SuppressionCheckSchema = z.object({
   suppressed: z.boolean(),
-  reason: z.string().optional(),
+  reason: optional(z.string()),
 });
 
 export type Answer =

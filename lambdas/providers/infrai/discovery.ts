@@ -5,14 +5,15 @@
  * required one we omit, a method or path that moved, a capability that is gone. Nothing is sent.
  */
 import { z } from 'zod';
+import { optional } from '../optional-field.ts';
 import { CALLS, type CallId, EnvelopeSchema } from './api.ts';
 
 const CapabilitySchema = z.object({
-  id: z.string().optional(),
-  method: z.string().optional(),
-  path: z.string().optional(),
-  available: z.boolean().optional(),
-  params: z.array(z.object({ name: z.string(), required: z.boolean().optional() })),
+  id: optional(z.string()),
+  method: optional(z.string()),
+  path: optional(z.string()),
+  available: optional(z.boolean()),
+  params: z.array(z.object({ name: z.string(), required: optional(z.boolean()) })),
 });
 
 export interface CapabilityCheck {

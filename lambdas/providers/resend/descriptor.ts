@@ -42,7 +42,69 @@ export const descriptor = {
   webhook: {
     summary: 'Resend webhook events (email.sent, delivered, bounced, complained …); Svix signature verified',
     contentType: 'application/json',
-    signatureHeader: 'svix-signature',
+    headers: [
+      {
+        name: 'svix-id',
+        description:
+          'the message id, the same on every retry and replay (a repeat is applied once); the unbranded webhook-id, webhook-timestamp and webhook-signature are read alike',
+      },
+      {
+        name: 'svix-timestamp',
+        description: 'epoch seconds of this attempt; more than 5 minutes from our clock is refused (403)',
+        pattern: '^\\d{1,12}$',
+      },
+      {
+        name: 'svix-signature',
+        description:
+          'space-separated v1,<base64 HMAC-SHA256> entries over id.timestamp.body, keyed with the endpoint signing secret',
+        pattern: '^v\\d+,[A-Za-z0-9+/=]+( v\\d+,[A-Za-z0-9+/=]+)*$',
+      },
+    ],
+    body: {
+      type: 'object',
+      description: 'one event',
+      required: ['type', 'created_at', 'data'],
+      properties: {
+        type: {
+          type: 'string',
+          description:
+            'email.sent, email.delivered, email.bounced, email.complained, email.suppressed, email.failed are read; other email.* and non-email events are acknowledged and ignored',
+        },
+        created_at: { type: 'string' },
+        data: {
+          type: 'object',
+          description:
+            'what the event is about; for email.* events the e-mail: its id, addresses, subject, tags (name → value), headers and, by type, bounce, failed or suppressed details',
+          properties: {
+            email_id: { type: 'string', minLength: 1 },
+            created_at: { type: ['string', 'null'] },
+            from: { type: ['string', 'null'] },
+            to: { type: ['array', 'null'], items: { type: 'string' } },
+            subject: { type: ['string', 'null'] },
+            tags: {
+              type: ['object', 'null'],
+              description: 'notice_intent carries the notice and channel (<noticeId>-email)',
+              additionalProperties: { type: 'string' },
+            },
+            headers: {
+              type: ['array', 'null'],
+              items: {
+                type: 'object',
+                properties: { name: { type: 'string' }, value: { type: 'string' } },
+              },
+            },
+            bounce: { type: ['object', 'null'] },
+            failed: { type: ['object', 'null'] },
+            suppressed: { type: ['object', 'null'] },
+          },
+        },
+      },
+      // An email.* event must name its e-mail (400 otherwise).
+      if: { required: ['type'], properties: { type: { type: 'string', pattern: '^email\\.' } } },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's `then` keyword; this object is never awaited.
+      then: { properties: { data: { required: ['email_id'] } } },
+    },
+    unsignedStatus: 401,
     refusedStatus: 403,
   },
   capabilities: {

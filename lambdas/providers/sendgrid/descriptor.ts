@@ -49,8 +49,50 @@ export const descriptor = {
   webhook: {
     summary: 'SendGrid Event Webhook (batched events); ECDSA signature verified',
     contentType: 'application/json',
-    signatureHeader: 'X-Twilio-Email-Event-Webhook-Signature',
+    headers: [
+      {
+        name: 'X-Twilio-Email-Event-Webhook-Signature',
+        description:
+          'base64 DER ECDSA (P-256, SHA-256) signature over the timestamp header followed by the raw body',
+        pattern: '^[A-Za-z0-9+/]+={0,2}$',
+      },
+      {
+        name: 'X-Twilio-Email-Event-Webhook-Timestamp',
+        description:
+          'epoch seconds of this attempt; more than 10 minutes from our clock, either way, is refused (403)',
+        pattern: '^\\d{1,12}$',
+      },
+    ],
+    body: {
+      type: 'array',
+      description: 'a batch of events, in any order; repeats of an sg_event_id are applied once',
+      items: {
+        type: 'object',
+        required: ['email', 'timestamp', 'event'],
+        properties: {
+          email: { type: 'string' },
+          timestamp: { type: 'integer', description: 'epoch seconds of the event' },
+          event: {
+            type: 'string',
+            description:
+              'processed (accepted), delivered, bounce, dropped, spamreport, unsubscribe, group_unsubscribe are read; deferred, open, click … are acknowledged and ignored',
+          },
+          sg_event_id: { type: 'string' },
+          sg_message_id: { type: 'string', description: "the send's X-Message-Id, a dot, a suffix" },
+          notice_intent: {
+            type: 'string',
+            description:
+              'our custom arg, flattened to the top level: the notice and channel (<noticeId>-email)',
+          },
+          type: { type: ['string', 'null'], description: 'bounce: bounce or blocked' },
+          reason: { type: ['string', 'null'] },
+          status: { type: ['string', 'null'] },
+        },
+      },
+    },
+    unsignedStatus: 403,
     refusedStatus: 403,
+    refusedAlso: 'signed more than 10 minutes from our clock, either way',
   },
   capabilities: {
     idempotencyKey: false,

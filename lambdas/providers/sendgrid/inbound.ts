@@ -8,7 +8,7 @@ import type {
 import { setting } from '../settings.ts';
 import { INTENT_ARG, isMessageId, receiptOf } from './api.ts';
 import { descriptor } from './descriptor.ts';
-import { publicKeyOf, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifySignature } from './signature.ts';
+import { checkDelivery, publicKeyOf, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.ts';
 
 /** One event as the Event Webhook posts it (custom args flattened to the top level). */
 type SendGridEvent = Readonly<Record<string, unknown>>;
@@ -93,10 +93,11 @@ export function mapSendGridEvent(event: SendGridEvent): SendGridEventMapping {
 
 /**
  * The inbound facet: `POST /v1/provider-events/sendgrid`. The ECDSA signature covers the
- * timestamp header and the raw body; a request that does not verify is refused (403) and
- * changes nothing. A delivery carries many events (an array); each becomes a report, an event
- * whose `sg_event_id` repeats one earlier in the same delivery is dropped here, and one already
- * applied by an earlier delivery is dropped by the handler (the report carries the id).
+ * timestamp header and the raw body; a request that does not verify, or was signed more than ten
+ * minutes from our clock (either way), is refused (403) and changes nothing. A delivery carries
+ * many events (an array); each becomes a report, an event whose `sg_event_id` repeats one earlier
+ * in the same delivery is dropped here, and one already applied by an earlier delivery is dropped
+ * by the handler (the report carries the id).
  */
 export const facet: InboundFacet = {
   kind: 'webhook',
@@ -104,20 +105,15 @@ export const facet: InboundFacet = {
   create: (context) => {
     const key = publicKeyOf(setting(context, 'SENDGRID_WEBHOOK_PUBLIC_KEY'));
     return (request): InboundVerdict => {
-      if (
-        !verifySignature(
-          key,
-          request.header(SIGNATURE_HEADER),
-          request.header(TIMESTAMP_HEADER),
-          request.body,
-        )
-      ) {
-        return {
-          kind: 'refused',
-          status: descriptor.webhook.refusedStatus,
-          detail: 'X-Twilio-Email-Event-Webhook-Signature does not verify for this request',
-        };
-      }
+      const check = checkDelivery(
+        key,
+        request.header(SIGNATURE_HEADER),
+        request.header(TIMESTAMP_HEADER),
+        request.body,
+        context.clock.now(),
+      );
+      if (!check.ok)
+        return { kind: 'refused', status: descriptor.webhook.refusedStatus, detail: check.detail };
       let events: unknown;
       try {
         events = JSON.parse(request.body);

@@ -21,6 +21,49 @@ export function publicKeyOf(base64Der: string): KeyObject {
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
+/**
+ * Deliveries signed further than this from our clock, either way, are refused: a genuine
+ * delivery replayed later, or a sender's clock far off. Ten minutes, as Standard Webhooks
+ * receivers allow; SendGrid signs each attempt (its retries too) when it makes it.
+ */
+export const FRESHNESS_SECONDS = 10 * 60;
+
+export type DeliveryCheck = { readonly ok: true } | { readonly ok: false; readonly detail: string };
+
+/**
+ * One delivery: both headers present, a timestamp of epoch seconds within
+ * {@link FRESHNESS_SECONDS} of `nowMs`, and a signature that verifies over it and the raw body.
+ * The detail names what failed, never a value.
+ */
+export function checkDelivery(
+  key: KeyObject,
+  signatureBase64: string | undefined,
+  timestamp: string | undefined,
+  rawBody: string,
+  nowMs: number,
+): DeliveryCheck {
+  if (!signatureBase64 || !timestamp) {
+    return {
+      ok: false,
+      detail:
+        'X-Twilio-Email-Event-Webhook-Signature and X-Twilio-Email-Event-Webhook-Timestamp are required',
+    };
+  }
+  if (!/^\d{1,12}$/.test(timestamp)) {
+    return { ok: false, detail: 'X-Twilio-Email-Event-Webhook-Timestamp is not epoch seconds' };
+  }
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > FRESHNESS_SECONDS) {
+    return {
+      ok: false,
+      detail: `X-Twilio-Email-Event-Webhook-Timestamp is more than ${FRESHNESS_SECONDS / 60} minutes off`,
+    };
+  }
+  if (!verifySignature(key, signatureBase64, timestamp, rawBody)) {
+    return { ok: false, detail: 'X-Twilio-Email-Event-Webhook-Signature does not verify for this request' };
+  }
+  return { ok: true };
+}
+
 /** Never throws: a missing, malformed or wrong signature is `false`. */
 export function verifySignature(
   key: KeyObject,

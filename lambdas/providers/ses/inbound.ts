@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseCorrelationId } from '../../domain/identity.ts';
 import type { DeliveryReport, InboundFacet, InboundVerdict } from '../../ports/provider.port.ts';
+import { optional } from '../optional-field.ts';
 import { descriptor } from './descriptor.ts';
 import { SES_INTENT_HEADER, SES_INTENT_TAG } from './tags.ts';
 
@@ -12,33 +13,33 @@ const SesEventDetailSchema = z.object({
   eventType: z.string(),
   mail: z.object({
     messageId: z.string().min(1),
-    timestamp: z.string().optional(),
-    tags: z.record(z.string(), z.array(z.string())).optional(),
-    headers: z.array(z.object({ name: z.string(), value: z.string() })).optional(),
+    timestamp: optional(z.string()),
+    tags: optional(z.record(z.string(), z.array(z.string()))),
+    headers: optional(z.array(z.object({ name: z.string(), value: z.string() }))),
   }),
-  bounce: z
-    .object({
+  bounce: optional(
+    z.object({
       bounceType: z.string(),
-      bounceSubType: z.string().optional(),
-      timestamp: z.string().optional(),
-    })
-    .optional(),
-  complaint: z
-    .object({
-      complaintFeedbackType: z.string().nullish(),
-      complaintSubType: z.string().nullish(),
-      timestamp: z.string().optional(),
-    })
-    .optional(),
-  delivery: z.object({ timestamp: z.string().optional() }).optional(),
-  reject: z.object({ reason: z.string().optional() }).optional(),
-  failure: z.object({ errorMessage: z.string().optional() }).optional(),
+      bounceSubType: optional(z.string()),
+      timestamp: optional(z.string()),
+    }),
+  ),
+  complaint: optional(
+    z.object({
+      complaintFeedbackType: optional(z.string()),
+      complaintSubType: optional(z.string()),
+      timestamp: optional(z.string()),
+    }),
+  ),
+  delivery: optional(z.object({ timestamp: optional(z.string()) })),
+  reject: optional(z.object({ reason: optional(z.string()) })),
+  failure: optional(z.object({ errorMessage: optional(z.string()) })),
 });
 
 export const SesEventSchema = z.object({
   'detail-type': z.string(),
   source: z.literal('aws.ses'),
-  time: z.string().optional(),
+  time: optional(z.string()),
   detail: SesEventDetailSchema,
 });
 

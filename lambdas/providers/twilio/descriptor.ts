@@ -43,7 +43,47 @@ export const descriptor = {
   webhook: {
     summary: 'Twilio status callbacks; X-Twilio-Signature verified',
     contentType: 'application/x-www-form-urlencoded',
-    signatureHeader: 'X-Twilio-Signature',
+    headers: [
+      {
+        name: 'X-Twilio-Signature',
+        description:
+          'base64 HMAC-SHA1, keyed with the auth token, of the URL called and the sorted form fields',
+        pattern: '^[A-Za-z0-9+/]{27}=$',
+      },
+    ],
+    query: [
+      {
+        name: 'ref',
+        description:
+          'the notice and channel the callback is about (<noticeId>-sms), on the StatusCallback URL our send gives Twilio; absent on callbacks a Messaging Service sends to its own URL (answered 200, counted as unmatched)',
+        pattern: '^ntc_[a-z2-7]{26}-sms$',
+      },
+    ],
+    body: {
+      type: 'object',
+      description: 'the status callback form; every field is text',
+      required: ['MessageSid', 'MessageStatus'],
+      properties: {
+        MessageSid: { type: 'string', pattern: '^[A-Z]{2}[0-9a-fA-F]{32}$' },
+        SmsSid: { type: 'string' },
+        MessageStatus: {
+          type: 'string',
+          description:
+            'accepted, queued, sending, sent (Twilio holds it), delivered, read, undelivered, failed; others are acknowledged and ignored',
+        },
+        SmsStatus: { type: 'string' },
+        ErrorCode: {
+          type: 'string',
+          description: 'with undelivered and failed: the reason (30005 unknown number …)',
+        },
+        AccountSid: { type: 'string' },
+        From: { type: 'string' },
+        To: { type: 'string' },
+        ApiVersion: { type: 'string' },
+      },
+      additionalProperties: { type: 'string' },
+    },
+    unsignedStatus: 403,
     refusedStatus: 403,
   },
   capabilities: {
