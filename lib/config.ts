@@ -5,6 +5,7 @@ import { ConfigError } from '../lambdas/contract/config-error.ts';
 import { FUNCTION_NAMES, type FunctionName } from '../lambdas/contract/functions.ts';
 import { invalidPrincipalEntries } from '../lambdas/contract/principals.ts';
 import type { ProviderChannel } from '../lambdas/contract/providers.ts';
+import { retiredNamesMessage } from '../lambdas/contract/retired-settings.ts';
 import {
   CHANNEL_SETTINGS,
   type DeployKeyOf,
@@ -14,7 +15,6 @@ import {
   OPERATOR_SETTING_NAMES,
   OPERATOR_SETTINGS,
   type OperatorSettingName,
-  retiredNamesMessage,
   type Setting,
   senderTimeoutMs,
 } from '../lambdas/contract/settings.ts';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { ConfigError } from '../contract/config-error.ts';
+import { retiredNamesMessage } from '../contract/retired-settings.ts';
 import {
   INVARIANTS,
   type NumberSetting,
-  retiredNamesMessage,
   SETTINGS,
   type Setting,
   type SettingName,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../lambdas/contract/config-error.ts';
-import { RETIRED_NAMES, SETTINGS } from '../../lambdas/contract/settings.ts';
+import { RETIRED_NAMES } from '../../lambdas/contract/retired-settings.ts';
+import { SETTINGS } from '../../lambdas/contract/settings.ts';
 import { readConfig } from '../../lambdas/edge/config.ts';
 
 describe('runtime configuration: the names retired by the one vocabulary (docs/deploy.md)', () => {
