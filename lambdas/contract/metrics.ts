@@ -51,6 +51,11 @@ export const Metric = {
   unmatchedProviderEvents: 'UnmatchedProviderEvents',
   /** An inbound provider request whose signature did not verify (refused, nothing changed). */
   refusedProviderEvents: 'RefusedProviderEvents',
+  /**
+   * A request the HTTP router answered 500 (an infrastructure failure: the ledger, KMS, secrets,
+   * an access denied): the function itself succeeds, so its Errors metric never sees these.
+   */
+  httpInternalErrors: 'HttpInternalErrors',
 } as const;
 
 export type MetricName = (typeof Metric)[keyof typeof Metric];

@@ -34,7 +34,7 @@ export interface DeliveryStackProps extends StackProps {
  *
  * | function        | ledger table                               | queues            | envelope key    | secrets            | other |
  * |-----------------|--------------------------------------------|-------------------|-----------------|--------------------|-------|
- * | http            | Put/Get/Query/Update/Delete item           | send both         | GenerateDataKey | fingerprint        | — |
+ * | http            | Put/Get/Query/Update item, Query open index | send both        | GenerateDataKey | fingerprint        | escalations |
  * | send-email      | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
  * | send-sms        | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
  * | reconciler      | Get/BatchGet/Update/Put item, Query open index | send both     | Decrypt         | lookups' providers | scheduler, escalations |
@@ -108,7 +108,8 @@ export class DeliveryStack extends Stack {
       invocation: 'sync',
     });
     // No DeleteItem: the suppression list is append-only, and so is everything else the API writes.
-    http.bindTable(ledger, { items: ['PutItem', 'GetItem', 'Query', 'UpdateItem'] });
+    // Query on the open index: the operator list (GET /v1/notices, `notice-ledger list`) reads it.
+    http.bindTable(ledger, { items: ['PutItem', 'GetItem', 'Query', 'UpdateItem'], openIndexQuery: true });
     http.bindChannelQueue(queues.email);
     http.bindChannelQueue(queues.sms);
     http.bindLaneQueues(lanes.email);

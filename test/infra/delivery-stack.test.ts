@@ -233,11 +233,18 @@ describe('delivery stack: least privilege', () => {
     }
   });
 
-  it('http: table items without delete (the suppression list is append-only) + Query, enqueue both channels and their lanes, queue depths, seal only, read the fingerprint secret only, publish deadline-risk escalations', () => {
+  it('http: table items without delete (the suppression list is append-only) + Query, Query on the open index (the operator list), enqueue both channels and their lanes, queue depths, seal only, read the fingerprint secret only, publish deadline-risk escalations', () => {
     const g = grants('http');
     expect([...g.keys()].filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(
       ['GetItem', 'PutItem', 'Query', 'UpdateItem'].map(table),
     );
+    // GET /v1/notices queries the open index: a grant on the table does not cover its index.
+    const statements = roleStatements(template, logicalId(fn('http').role));
+    const index = statements.find((s) => s.Sid === 'LedgerOpenIndex');
+    expect(index?.Action).toBe('dynamodb:Query');
+    expect(JSON.stringify(index?.Resource)).toMatch(/"\/index\/open-due"\]\]\}$/);
+    const items = statements.find((s) => s.Sid === 'LedgerItems');
+    expect(JSON.stringify(items?.Resource)).not.toContain('/index/');
     // Two channel queues and four lane queues (docs/architecture.md §11).
     expect(g.get('sqs:SendMessage')).toHaveLength(6);
     expect(g.get('sqs:GetQueueAttributes')).toHaveLength(6);
@@ -705,7 +712,9 @@ describe('delivery stack: alarms and dashboard', () => {
     expect(count('NoticeLedger', 'EscalationsPending')).toBe(1);
     expect(count('NoticeLedger', 'PoisonMessages')).toBe(1);
     expect(count('AWS/Lambda', 'Errors')).toBe(5);
-    expect(alarms).toHaveLength(22);
+    expect(count('NoticeLedger', 'HttpInternalErrors')).toBe(1);
+    expect(count('AWS/ApiGateway', '5xx')).toBe(1);
+    expect(alarms).toHaveLength(24);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       if (alarm.MetricName !== 'OldestUnresolvedAgeSeconds')
@@ -718,6 +727,32 @@ describe('delivery stack: alarms and dashboard', () => {
       MetricName: 'ApproximateNumberOfMessagesVisible',
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('alarms on every 5xx of the HTTP API, and on the 500s the router answers while the function succeeds', () => {
+    const apiId = { Ref: logicalId(synth.delivery.api.api) };
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5xx',
+      Dimensions: [{ Name: 'ApiId', Value: apiId }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [topicRef()],
+      OKActions: [topicRef()],
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'NoticeLedger',
+      // The name the router publishes (lambdas/handlers/http/router.ts), from the one contract.
+      MetricName: Metric.httpInternalErrors,
+      Dimensions: [{ Name: 'service', Value: 'notice-ledger' }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [topicRef()],
     });
   });
 
