@@ -90,7 +90,11 @@ export interface FacetBase {
   readonly config: Config;
   readonly env: Env;
   readonly clock: Clock;
+  /** The function's `adopt` (./aws-clients.ts) for the clients a module builds; absent: as built (tests). */
+  readonly awsClient?: ProviderContext['awsClient'];
 }
+
+const asBuilt: ProviderContext['awsClient'] = (client) => client;
 
 type FacetOf<F extends ProviderFacet> = F extends 'transport'
   ? TransportFacet
@@ -119,6 +123,7 @@ async function moduleOf(provider: RegisteredProvider): Promise<ProviderModule> {
 async function secretOf(
   provider: RegisteredProvider,
   env: Env,
+  awsClient: ProviderContext['awsClient'],
 ): Promise<Record<string, unknown> | undefined> {
   const variable = provider.descriptor.secretVariable;
   const arn = variable ? env[variable]?.trim() : undefined;
@@ -126,7 +131,7 @@ async function secretOf(
   if (!secretsAdapter) {
     throw new ConfigError(`${variable} is set, but this function was built without access to secrets`);
   }
-  return (await secretsAdapter()).readSecretJson(arn, variable);
+  return (await secretsAdapter()).secretJsonReader(awsClient)(arn, variable);
 }
 
 /**
@@ -141,17 +146,19 @@ export async function loadFacet<F extends ProviderFacet>(
   const module = await moduleOf(provider);
   const load = module[facet] as (() => Promise<FacetOf<F>>) | undefined;
   if (!load) return undefined;
+  const awsClient = base.awsClient ?? asBuilt;
   const settings = resolveProviderSettings(
     provider.descriptor,
     facet,
     base.env,
-    await secretOf(provider, base.env),
+    await secretOf(provider, base.env, awsClient),
   );
   const context: ProviderContext = {
     settings,
     timeoutMs: base.config.PROVIDER_TIMEOUT_MS,
     publicBaseUrl: publicBaseUrlOf(base.config),
     clock: base.clock,
+    awsClient,
   };
   return { id: provider.descriptor.id, facet: await load(), context };
 }

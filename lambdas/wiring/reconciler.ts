@@ -27,10 +27,11 @@ export async function buildReconcilerRuntime(
   onRowError?: ReconcilerDependencies['onRowError'],
 ): Promise<ReconcilerRuntime> {
   const config = readConfig(env);
+  const clients = buildAwsClients('reconciler');
   const lookups: Record<string, ProviderLookup> = {};
   const statuses: Record<string, ProviderStatus> = {};
   for (const provider of answeringProviders(config, env)) {
-    const base = { config, env, clock: systemClock };
+    const base = { config, env, clock: systemClock, awsClient: clients.adopt };
     const loaded = await loadFacet(provider, 'lookup', base);
     if (loaded) lookups[loaded.id] = loaded.facet(loaded.context);
     const status = await loadFacet(provider, 'status', base);
@@ -39,7 +40,6 @@ export async function buildReconcilerRuntime(
   const channelProviders = Object.fromEntries(
     CHANNELS.map((channel) => [channel, selectedProvider(channel, env).descriptor.id]),
   ) as ReconcilerDependencies['channelProviders'];
-  const clients = buildAwsClients();
   const { worker } = await buildWorkerDependencies(config, clients, reconcilerLedger);
   return {
     config,

@@ -32,7 +32,13 @@ export async function buildSenderRuntime(
 ): Promise<SenderRuntime> {
   const config = readConfig(env);
   const provider = selectedProvider(channel, env);
-  const loaded = await loadFacet(provider, 'transport', { config, env, clock: systemClock });
+  const clients = buildAwsClients(channel === 'email' ? 'sendEmail' : 'sendSms');
+  const loaded = await loadFacet(provider, 'transport', {
+    config,
+    env,
+    clock: systemClock,
+    awsClient: clients.adopt,
+  });
   const create = loaded?.facet[channel];
   if (!loaded || !create) {
     throw new ConfigError(
@@ -44,7 +50,6 @@ export async function buildSenderRuntime(
     channel === 'email' && 'sendBatch' in transport && transport.sendBatch && transport.maxBatch
       ? Math.max(1, Math.min(config.EMAIL_BATCH_MAX, transport.maxBatch))
       : 1;
-  const clients = buildAwsClients();
   const { table, worker } = await buildWorkerDependencies(config, clients, senderLedger);
   return {
     config,
