@@ -16,6 +16,7 @@ import { ReconcilerSchedule } from '../constructs/reconciler-schedule.ts';
 import { acknowledge } from '../nag.ts';
 import type { DeployedProvider, ProviderBinding } from '../providers/binding.ts';
 import { deployedBindings, REGISTERED_PROVIDER_IDS } from '../providers/registry.ts';
+import { webhookThrottles } from '../providers/webhook-throttle.ts';
 import type { StatefulStack } from './stateful-stack.ts';
 
 export interface DeliveryStackProps extends StackProps {
@@ -66,6 +67,8 @@ export class DeliveryStack extends Stack {
       ...[lanes.email, lanes.sms].flatMap((l) => [l.critical, l.bulk]),
     ];
     const bindings = deployedBindings(config.providers);
+    // The e-mail sender's event source: how many messages one provider call carries.
+    const email = emailEventSource(config, bindings);
 
     // The operator's settings under their contract names (lambdas/contract/settings.ts), set on
     // every function; among them each channel's rate, its shared rate budget (docs/architecture.md
@@ -141,10 +144,8 @@ export class DeliveryStack extends Stack {
         .filter((b) => b.descriptor.inbound === 'webhook')
         .map((b) => b.descriptor.id),
       throttle: { rateLimit: config.api.rateLimit, burstLimit: config.api.burstLimit },
-      callbackThrottle: {
-        rateLimit: config.api.callbackRateLimit,
-        burstLimit: config.api.callbackBurstLimit,
-      },
+      // Each provider's webhook route takes what the provider posts at the configured send rates.
+      callbackThrottles: webhookThrottles(config, bindings, { email: email.recordsPerCall, sms: 1 }),
       logRetention: config.logRetention,
       logEncryptionKey: keys.observability,
       policyNamePrefix: config.resourcePrefix,
@@ -187,7 +188,6 @@ export class DeliveryStack extends Stack {
       fn.consumeChannelQueue(lanes[channel].bulk, lane('bulk'));
     };
     const sendEmail = sender('SendEmail', 'sendEmail');
-    const email = emailEventSource(config, bindings);
     consumeLanes(sendEmail, 'email', email.source, email.recordsPerCall);
     const sendSms = sender('SendSms', 'sendSms');
     consumeLanes(sendSms, 'sms', config.channels.sms, 1);

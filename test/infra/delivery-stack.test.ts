@@ -670,8 +670,14 @@ describe('delivery stack: schedules and events', () => {
 describe('delivery stack: alarms and dashboard', () => {
   const topicRef = () => ({ Ref: logicalId(synth.delivery.monitoring.topic) });
 
-  it('encrypts the alarm topic with the observability key and requires TLS', () => {
+  it('encrypts the alarm topic with the observability key and requires TLS; only this account’s alarms and the escalation rule may publish', () => {
     template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+    const account = { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } };
+    const [escalationRule] = Object.keys(
+      template.findResources('AWS::Events::Rule', {
+        Properties: { Description: 'notice-ledger escalations → alarm topic' },
+      }),
+    );
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
@@ -680,11 +686,41 @@ describe('delivery stack: alarms and dashboard', () => {
             Sid: 'AlarmsOfThisAccount',
             Principal: { Service: 'cloudwatch.amazonaws.com' },
             Action: 'sns:Publish',
+            Condition: { StringEquals: account, ArnLike: { 'aws:SourceArn': Match.anyValue() } },
           }),
-          Match.objectLike({ Principal: { Service: 'events.amazonaws.com' }, Action: 'sns:Publish' }),
+          Match.objectLike({
+            Sid: 'EscalationsOfThisRule',
+            Principal: { Service: 'events.amazonaws.com' },
+            Action: 'sns:Publish',
+            Condition: {
+              StringEquals: account,
+              ArnEquals: {
+                'aws:SourceArn': { 'Fn::GetAtt': [escalationRule, 'Arn'] },
+              },
+            },
+          }),
         ]),
       },
     });
+    // Every Allow to a service principal carries both source conditions.
+    const policies = Object.values(template.findResources('AWS::SNS::TopicPolicy'));
+    const allows = policies.flatMap((p) =>
+      (
+        p.Properties.PolicyDocument.Statement as {
+          Effect: string;
+          Principal?: { Service?: unknown };
+          Condition?: Record<string, Record<string, unknown>>;
+        }[]
+      ).filter((s) => s.Effect === 'Allow' && s.Principal?.Service),
+    );
+    expect(allows).toHaveLength(2);
+    for (const statement of allows) {
+      const keys = Object.values(statement.Condition ?? {}).flatMap((c) => Object.keys(c));
+      expect(keys.sort(), JSON.stringify(statement.Principal)).toEqual([
+        'aws:SourceAccount',
+        'aws:SourceArn',
+      ]);
+    }
   });
 
   it('alarms on the oldest unresolved age (Maximum, missing data breaching) as the reconciler publishes it', () => {
