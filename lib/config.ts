@@ -144,8 +144,10 @@ export const DEPLOYMENT_ONLY_MEANINGS: Readonly<Record<keyof typeof DEPLOYMENT_O
   apiThrottleRateLimit: 'default stage throttle of the HTTP API (requests per second)',
   apiThrottleBurstLimit: 'default stage throttle of the HTTP API (burst)',
   providerCallbackRateLimit:
-    'throttle of each unauthenticated provider webhook route (`POST /v1/provider-events/<id>`)',
-  providerCallbackBurstLimit: 'burst of each provider webhook route',
+    "floor of each provider webhook route's throttle (`POST /v1/provider-events/<id>`); more where its reports " +
+    "need it: 2 × requests per message × the channel's send rate, ≤ 10 000 (docs/architecture.md §8)",
+  providerCallbackBurstLimit:
+    "floor of each provider webhook route's burst; otherwise 2 × its rate (at most 5 000)",
   memorySize: 'memory of every function (MB)',
   oldestUnresolvedAlarmSeconds: 'alarm when the oldest unresolved intent is older than this (seconds)',
   queueAgeAlarmSeconds: "alarm when a queue's oldest message is older than this (seconds)",

@@ -23,6 +23,7 @@ import { answeringProviders, selectedProvider } from '../lambdas/wiring/provider
 import { LOCAL_AUDITOR_ROLE, LOCAL_OPERATOR_ROLE } from './callers.ts';
 import { readCrashPoint } from './crash-points.ts';
 import { type HttpApiHandler, type HttpGateway, startHttpGateway } from './http-gateway.ts';
+import { enforceIam, type RolePolicies, readRolePolicies, stopEnforcingIam } from './iam/enforce.ts';
 import { loadLocalSecrets } from './local-secrets.ts';
 import type { LocalProvider } from './providers/local-provider.ts';
 import { localProvider } from './providers/registry.ts';
@@ -41,6 +42,11 @@ export interface LocalStackOptions {
   readonly log?: (line: string) => void;
   /** Aborting during start-up stops whatever already started and rejects with an AbortError. */
   readonly signal?: AbortSignal;
+  /**
+   * The role policies enforced on every AWS call (local/iam/); default: the committed
+   * local/iam/role-policies.json. Tests give policies synthesized with a grant left out.
+   */
+  readonly iamPolicies?: RolePolicies;
 }
 
 export interface LocalStack {
@@ -91,7 +97,7 @@ export async function startLocalStack(
   const log = options.log ?? ((line: string) => process.stderr.write(`[local] ${line}\n`));
   const running: Running[] = [];
   try {
-    return await start(env, log, options.signal, running);
+    return await start(env, log, options, running);
   } catch (error) {
     await stopAll(running, log);
     throw error;
@@ -148,9 +154,10 @@ function plan(e: NodeJS.ProcessEnv): Plan {
 async function start(
   env: NodeJS.ProcessEnv,
   log: (line: string) => void,
-  signal: AbortSignal | undefined,
+  options: LocalStackOptions,
   running: Running[],
 ): Promise<LocalStack> {
+  const { signal } = options;
   if (env !== process.env) {
     for (const [name, value] of Object.entries(env)) if (value !== undefined) process.env[name] = value;
   }
@@ -211,7 +218,21 @@ async function start(
   // Local function timeout: one provider call and the ledger writes around it.
   const functionTimeoutMs = config.PROVIDER_TIMEOUT_MS + 5_000;
   const queues = await ensureQueues(e, p.region, functionTimeoutMs, log);
-  await run([schedulerService]);
+  // Before any client a role's calls go through is built: the functions' (through the wiring),
+  // the event sources', the Scheduler stand-in's. Each role's policy takes the stack's values
+  // (queue ARNs, the scheduler role, …) at its first call.
+  const iam = enforceIam({
+    policies: options.iamPolicies ?? readRolePolicies(),
+    place: { region: p.region, env: e },
+    providers: p.providers,
+    log,
+  });
+  running.push({
+    name: 'iam',
+    label: 'IAM',
+    service: { describe: iam.describe, stop: async () => stopEnforcingIam() },
+  });
+  await run([schedulerService(iam)]);
   if (e.AWS_ENDPOINT_URL_SCHEDULER) e.SCHEDULER_ROLE_ARN ||= SCHEDULER_ROLE_ARN;
 
   // Imported only now: handler modules may read the environment while loading.
@@ -226,6 +247,7 @@ async function start(
       crashPoint,
       senders: parseSenders(e.LOCAL_SENDERS),
       feeds: p.simulated.map((provider) => ({ provider, started: startedHere(provider.service) })),
+      iam,
     }),
   ]);
   gateway.serve(dispatchHttp);

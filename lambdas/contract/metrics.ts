@@ -62,6 +62,11 @@ export const Metric = {
    * fail as provider_not_configured until a person fills the secret in.
    */
   providersNotConfigured: 'ProvidersNotConfigured',
+  /**
+   * A request the HTTP router answered 500 (an infrastructure failure: the ledger, KMS, secrets,
+   * an access denied): the function itself succeeds, so its Errors metric never sees these.
+   */
+  httpInternalErrors: 'HttpInternalErrors',
 } as const;
 
 export type MetricName = (typeof Metric)[keyof typeof Metric];

@@ -32,6 +32,16 @@ export interface DeliveryReport {
   readonly eventId?: string | undefined;
 }
 
+/** A middleware plugin an AWS SDK v3 client takes (`middlewareStack.use`; smithy's `Pluggable`). */
+export interface AwsClientPlugin {
+  applyToStack(stack: unknown): void;
+}
+
+/** An AWS SDK v3 client, as far as the function that builds one needs to know it. */
+export interface AwsSdkClient {
+  readonly middlewareStack: { use(plugin: AwsClientPlugin): void };
+}
+
 /** What a module needs to build a facet: its own settings, resolved, and the shared timing. */
 export interface ProviderContext {
   /** Every setting the descriptor declares that has a value (env, secret or default). */
@@ -41,6 +51,11 @@ export interface ProviderContext {
   /** `PUBLIC_BASE_URL` without a trailing slash: where this deployment's webhooks are. */
   readonly publicBaseUrl: string | undefined;
   readonly clock: Clock;
+  /**
+   * Hands an AWS SDK client the module builds (a provider that is an AWS API) to the function that
+   * runs it, which may add to it (the local stack's IAM check, local/iam/); the same client back.
+   */
+  readonly awsClient: <C extends AwsSdkClient>(client: C) => C;
 }
 
 export interface ChannelTransports {

@@ -37,7 +37,7 @@ export function buildDeadlineRisk(
       ratePerSecond: rates,
       clock: new DynamoDbRateClock({ client: clients.dynamodb, tableName: config.LEDGER_TABLE_NAME }),
     }),
-    escalations: escalations ?? buildEscalations(config),
+    escalations: escalations ?? buildEscalations(config, clients),
     laneLeadMs: Object.fromEntries(PRIORITIES.map((p) => [p, leads[p] / 1000])) as Record<Priority, number>,
   };
 }

@@ -3,6 +3,7 @@ import { AesGcmEnvelopeSealer, StaticDataKeySource } from '../adapters/crypto/ae
 import { KmsDataKeySource } from '../adapters/crypto/kms-data-key-source.ts';
 import { ConfigError } from '../contract/config-error.ts';
 import type { Config } from '../edge/config.ts';
+import type { AwsClients } from './aws-clients.ts';
 import { key32 } from './core.ts';
 import type { HeldKey } from './ledger.ts';
 
@@ -11,10 +12,15 @@ import type { HeldKey } from './ledger.ts';
  * otherwise (ENVELOPE_LOCAL_KEY). A local key is also returned as a held key, for the check
  * against the table's recorded keys; a KMS key needs none (the ciphertext names its key).
  */
-export function buildSealer(config: Config): { sealer: AesGcmEnvelopeSealer; held: HeldKey[] } {
+export function buildSealer(
+  config: Config,
+  clients: AwsClients,
+): { sealer: AesGcmEnvelopeSealer; held: HeldKey[] } {
   if (config.ENVELOPE_KMS_KEY_ID) {
     return {
-      sealer: new AesGcmEnvelopeSealer(new KmsDataKeySource(new KMSClient({}), config.ENVELOPE_KMS_KEY_ID)),
+      sealer: new AesGcmEnvelopeSealer(
+        new KmsDataKeySource(clients.adopt(new KMSClient({})), config.ENVELOPE_KMS_KEY_ID),
+      ),
       held: [],
     };
   }

@@ -1,6 +1,7 @@
-import { readSecretJson } from '../adapters/secrets/secrets-manager.ts';
+import { secretJsonReader } from '../adapters/secrets/secrets-manager.ts';
 import { ConfigError } from '../contract/config-error.ts';
 import type { Config } from '../edge/config.ts';
+import type { AwsClients } from './aws-clients.ts';
 import { key32 } from './core.ts';
 import type { HeldKey } from './ledger.ts';
 
@@ -9,8 +10,9 @@ import type { HeldKey } from './ledger.ts';
  * (FINGERPRINT_KEY_SECRET_ARN, `{ "key": … }`), from FINGERPRINT_KEY locally. Only the functions
  * that fingerprint a destination (intake, operator suppressions) read it.
  */
-export async function loadFingerprintKey(config: Config): Promise<HeldKey> {
+export async function loadFingerprintKey(config: Config, clients: AwsClients): Promise<HeldKey> {
   if (config.FINGERPRINT_KEY_SECRET_ARN) {
+    const readSecretJson = secretJsonReader(clients.adopt);
     const value = await readSecretJson(config.FINGERPRINT_KEY_SECRET_ARN, 'FINGERPRINT_KEY_SECRET_ARN');
     const key = key32(
       typeof value.key === 'string' ? value.key : '',

@@ -39,10 +39,10 @@ export async function buildHttpRuntime(
   env: Record<string, string | undefined> = process.env,
 ): Promise<HttpRuntime> {
   const config = readConfig(env);
-  const clients = buildAwsClients();
+  const clients = buildAwsClients('http');
   const table = ledgerTable(config, clients.dynamodb);
-  const { sealer, held } = buildSealer(config);
-  const fingerprint = await loadFingerprintKey(config);
+  const { sealer, held } = buildSealer(config, clients);
+  const fingerprint = await loadFingerprintKey(config, clients);
   await verifyKeys(keyCheckStore(table), [fingerprint, ...held]);
   return {
     config,

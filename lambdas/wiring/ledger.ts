@@ -1,4 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { dynamoDbBatchRecords } from '../adapters/dynamodb/ledger/batch-records.ts';
 import {
   dynamoDbIntentReservations,
@@ -25,8 +25,8 @@ import type {
   SenderLedger,
 } from '../use-cases/dependencies.ts';
 
-/** The ledger table over the runtime's DynamoDB client; each function takes from it the ports it uses. */
-export function ledgerTable(config: Config, client = new DynamoDBClient({})): LedgerTableClient {
+/** The ledger table over the runtime's DynamoDB client (./aws-clients.ts); each function takes from it the ports it uses. */
+export function ledgerTable(config: Config, client: DynamoDBClient): LedgerTableClient {
   return new LedgerTableClient({
     client,
     tableName: config.LEDGER_TABLE_NAME,

@@ -1,8 +1,10 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ConfigError } from '../contract/config-error.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { InboundEvent, InboundRequest, InboundVerdict } from '../ports/provider.port.ts';
 import type { ReportDependencies } from '../use-cases/dependencies.ts';
+import { type AwsClients, awsClientAdopter } from './aws-clients.ts';
 import { publicBaseUrlOf, timingOf } from './core.ts';
 import { ledgerTable, reportLedger } from './ledger.ts';
 import { once } from './once.ts';
@@ -74,11 +76,17 @@ export function providerEventsRuntime(
 export async function loadAnswering(
   config: Config,
   env: Record<string, string | undefined>,
+  clients?: Pick<AwsClients, 'adopt'>,
 ): Promise<{ readonly loaded: LoadedFacet<'inbound'>[]; readonly skipped: SkippedFacet[] }> {
   const loaded: LoadedFacet<'inbound'>[] = [];
   const skipped: SkippedFacet[] = [];
   for (const provider of answeringProviders(config, env)) {
-    const facet = await tryLoadFacet(provider, 'inbound', { config, env, clock: systemClock });
+    const facet = await tryLoadFacet(provider, 'inbound', {
+      config,
+      env,
+      clock: systemClock,
+      ...(clients ? { awsClient: clients.adopt } : {}),
+    });
     if (facet.kind === 'loaded') loaded.push(facet.loaded);
     if (facet.kind === 'not_configured') skipped.push(facet.skipped);
   }
@@ -89,16 +97,23 @@ export async function loadAnswering(
 export async function loadInbound(
   config: Config,
   env: Record<string, string | undefined>,
+  clients?: Pick<AwsClients, 'adopt'>,
 ): Promise<LoadedFacet<'inbound'>[]> {
-  return (await loadAnswering(config, env)).loaded;
+  return (await loadAnswering(config, env, clients)).loaded;
 }
 
 export async function buildProviderEventsRuntime(
   env: Record<string, string | undefined> = process.env,
 ): Promise<ProviderEventsRuntime> {
   const config = readConfig(env);
-  const { loaded, skipped } = await loadAnswering(config, env);
-  const deps = { store: reportLedger(ledgerTable(config)), clock: systemClock, timing: timingOf(config) };
+  // The ledger's client only: this function enqueues nothing (its bundle carries no SQS client).
+  const adopt = awsClientAdopter('providerEvents');
+  const { loaded, skipped } = await loadAnswering(config, env, { adopt });
+  const deps = {
+    store: reportLedger(ledgerTable(config, adopt(new DynamoDBClient({})))),
+    clock: systemClock,
+    timing: timingOf(config),
+  };
   return { ...providerEventsRuntime(config, deps, loaded), skipped };
 }
 

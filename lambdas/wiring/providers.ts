@@ -94,7 +94,11 @@ export interface FacetBase {
   readonly config: Config;
   readonly env: Env;
   readonly clock: Clock;
+  /** The function's `adopt` (./aws-clients.ts) for the clients a module builds; absent: as built (tests). */
+  readonly awsClient?: ProviderContext['awsClient'];
 }
+
+const asBuilt: ProviderContext['awsClient'] = (client) => client;
 
 type FacetOf<F extends ProviderFacet> = F extends 'transport'
   ? TransportFacet
@@ -123,6 +127,7 @@ async function moduleOf(provider: RegisteredProvider): Promise<ProviderModule> {
 async function secretOf(
   provider: RegisteredProvider,
   env: Env,
+  awsClient: ProviderContext['awsClient'],
 ): Promise<Record<string, unknown> | undefined> {
   const variable = provider.descriptor.secretVariable;
   const arn = variable ? env[variable]?.trim() : undefined;
@@ -130,7 +135,7 @@ async function secretOf(
   if (!secretsAdapter) {
     throw new ConfigError(`${variable} is set, but this function was built without access to secrets`);
   }
-  return (await secretsAdapter()).readSecretJson(arn, variable);
+  return (await secretsAdapter()).secretJsonReader(awsClient)(arn, variable);
 }
 
 /** A facet a function leaves out because its provider's credentials are still placeholders. */
@@ -162,11 +167,12 @@ export async function tryLoadFacet<F extends ProviderFacet>(
   const module = await moduleOf(provider);
   const load = module[facet] as (() => Promise<FacetOf<F>>) | undefined;
   if (!load) return { kind: 'not_offered' };
+  const awsClient = base.awsClient ?? asBuilt;
   const resolved = resolveProviderSettings(
     provider.descriptor,
     facet,
     base.env,
-    await secretOf(provider, base.env),
+    await secretOf(provider, base.env, awsClient),
   );
   const id = provider.descriptor.id;
   if (resolved.kind === 'placeholder') {
@@ -177,6 +183,7 @@ export async function tryLoadFacet<F extends ProviderFacet>(
     timeoutMs: base.config.PROVIDER_TIMEOUT_MS,
     publicBaseUrl: publicBaseUrlOf(base.config),
     clock: base.clock,
+    awsClient,
   };
   return { kind: 'loaded', loaded: { id, facet: await load(), context } };
 }

@@ -1,10 +1,11 @@
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { type LaneQueues, SqsIntentQueue } from '../adapters/sqs/sqs-intent-queue.ts';
 import { CHANNEL_SETTINGS, LANE_SETTINGS } from '../contract/settings.ts';
 import { CHANNELS, type Channel } from '../domain/channel.ts';
 import type { Config } from '../edge/config.ts';
 
-export function buildQueue(config: Config, client = new SQSClient({})): SqsIntentQueue {
+/** Both channels' queues over the runtime's SQS client (./aws-clients.ts). */
+export function buildQueue(config: Config, client: SQSClient): SqsIntentQueue {
   return new SqsIntentQueue(client, channelQueueUrls(config), laneQueues(config, 'queueUrls'));
 }
 

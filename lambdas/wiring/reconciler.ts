@@ -36,13 +36,14 @@ export async function buildReconcilerRuntime(
   onRowError?: ReconcilerDependencies['onRowError'],
 ): Promise<ReconcilerRuntime> {
   const config = readConfig(env);
+  const clients = buildAwsClients('reconciler');
   const lookups: Record<string, ProviderLookup> = {};
   const statuses: Record<string, ProviderStatus> = {};
   // A provider whose credentials are still placeholders is skipped (told, counted), not a crash:
   // the other providers' rows are reconciled all the same.
   const skipped: SkippedFacet[] = [];
   for (const provider of answeringProviders(config, env)) {
-    const base = { config, env, clock: systemClock };
+    const base = { config, env, clock: systemClock, awsClient: clients.adopt };
     const lookup = await tryLoadFacet(provider, 'lookup', base);
     if (lookup.kind === 'loaded') lookups[lookup.loaded.id] = lookup.loaded.facet(lookup.loaded.context);
     if (lookup.kind === 'not_configured') skipped.push(lookup.skipped);
@@ -55,7 +56,6 @@ export async function buildReconcilerRuntime(
     // any, find no lookup under that name and are settled by policy.
     CHANNELS.map((channel) => [channel, selectedProvider(channel, env)?.descriptor.id ?? NO_PROVIDER]),
   ) as ReconcilerDependencies['channelProviders'];
-  const clients = buildAwsClients();
   const { worker } = await buildWorkerDependencies(config, clients, reconcilerLedger);
   return {
     config,

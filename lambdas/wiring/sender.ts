@@ -39,7 +39,13 @@ export async function buildSenderRuntime(
       `${CHANNEL_SETTINGS[channel].provider} is ${NO_PROVIDER}: this deployment sends no ${channel}, so it runs no ${channel} sender`,
     );
   }
-  const load = await tryLoadFacet(provider, 'transport', { config, env, clock: systemClock });
+  const clients = buildAwsClients(channel === 'email' ? 'sendEmail' : 'sendSms');
+  const load = await tryLoadFacet(provider, 'transport', {
+    config,
+    env,
+    clock: systemClock,
+    awsClient: clients.adopt,
+  });
   const id = provider.descriptor.id;
   const create = load.kind === 'loaded' ? load.loaded.facet[channel] : undefined;
   const transport = load.kind === 'loaded' && create ? create(load.loaded.context) : undefined;
@@ -55,7 +61,6 @@ export async function buildSenderRuntime(
     channel === 'email' && transport && 'sendBatch' in transport && transport.sendBatch && transport.maxBatch
       ? Math.max(1, Math.min(config.EMAIL_BATCH_MAX, transport.maxBatch))
       : 1;
-  const clients = buildAwsClients();
   const { table, worker } = await buildWorkerDependencies(config, clients, senderLedger);
   return {
     config,

@@ -25,14 +25,14 @@ export async function buildWorkerDependencies<L extends WorkerLedger>(
   readonly worker: WorkerDependencies & { readonly store: L };
 }> {
   const table = ledgerTable(config, clients.dynamodb);
-  const { sealer, held } = buildSealer(config);
+  const { sealer, held } = buildSealer(config, clients);
   await verifyKeys(keyCheckStore(table), held);
   const queue = buildQueue(config, clients.sqs);
   const worker = {
     store: ledger(table),
     queue,
-    scheduler: buildRetryScheduler(config, queue),
-    escalations: buildEscalations(config),
+    scheduler: buildRetryScheduler(config, queue, clients),
+    escalations: buildEscalations(config, clients),
     sealer,
     catalog: templateCatalog,
     clock: systemClock,

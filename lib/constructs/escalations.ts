@@ -1,5 +1,13 @@
-import { EventBus, EventField, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
-import { SnsTopic } from 'aws-cdk-lib/aws-events-targets';
+import { Stack } from 'aws-cdk-lib';
+import {
+  EventBus,
+  EventField,
+  type IRuleTarget,
+  Rule,
+  type RuleTargetConfig,
+  RuleTargetInput,
+} from 'aws-cdk-lib/aws-events';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 
@@ -30,14 +38,44 @@ export class Escalations extends Construct {
       description: 'notice-ledger escalations → alarm topic',
       eventPattern: { source: [ESCALATION_SOURCE], detailType: [ESCALATION_DETAIL_TYPE] },
       targets: [
-        new SnsTopic(topic, {
-          message: RuleTargetInput.fromText(
+        new TopicOfThisRule(
+          topic,
+          RuleTargetInput.fromText(
             `notice-ledger escalation: ${EventField.fromPath('$.detail.noticeId')} ` +
               `${EventField.fromPath('$.detail.channel')} ${EventField.fromPath('$.detail.state')} ` +
               `(${EventField.fromPath('$.detail.reason')}) at ${EventField.fromPath('$.time')}`,
           ),
-        }),
+        ),
       ],
     });
+  }
+}
+
+/**
+ * The topic as a rule's target, published to under a statement of the topic's policy that names
+ * that rule (`aws:SourceArn`) and this account (`aws:SourceAccount`). CDK's own SnsTopic target
+ * lets the EventBridge service principal publish with neither, so any rule in any account that
+ * learned the topic's ARN could page the operators (the confused deputy).
+ */
+class TopicOfThisRule implements IRuleTarget {
+  constructor(
+    private readonly topic: ITopic,
+    private readonly message: RuleTargetInput,
+  ) {}
+
+  bind(rule: Parameters<IRuleTarget['bind']>[0]): RuleTargetConfig {
+    this.topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'EscalationsOfThisRule',
+        principals: [new ServicePrincipal('events.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: {
+          ArnEquals: { 'aws:SourceArn': rule.ruleRef.ruleArn },
+          StringEquals: { 'aws:SourceAccount': Stack.of(rule).account },
+        },
+      }),
+    );
+    return { arn: this.topic.topicArn, input: this.message, targetResource: this.topic };
   }
 }

@@ -35,8 +35,13 @@ export interface IntakeApiProps {
   readonly webhookProviders: readonly string[];
   /** Default stage throttle. */
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
-  /** Tighter throttle of each unauthenticated provider webhook route. */
-  readonly callbackThrottle: { readonly rateLimit: number; readonly burstLimit: number };
+  /**
+   * Each unauthenticated provider webhook route's own throttle, by provider id: what the provider
+   * posts at the configured send rates (lib/providers/webhook-throttle.ts).
+   */
+  readonly callbackThrottles: Readonly<
+    Record<string, { readonly rateLimit: number; readonly burstLimit: number }>
+  >;
   readonly logRetention: RetentionDays;
   readonly logEncryptionKey: IKey;
   /** Start of the caller policies' names (`notice-ledger` → `notice-ledger-operator-eu-west-1`). */
@@ -178,10 +183,14 @@ export class IntakeApi extends Construct {
         routesByKey.set(routeKey(method as ContractMethod, path), routes[i] as HttpRoute);
       }
       if (route.auth === 'provider') {
+        // `/v1/provider-events/<id>`: the provider whose reports the route takes.
+        const provider = path.slice(path.lastIndexOf('/') + 1);
+        const throttle = props.callbackThrottles[provider];
+        if (!throttle) throw new Error(`no webhook throttle for provider ${provider}`);
         for (const [i, r] of routes.entries()) {
           webhookSettings[routeKey(methods[i] as ContractMethod, path)] = {
-            ThrottlingRateLimit: props.callbackThrottle.rateLimit,
-            ThrottlingBurstLimit: props.callbackThrottle.burstLimit,
+            ThrottlingRateLimit: throttle.rateLimit,
+            ThrottlingBurstLimit: throttle.burstLimit,
           };
           acknowledge(r, {
             rule: 'AwsSolutions-APIG4',

@@ -66,18 +66,37 @@ export class NoticeKeys extends Construct {
       }),
     );
     // Alarm actions (CloudWatch) and the escalation rule (EventBridge) publish to the encrypted
-    // topic; SNS asks KMS for a data key on their behalf. No source condition: the topic policy
-    // decides who may publish, and these key requests do not reliably carry one.
-    this.observability.addToResourcePolicy(
-      new PolicyStatement({
-        sid: 'PublishersToTheAlarmTopic',
-        principals: [
-          new ServicePrincipal('cloudwatch.amazonaws.com'),
-          new ServicePrincipal('events.amazonaws.com'),
-        ],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-        resources: ['*'],
+    // topic, and need the key for it; only on behalf of this account's alarms and rules in this
+    // Region (the confused-deputy guard AWS recommends for service principals). The delivery stack's
+    // alarm and rule names are not known here (it depends on this stack, not the other way round),
+    // so their ARNs are matched by pattern; the topic policy names the escalation rule itself.
+    const publisher = (sid: string, service: 'cloudwatch' | 'events', sourceArn: string) =>
+      this.observability.addToResourcePolicy(
+        new PolicyStatement({
+          sid,
+          principals: [new ServicePrincipal(`${service}.amazonaws.com`)],
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          resources: ['*'],
+          conditions: {
+            StringEquals: { 'aws:SourceAccount': stack.account },
+            ArnLike: { 'aws:SourceArn': sourceArn },
+          },
+        }),
+      );
+    publisher(
+      'AlarmsOfThisAccountToTheAlarmTopic',
+      'cloudwatch',
+      stack.formatArn({
+        service: 'cloudwatch',
+        resource: 'alarm',
+        resourceName: '*',
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
       }),
+    );
+    publisher(
+      'RulesOfThisAccountToTheAlarmTopic',
+      'events',
+      stack.formatArn({ service: 'events', resource: 'rule', resourceName: '*' }),
     );
   }
 }

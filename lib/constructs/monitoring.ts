@@ -85,7 +85,8 @@ export function appMetric(
  *   the gauge every run, so silence means the reconciler is not running;
  * - each work queue's ApproximateAgeOfOldestMessage; each DLQ's visible messages > 0;
  * - escalations > 0 and poison messages > 0;
- * - errors of each function.
+ * - errors of each function; the HTTP API's 5xx, and the 500s the router answers (a function that
+ *   answers 500 has not failed, so its Errors metric does not count them).
  */
 /** What an alarm on one of the gauges is told (the rest is the same for every alarm). */
 interface AlarmOptions {
@@ -214,6 +215,26 @@ export class Monitoring extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
       description:
         'A sender dropped a malformed queue message; the reconciler re-enqueues the intent if it is open.',
+    });
+    // A 500 the router answers leaves the function successful: its Errors metric never counts it
+    // (an AccessDenied on the ledger, say), so the router counts it itself.
+    alarm('HttpInternalErrors', appMetric(AppMetric.httpInternalErrors, 'Sum'), {
+      threshold: 0,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      description:
+        'The HTTP router answered 500 (an infrastructure failure: ledger, KMS, secrets, access denied); the ' +
+        'function log has the error name ("http request failed").',
+    });
+    // Every 5xx the API answered, whatever its cause: the router's 500s, and the function failing,
+    // timing out or being throttled before it could answer (API Gateway's 502/503/504).
+    alarm('Api5xx', props.api.metricServerError({ statistic: 'Sum', period: Duration.minutes(5) }), {
+      threshold: 0,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      description:
+        'The HTTP API answered 5xx (a router 500, or a function failure, timeout or throttle API Gateway turned ' +
+        'into 502/503/504): see HttpInternalErrors, the function errors and the API access log.',
     });
     for (const [label, fn] of Object.entries(props.functions)) {
       alarm(`${label}Errors`, fn.metricErrors({ statistic: 'Sum', period: Duration.minutes(5) }), {

@@ -24,6 +24,11 @@ export interface ProviderBinding {
   deliver(scope: Construct, context: DeliveryContext): DeployedProvider;
   /** Warnings the deployment check accepts (they describe the settings, not a defect). */
   readonly acceptedWarnings?: readonly string[];
+  /**
+   * A webhook provider's: the requests it posts per message it sends, at most (status callbacks,
+   * events); its route's throttle follows from it (./webhook-throttle.ts).
+   */
+  readonly webhookEventsPerMessage?: number;
 }
 
 export type { BindingSettings };

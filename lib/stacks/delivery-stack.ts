@@ -16,6 +16,7 @@ import { ReconcilerSchedule } from '../constructs/reconciler-schedule.ts';
 import { acknowledge } from '../nag.ts';
 import type { DeployedProvider, ProviderBinding } from '../providers/binding.ts';
 import { deployedBindings, REGISTERED_PROVIDER_IDS } from '../providers/registry.ts';
+import { webhookThrottles } from '../providers/webhook-throttle.ts';
 import type { StatefulStack } from './stateful-stack.ts';
 
 export interface DeliveryStackProps extends StackProps {
@@ -34,7 +35,7 @@ export interface DeliveryStackProps extends StackProps {
  *
  * | function        | ledger table                               | queues            | envelope key    | secrets            | other |
  * |-----------------|--------------------------------------------|-------------------|-----------------|--------------------|-------|
- * | http            | Put/Get/Query/Update/Delete item           | send both         | GenerateDataKey | fingerprint        | — |
+ * | http            | Put/Get/Query/Update item, Query open index | send both        | GenerateDataKey | fingerprint        | escalations |
  * | send-email      | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
  * | send-sms        | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
  * | reconciler      | Get/BatchGet/Update/Put item, Query open index | send both     | Decrypt         | lookups' providers | scheduler, escalations |
@@ -66,6 +67,8 @@ export class DeliveryStack extends Stack {
       ...[lanes.email, lanes.sms].flatMap((l) => [l.critical, l.bulk]),
     ];
     const bindings = deployedBindings(config.providers);
+    // The e-mail sender's event source: how many messages one provider call carries.
+    const email = emailEventSource(config, bindings);
 
     // The operator's settings under their contract names (lambdas/contract/settings.ts), set on
     // every function; among them each channel's rate, its shared rate budget (docs/architecture.md
@@ -108,7 +111,8 @@ export class DeliveryStack extends Stack {
       invocation: 'sync',
     });
     // No DeleteItem: the suppression list is append-only, and so is everything else the API writes.
-    http.bindTable(ledger, { items: ['PutItem', 'GetItem', 'Query', 'UpdateItem'] });
+    // Query on the open index: the operator list (GET /v1/notices, `notice-ledger list`) reads it.
+    http.bindTable(ledger, { items: ['PutItem', 'GetItem', 'Query', 'UpdateItem'], openIndexQuery: true });
     http.bindChannelQueue(queues.email);
     http.bindChannelQueue(queues.sms);
     http.bindLaneQueues(lanes.email);
@@ -147,10 +151,8 @@ export class DeliveryStack extends Stack {
         .filter((b) => b.descriptor.inbound === 'webhook')
         .map((b) => b.descriptor.id),
       throttle: { rateLimit: config.api.rateLimit, burstLimit: config.api.burstLimit },
-      callbackThrottle: {
-        rateLimit: config.api.callbackRateLimit,
-        burstLimit: config.api.callbackBurstLimit,
-      },
+      // Each provider's webhook route takes what the provider posts at the configured send rates.
+      callbackThrottles: webhookThrottles(config, bindings, { email: email.recordsPerCall, sms: 1 }),
       logRetention: config.logRetention,
       logEncryptionKey: keys.observability,
       policyNamePrefix: config.resourcePrefix,
@@ -198,7 +200,6 @@ export class DeliveryStack extends Stack {
       fn.consumeChannelQueue(lanes[channel].bulk, lane('bulk'));
     };
     const sendEmail = sender('SendEmail', 'sendEmail', 'email');
-    const email = emailEventSource(config, bindings);
     if (configured('email')) consumeLanes(sendEmail, 'email', email.source, email.recordsPerCall);
     const sendSms = sender('SendSms', 'sendSms', 'sms');
     if (configured('sms')) consumeLanes(sendSms, 'sms', config.channels.sms, 1);

@@ -36,6 +36,8 @@ export function createFiring(options: {
   readonly clock: () => number;
   readonly tickMs: number;
   readonly log: (line: string) => void;
+  /** Added to the client that sends the targets' messages: the role Scheduler sends as (local IAM). */
+  readonly sendAs?: { applyToStack(stack: unknown): void } | undefined;
 }): Firing {
   const { clock, tickMs, log } = options;
   const store = options.schedules.schedules;
@@ -44,14 +46,19 @@ export function createFiring(options: {
   /** Schedules with a send in flight, so an overlapping `tick()` cannot send one twice. */
   const inFlight = new Set<StoredSchedule>();
   let closed = false;
-  const sqs = new SQSClient({
-    endpoint: options.sqsEndpoint,
-    region: options.region,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    // One try per attempt: the retry policy above decides when to try again.
-    maxAttempts: 1,
-    requestHandler: new NodeHttpHandler({ connectionTimeout: 2_000, requestTimeout: 5_000 }),
-  });
+  const client = () =>
+    new SQSClient({
+      endpoint: options.sqsEndpoint,
+      region: options.region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      // One try per attempt: the retry policy above decides when to try again.
+      maxAttempts: 1,
+      requestHandler: new NodeHttpHandler({ connectionTimeout: 2_000, requestTimeout: 5_000 }),
+    });
+  // The queue's URL is the stand-in's own business (AWS needs none); the send is the role's.
+  const sqs = client();
+  const sender = options.sendAs ? client() : sqs;
+  if (options.sendAs) sender.middlewareStack.use(options.sendAs);
   const queueUrls = new Map<string, string>();
 
   async function queueUrlFor(arn: string): Promise<string> {
@@ -92,7 +99,7 @@ export function createFiring(options: {
     try {
       const queueUrl = await queueUrlFor(s.target.Arn);
       const groupId = s.target.SqsParameters?.MessageGroupId;
-      const out = await sqs.send(
+      const out = await sender.send(
         new SendMessageCommand({
           QueueUrl: queueUrl,
           MessageBody: messageBody(s, attempt),
@@ -186,6 +193,7 @@ export function createFiring(options: {
       // Sends in flight end within the SQS request timeout.
       await passes;
       sqs.destroy();
+      sender.destroy();
     },
   };
 }

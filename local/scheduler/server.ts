@@ -91,6 +91,8 @@ export interface SchedulerStandInOptions {
   clock?: () => number;
   /** One line per notable event (dropped send, lost schedule); default stderr. Never given a message body. */
   log?: (line: string) => void;
+  /** Added to the client that enqueues the targets' messages: the role Scheduler assumes (local IAM). */
+  sendAs?: { applyToStack(stack: unknown): void };
 }
 
 export interface SchedulerStandIn {
@@ -124,7 +126,15 @@ export async function startSchedulerStandIn(options: SchedulerStandInOptions): P
     dropThisCreate: () => faults.takeDrop(),
   });
   const store = schedules.schedules;
-  const firing = createFiring({ schedules, sqsEndpoint: options.sqsEndpoint, region, clock, tickMs, log });
+  const firing = createFiring({
+    schedules,
+    sqsEndpoint: options.sqsEndpoint,
+    region,
+    clock,
+    tickMs,
+    log,
+    sendAs: options.sendAs,
+  });
   const fired = firing.fired;
 
   async function readJson(req: IncomingMessage): Promise<unknown> {

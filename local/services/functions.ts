@@ -18,6 +18,7 @@ import { getSenderRuntime } from '../../lambdas/wiring/sender.ts';
 import { isConsolePath, serveConsole } from '../console.ts';
 import { type CrashPointSpec, describeCrashPoint, installCrashPoints } from '../crash-points.ts';
 import type { HttpApiHandler } from '../http-gateway.ts';
+import type { LocalIam } from '../iam/enforce.ts';
 import { startPeriodicTask } from '../periodic-task.ts';
 import type { LocalProvider } from '../providers/local-provider.ts';
 import type { LocalService, StackContext } from '../service.ts';
@@ -54,6 +55,8 @@ export interface FunctionsOptions {
   readonly senders: readonly Channel[];
   /** Providers with a feed (events their simulator cannot deliver) and whether this stack started them. */
   readonly feeds: readonly { readonly provider: LocalProvider; readonly started: boolean }[];
+  /** The IAM check: each sender's event sources poll as its role, as Lambda's mappings do. */
+  readonly iam: LocalIam;
 }
 
 /**
@@ -83,11 +86,16 @@ export function functionsService(options: FunctionsOptions): LocalService {
         );
       }
 
-      const sqs = new SQSClient({
-        endpoint: context.env.AWS_ENDPOINT_URL_SQS,
-        region,
-        requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
-      });
+      const pollerClient = (channel: Channel) =>
+        options.iam.adopt(
+          channel === 'email' ? 'sendEmail' : 'sendSms',
+          new SQSClient({
+            endpoint: context.env.AWS_ENDPOINT_URL_SQS,
+            region,
+            requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
+          }),
+        );
+      const sqs = { email: pollerClient('email'), sms: pollerClient('sms') };
       const handlers: Record<Channel, SqsHandler> = { email: sendEmail, sms: sendSms };
       const queues = options.queues();
       const batchMaxOf = (channel: Channel) => senders.find((r) => r.channel === channel)?.batchMax ?? 1;
@@ -112,7 +120,7 @@ export function functionsService(options: FunctionsOptions): LocalService {
           batchMax,
         );
         return startSqsEventSource({
-          client: sqs,
+          client: sqs[queue.channel],
           queueUrl: queue.url,
           queueArn: queue.arn,
           region,
@@ -152,7 +160,8 @@ export function functionsService(options: FunctionsOptions): LocalService {
               `${left} event-source worker(s) still busy after ${POLLER_DRAIN_MS} ms; rows they hold will see their leases expire`,
             );
           }
-          sqs.destroy();
+          sqs.email.destroy();
+          sqs.sms.destroy();
         },
       };
     },

@@ -140,6 +140,7 @@ describe('against the SendGrid simulator', () => {
       timeoutMs: 1000,
       publicBaseUrl: 'http://127.0.0.1',
       clock: { now: Date.now },
+      awsClient: (client) => client,
     }) as (
       r: import('../../lambdas/ports/provider.port.ts').InboundRequest,
     ) => import('../../lambdas/ports/provider.port.ts').InboundVerdict;

@@ -7,7 +7,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSesStore } from '../../local/ses/server.ts';
-import { type StackProcess, startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
+import {
+  localIamReport,
+  type StackProcess,
+  startStackProcess,
+  stopAllStacks,
+} from '../helpers/local-stack.ts';
 import {
   assertWellFormed,
   getTimeline,
@@ -273,5 +278,14 @@ describe('local stack (npm start) through HTTP', () => {
     await expect(refused).rejects.toThrow(
       /exited \(code 1\)[\s\S]*first used with other keys[\s\S]*FINGERPRINT_KEY and ENVELOPE_LOCAL_KEY/,
     );
+  });
+});
+
+describe('local IAM (local/iam/)', () => {
+  it('every stack of this file ran with IAM enforced, and no AWS call of any function or event source was denied', () => {
+    const report = localIamReport();
+    expect(report.ready).toBeGreaterThan(0);
+    expect(report.enforced).toBe(report.ready);
+    expect(report.denials).toEqual([]);
   });
 });

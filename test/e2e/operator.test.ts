@@ -25,7 +25,12 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, launchBrowser } from '../helpers/browser.ts';
 import { runCliCaptured } from '../helpers/cli.ts';
-import { type StackProcess, startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
+import {
+  localIamReport,
+  type StackProcess,
+  startStackProcess,
+  stopAllStacks,
+} from '../helpers/local-stack.ts';
 import { logRecords } from './runbook-support.ts';
 import { type ChannelTimeline, getTimeline, type Timeline, testRecipient, waitFor } from './support.ts';
 
@@ -442,5 +447,14 @@ describe('the console timeline page in Chromium', () => {
     }
     // The resolved notice is not listed.
     expect(await list.locator(`tr[data-notice="${noticeId}"]`).count()).toBe(0);
+  });
+});
+
+describe('local IAM (local/iam/)', () => {
+  it('every stack of this file ran with IAM enforced, and no AWS call of any function or event source was denied', () => {
+    const report = localIamReport();
+    expect(report.ready).toBeGreaterThan(0);
+    expect(report.enforced).toBe(report.ready);
+    expect(report.denials).toEqual([]);
   });
 });

@@ -25,6 +25,7 @@ import type { Priority } from '../../lambdas/domain/priority.ts';
 import { uniqueTableName } from '../helpers/dynamodb.ts';
 import {
   freePort,
+  localIamReport,
   makeDataDir,
   type StackProcess,
   startStackProcess,
@@ -380,5 +381,14 @@ describe('Resend: two workers on one key', () => {
     expect(l.providers.resend.counters.emailsCreated).toBe(10);
     expect((await b.stop()).code).toBe(0);
     expect((await a.stop()).code).toBe(0);
+  });
+});
+
+describe('local IAM (local/iam/)', () => {
+  it('every stack of this file ran with IAM enforced, and no AWS call of any function or event source was denied', () => {
+    const report = localIamReport();
+    expect(report.ready).toBeGreaterThan(0);
+    expect(report.enforced).toBe(report.ready);
+    expect(report.denials).toEqual([]);
   });
 });

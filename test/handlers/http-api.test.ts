@@ -9,7 +9,7 @@ import { readConfig } from '../../lambdas/edge/config.ts';
 import { createHttpApi } from '../../lambdas/handlers/http/router.ts';
 import { computeTwilioSignature } from '../../lambdas/providers/twilio/signature.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
-import { logger } from '../../lambdas/wiring/observability.ts';
+import { logger, metrics } from '../../lambdas/wiring/observability.ts';
 import { loadInbound, providerEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
 import { LOCAL_OPERATOR_ROLE } from '../../local/callers.ts';
 import { type ApiEventInput, apiEvent, contentType, responseJson } from '../helpers/api-events.ts';
@@ -1292,7 +1292,7 @@ describe('routing', () => {
     expectProblem(reply, 400, `${PROBLEM}/invalid-request`);
   });
 
-  it('maps an infrastructure failure to a generic 500 and logs its name', async () => {
+  it('maps an infrastructure failure to a generic 500, logs its name and counts it (HttpInternalErrors)', async () => {
     // Prepare
     const store = new MemoryLedgerStore();
     vi.spyOn(store, 'getNotice').mockRejectedValue(
@@ -1301,8 +1301,11 @@ describe('routing', () => {
       }),
     );
     const h = harness({ store });
+    const counted = vi.spyOn(metrics, 'addMetric').mockReturnValue(metrics);
 
     // Act
+    const refused = await h.call({ method: 'GET', path: '/v1/notices/ntc_bad' });
+    const countedBefore500 = counted.mock.calls.length;
     const reply = await h.call({ method: 'GET', path: `/v1/notices/${deriveNoticeId('a', 'b', 'c')}` });
 
     // Assess
@@ -1313,7 +1316,12 @@ describe('routing', () => {
       true,
     );
     expect(requestLines).toEqual([
+      expect.objectContaining({ route: 'GET /v1/notices/{noticeId}', status: 400 }),
       expect.objectContaining({ route: 'GET /v1/notices/{noticeId}', status: 500 }),
     ]);
+    // A 4xx is the caller's; only the 500 is counted, once (the handler publishes it).
+    expect(refused.status).toBe(400);
+    expect(countedBefore500).toBe(0);
+    expect(counted.mock.calls).toEqual([['HttpInternalErrors', 'Count', 1]]);
   });
 });

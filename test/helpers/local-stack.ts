@@ -173,6 +173,11 @@ export async function startStackProcess(options: StackProcessOptions = {}): Prom
   child.stderr.setEncoding('utf8');
   child.stdout.on('data', append);
   child.stderr.on('data', append);
+  // Kept apart from the output, which a long run truncates from the front (the banner first).
+  const iam = { ready: false, enforced: false, denials: [] as string[] };
+  iamRecords.push(iam);
+  child.stdout.on('data', iamLines(iam));
+  child.stderr.on('data', iamLines(iam));
 
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
@@ -237,6 +242,41 @@ export async function startStackProcess(options: StackProcessOptions = {}): Prom
       await exited;
       if (!(await waitForGroupGone(pid))) throw new Error(`process group ${pid} survived SIGKILL`);
     },
+  };
+}
+
+interface IamRecord {
+  ready: boolean;
+  enforced: boolean;
+  denials: string[];
+}
+
+const iamRecords: IamRecord[] = [];
+
+/** Watches one stream for the ready line, local IAM's banner line and its denials (whole lines only). */
+function iamLines(iam: IamRecord): (chunk: string) => void {
+  let partial = '';
+  return (chunk) => {
+    const lines = `${partial}${chunk}`.split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line === READY_LINE) iam.ready = true;
+      if (/^ {2}IAM +enforced: /.test(line)) iam.enforced = true;
+      if (line.startsWith('[local] IAM: ')) iam.denials.push(line);
+    }
+  };
+}
+
+/**
+ * Local IAM (local/iam/) over every stack this test file started: how many became ready, how many
+ * of those announced enforcement in their banner, and every call one refused (`[local] IAM: …`).
+ */
+export function localIamReport(): { ready: number; enforced: number; denials: string[] } {
+  const ready = iamRecords.filter((r) => r.ready);
+  return {
+    ready: ready.length,
+    enforced: ready.filter((r) => r.enforced).length,
+    denials: iamRecords.flatMap((r) => r.denials),
   };
 }
 

@@ -233,11 +233,18 @@ describe('delivery stack: least privilege', () => {
     }
   });
 
-  it('http: table items without delete (the suppression list is append-only) + Query, enqueue both channels and their lanes, queue depths, seal only, read the fingerprint secret only, publish deadline-risk escalations', () => {
+  it('http: table items without delete (the suppression list is append-only) + Query, Query on the open index (the operator list), enqueue both channels and their lanes, queue depths, seal only, read the fingerprint secret only, publish deadline-risk escalations', () => {
     const g = grants('http');
     expect([...g.keys()].filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(
       ['GetItem', 'PutItem', 'Query', 'UpdateItem'].map(table),
     );
+    // GET /v1/notices queries the open index: a grant on the table does not cover its index.
+    const statements = roleStatements(template, logicalId(fn('http').role));
+    const index = statements.find((s) => s.Sid === 'LedgerOpenIndex');
+    expect(index?.Action).toBe('dynamodb:Query');
+    expect(JSON.stringify(index?.Resource)).toMatch(/"\/index\/open-due"\]\]\}$/);
+    const items = statements.find((s) => s.Sid === 'LedgerItems');
+    expect(JSON.stringify(items?.Resource)).not.toContain('/index/');
     // Two channel queues and four lane queues (docs/architecture.md §11).
     expect(g.get('sqs:SendMessage')).toHaveLength(6);
     expect(g.get('sqs:GetQueueAttributes')).toHaveLength(6);
@@ -719,8 +726,14 @@ describe('delivery stack: schedules and events', () => {
 describe('delivery stack: alarms and dashboard', () => {
   const topicRef = () => ({ Ref: logicalId(synth.delivery.monitoring.topic) });
 
-  it('encrypts the alarm topic with the observability key and requires TLS', () => {
+  it('encrypts the alarm topic with the observability key and requires TLS; only this account’s alarms and the escalation rule may publish', () => {
     template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+    const account = { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } };
+    const [escalationRule] = Object.keys(
+      template.findResources('AWS::Events::Rule', {
+        Properties: { Description: 'notice-ledger escalations → alarm topic' },
+      }),
+    );
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
@@ -729,11 +742,41 @@ describe('delivery stack: alarms and dashboard', () => {
             Sid: 'AlarmsOfThisAccount',
             Principal: { Service: 'cloudwatch.amazonaws.com' },
             Action: 'sns:Publish',
+            Condition: { StringEquals: account, ArnLike: { 'aws:SourceArn': Match.anyValue() } },
           }),
-          Match.objectLike({ Principal: { Service: 'events.amazonaws.com' }, Action: 'sns:Publish' }),
+          Match.objectLike({
+            Sid: 'EscalationsOfThisRule',
+            Principal: { Service: 'events.amazonaws.com' },
+            Action: 'sns:Publish',
+            Condition: {
+              StringEquals: account,
+              ArnEquals: {
+                'aws:SourceArn': { 'Fn::GetAtt': [escalationRule, 'Arn'] },
+              },
+            },
+          }),
         ]),
       },
     });
+    // Every Allow to a service principal carries both source conditions.
+    const policies = Object.values(template.findResources('AWS::SNS::TopicPolicy'));
+    const allows = policies.flatMap((p) =>
+      (
+        p.Properties.PolicyDocument.Statement as {
+          Effect: string;
+          Principal?: { Service?: unknown };
+          Condition?: Record<string, Record<string, unknown>>;
+        }[]
+      ).filter((s) => s.Effect === 'Allow' && s.Principal?.Service),
+    );
+    expect(allows).toHaveLength(2);
+    for (const statement of allows) {
+      const keys = Object.values(statement.Condition ?? {}).flatMap((c) => Object.keys(c));
+      expect(keys.sort(), JSON.stringify(statement.Principal)).toEqual([
+        'aws:SourceAccount',
+        'aws:SourceArn',
+      ]);
+    }
   });
 
   it('alarms on the oldest unresolved age (Maximum, missing data breaching) as the reconciler publishes it', () => {
@@ -763,7 +806,9 @@ describe('delivery stack: alarms and dashboard', () => {
     // No silent waits: a provider's pre-send check unanswered for three periods in a row.
     expect(count('NoticeLedger', 'Deferred_provider_check_unavailable')).toBe(1);
     expect(count('AWS/Lambda', 'Errors')).toBe(5);
-    expect(alarms).toHaveLength(23);
+    expect(count('NoticeLedger', 'HttpInternalErrors')).toBe(1);
+    expect(count('AWS/ApiGateway', '5xx')).toBe(1);
+    expect(alarms).toHaveLength(25);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       if (alarm.MetricName !== 'OldestUnresolvedAgeSeconds')
@@ -776,6 +821,32 @@ describe('delivery stack: alarms and dashboard', () => {
       MetricName: 'ApproximateNumberOfMessagesVisible',
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('alarms on every 5xx of the HTTP API, and on the 500s the router answers while the function succeeds', () => {
+    const apiId = { Ref: logicalId(synth.delivery.api.api) };
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5xx',
+      Dimensions: [{ Name: 'ApiId', Value: apiId }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [topicRef()],
+      OKActions: [topicRef()],
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'NoticeLedger',
+      // The name the router publishes (lambdas/handlers/http/router.ts), from the one contract.
+      MetricName: Metric.httpInternalErrors,
+      Dimensions: [{ Name: 'service', Value: 'notice-ledger' }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [topicRef()],
     });
   });
 

@@ -89,7 +89,31 @@ describe('stateful stack: keys and secrets', () => {
     }
   });
 
-  it('lets CloudWatch Logs (this account’s log groups) and the alarm publishers use the observability key', () => {
+  it('lets CloudWatch Logs (this account’s log groups) and the alarm publishers (this account’s alarms and rules only) use the observability key', () => {
+    const arn = (service: string, resource: string) => ({
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          `:${service}:`,
+          { Ref: 'AWS::Region' },
+          ':',
+          { Ref: 'AWS::AccountId' },
+          resource,
+        ],
+      ],
+    });
+    const publisher = (sid: string, service: string, sourceArn: unknown) =>
+      Match.objectLike({
+        Sid: sid,
+        Principal: { Service: `${service}.amazonaws.com` },
+        Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+          ArnLike: { 'aws:SourceArn': sourceArn },
+        },
+      });
     template.hasResourceProperties('AWS::KMS::Key', {
       Description: Match.stringLikeRegexp('CloudWatch Logs'),
       KeyPolicy: {
@@ -98,13 +122,21 @@ describe('stateful stack: keys and secrets', () => {
             Sid: 'CloudWatchLogsGroupsOfThisAccount',
             Condition: { ArnLike: { 'kms:EncryptionContext:aws:logs:arn': Match.anyValue() } },
           }),
-          Match.objectLike({
-            Sid: 'PublishersToTheAlarmTopic',
-            Principal: { Service: ['cloudwatch.amazonaws.com', 'events.amazonaws.com'] },
-          }),
+          publisher('AlarmsOfThisAccountToTheAlarmTopic', 'cloudwatch', arn('cloudwatch', ':alarm:*')),
+          publisher('RulesOfThisAccountToTheAlarmTopic', 'events', arn('events', ':rule/*')),
         ]),
       },
     });
+    // No service principal of the key policy goes without a condition that ties it to this account.
+    for (const key of Object.values(template.findResources('AWS::KMS::Key'))) {
+      for (const statement of key.Properties.KeyPolicy.Statement as {
+        Principal?: { Service?: unknown };
+        Condition?: unknown;
+      }[]) {
+        if (statement.Principal?.Service)
+          expect(statement.Condition, JSON.stringify(statement.Principal)).toBeDefined();
+      }
+    }
   });
 
   it('generates the fingerprint key as {"key": 43 letters/digits}, which decodes to exactly 32 bytes', () => {

@@ -1,23 +1,28 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ConfigError } from '../../contract/config-error.ts';
+import type { AwsSdkClient } from '../../ports/provider.port.ts';
 
-let client: SecretsManagerClient | undefined;
+/** Reads a Secrets Manager secret holding a JSON object; `variable` names it in messages. */
+export type SecretJsonReader = (arn: string, variable: string) => Promise<Record<string, unknown>>;
 
 /**
- * A Secrets Manager secret holding a JSON object, read once per cold start by the functions that
- * hold a grant on it. `variable` is the environment variable that named it, for the message.
+ * A reader of the secrets a function holds a grant on, read once per cold start, over one client
+ * built on first use and handed to the function through `adopt` (lambdas/wiring/aws-clients.ts).
  */
-export async function readSecretJson(arn: string, variable: string): Promise<Record<string, unknown>> {
-  client ??= new SecretsManagerClient({});
-  const out = await client.send(new GetSecretValueCommand({ SecretId: arn }));
-  if (!out.SecretString) throw new ConfigError(`the secret ${variable} names has no string value`);
-  try {
-    const value = JSON.parse(out.SecretString) as unknown;
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      return value as Record<string, unknown>;
+export function secretJsonReader(adopt: <C extends AwsSdkClient>(client: C) => C): SecretJsonReader {
+  let client: SecretsManagerClient | undefined;
+  return async (arn, variable) => {
+    client ??= adopt(new SecretsManagerClient({}));
+    const out = await client.send(new GetSecretValueCommand({ SecretId: arn }));
+    if (!out.SecretString) throw new ConfigError(`the secret ${variable} names has no string value`);
+    try {
+      const value = JSON.parse(out.SecretString) as unknown;
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+        return value as Record<string, unknown>;
+      }
+    } catch {
+      // Reported below, without quoting the secret.
     }
-  } catch {
-    // Reported below, without quoting the secret.
-  }
-  throw new ConfigError(`the secret ${variable} names is not a JSON object`);
+    throw new ConfigError(`the secret ${variable} names is not a JSON object`);
+  };
 }

@@ -1,4 +1,6 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { Metric } from '../../contract/metrics.ts';
 import {
   findRoute,
   type HttpMethod,
@@ -17,7 +19,7 @@ import {
   problem,
   problemResponse,
 } from '../../edge/problem.ts';
-import { logger } from '../../wiring/observability.ts';
+import { logger, metrics } from '../../wiring/observability.ts';
 import { getNoticeRoute, submitBatchRoute, submitNoticeRoute } from './notices.ts';
 import { cancelNoticeRoute, listNoticesRoute, openApiRoute, resolveChannelRoute } from './operators.ts';
 import { type Endpoint, type HttpRuntime, type RouteReply, withRuntime } from './route.ts';
@@ -200,6 +202,8 @@ export function createRouter<R>(
         errorName: error instanceof Error ? error.name : typeof error,
         errorMessage: error instanceof Error ? error.message : undefined,
       });
+      // Counted: the function succeeds, so no Errors alarm sees this 500 (the handler publishes it).
+      metrics.addMetric(Metric.httpInternalErrors, MetricUnit.Count, 1);
       reply = { response: problemResponse(internalError()) };
     }
     logger.info('http request', {

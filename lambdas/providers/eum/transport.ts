@@ -5,7 +5,7 @@ import {
   type SendTextMessageCommandInput,
 } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import type { ProviderOutcome } from '../../domain/outcome.ts';
-import type { TransportFacet } from '../../ports/provider.port.ts';
+import type { AwsSdkClient, TransportFacet } from '../../ports/provider.port.ts';
 import type { ProviderSuppressions, SmsMessage, SmsTransport } from '../../ports/transport.port.ts';
 import {
   classifySdkTransportFailure,
@@ -38,6 +38,8 @@ export interface EumSmsTransportOptions {
   /** `PROVIDER_TIMEOUT_MS`: past it, after the request went out, the outcome is ambiguous. */
   readonly timeoutMs: number;
   readonly now?: () => number;
+  /** Hands each client it builds to the function (ProviderContext `awsClient`); default: as built. */
+  readonly awsClient?: <C extends AwsSdkClient>(client: C) => C;
 }
 
 /** The opt-out reason the service raises synchronously for a number on the identity's list. */
@@ -58,14 +60,15 @@ export class EumSmsTransport implements SmsTransport {
 
   constructor(options: EumSmsTransportOptions) {
     this.#options = options;
+    const adopt = options.awsClient ?? ((client) => client);
     this.#client =
-      options.client ?? new PinpointSMSVoiceV2Client(singleAttemptClientOptions(options.timeoutMs));
+      options.client ?? adopt(new PinpointSMSVoiceV2Client(singleAttemptClientOptions(options.timeoutMs)));
     this.#now = options.now ?? Date.now;
     this.suppressions = {
       // Our operator's suppression, mirrored so the account's list and ours agree. An idempotent
       // call, so this client may retry (the send client may not).
       add: async (destination) => {
-        this.#adminClient ??= options.client ?? new PinpointSMSVoiceV2Client({});
+        this.#adminClient ??= options.client ?? adopt(new PinpointSMSVoiceV2Client({}));
         await this.#adminClient.send(
           new PutOptedOutNumberCommand({
             OptOutListName: options.optOutListName,
@@ -105,6 +108,7 @@ export const facet: TransportFacet = {
       optOutListName: setting(context, 'EUM_OPT_OUT_LIST'),
       timeoutMs: context.timeoutMs,
       now: context.clock.now,
+      awsClient: context.awsClient,
     }),
 };
 

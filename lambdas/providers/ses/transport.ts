@@ -96,6 +96,7 @@ export class SesEmailTransport implements EmailTransport {
 export const facet: TransportFacet = {
   email: (context) =>
     new SesEmailTransport({
+      client: context.awsClient(createSesClient({ timeoutMs: context.timeoutMs })),
       fromAddress: setting(context, 'SES_FROM_ADDRESS'),
       configurationSetName: context.settings.SES_CONFIGURATION_SET,
       timeoutMs: context.timeoutMs,

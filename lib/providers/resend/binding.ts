@@ -46,6 +46,9 @@ type ResendSettings = BoundSettings<typeof settings>;
 export const resendBinding: ProviderBinding = {
   descriptor,
   settings,
+  // One signed request per event: `email.sent`, then `email.delivered` or a bounce (opens and clicks
+  // are not tracked); a delay adds one now and then.
+  webhookEventsPerMessage: 2,
   stateful(scope, { config, secretsKey }) {
     const s = bindingSettings<ResendSettings>(config, resendBinding);
     const secret = providerSecret(scope, descriptor, {

@@ -44,6 +44,10 @@ type SendGridSettings = BoundSettings<typeof settings>;
 export const sendgridBinding: ProviderBinding = {
   descriptor,
   settings,
+  // Two events per message (`processed`, then `delivered` or a bounce), posted in batches: a POST
+  // carries an array of events, so requests are fewer than events; one request per event bounds
+  // them from above whatever the batches hold.
+  webhookEventsPerMessage: 2,
   stateful(scope, { config, secretsKey }) {
     const s = bindingSettings<SendGridSettings>(config, sendgridBinding);
     const secret = providerSecret(scope, descriptor, {

@@ -27,6 +27,9 @@ const settings = providerSettings(descriptor, {
 export const twilioBinding: ProviderBinding = {
   descriptor,
   settings,
+  // One status callback per status change after `queued`: `sent`, then `delivered`, `undelivered`
+  // or `failed`.
+  webhookEventsPerMessage: 2,
   stateful(scope, { config, secretsKey }) {
     const s = bindingSettings<BoundSettings<typeof settings>>(config, twilioBinding);
     const secret = providerSecret(scope, descriptor, {
