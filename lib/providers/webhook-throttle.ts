@@ -11,7 +11,7 @@ export interface Throttle {
 /**
  * Twice the reports the configured send rate makes: a provider's reports come in waves (a carrier
  * hands back a batch of delivery receipts at once), and a report refused with 429 is a report
- * lost (Twilio retries a callback once at most), so the row waits for the reconciler instead.
+ * lost (an SMS provider may retry a callback once at most), so the row waits for the reconciler instead.
  */
 export const CALLBACK_HEADROOM = 2;
 

@@ -95,7 +95,8 @@ export function functionsService(options: FunctionsOptions): LocalService {
             requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
           }),
         );
-      const sqs = { email: pollerClient('email'), sms: pollerClient('sms') };
+      // Only the configured channels' (an unconfigured channel's sender has no role to act as).
+      const sqs = new Map(channels.map((channel) => [channel, pollerClient(channel)] as const));
       const handlers: Record<Channel, SqsHandler> = { email: sendEmail, sms: sendSms };
       const queues = options.queues();
       const batchMaxOf = (channel: Channel) => senders.find((r) => r.channel === channel)?.batchMax ?? 1;
@@ -120,7 +121,7 @@ export function functionsService(options: FunctionsOptions): LocalService {
           batchMax,
         );
         return startSqsEventSource({
-          client: sqs[queue.channel],
+          client: sqs.get(queue.channel) as SQSClient,
           queueUrl: queue.url,
           queueArn: queue.arn,
           region,
@@ -160,8 +161,7 @@ export function functionsService(options: FunctionsOptions): LocalService {
               `${left} event-source worker(s) still busy after ${POLLER_DRAIN_MS} ms; rows they hold will see their leases expire`,
             );
           }
-          sqs.email.destroy();
-          sqs.sms.destroy();
+          for (const client of sqs.values()) client.destroy();
         },
       };
     },
