@@ -5,11 +5,8 @@
  */
 
 const fallbackDescription = (channel: 'email' | 'sms', primary: string) =>
-  `second provider module of the ${channel} channel (an id of lambdas/providers/registry.ts, serving ${channel}, ` +
-  `not ${primary}'s): an attempt goes to it only after ${primary}'s provider proved it does not hold the message ` +
-  '(connection refused, DNS or TLS failure before the request, or our account refused: 401/403, suspended, ' +
-  'spend limit, credit); never after a timeout or another ambiguous answer. Each new notice tries the primary ' +
-  'first. Unset: no failover';
+  `second ${channel} provider (a registered id, not ${primary}'s); an attempt fails over to it only after proof ` +
+  'the primary does not hold the message (docs/architecture.md §"Provider failover"); unset: none';
 
 export const FAILOVER_SETTINGS = {
   EMAIL_FALLBACK_PROVIDER: { kind: 'text', description: fallbackDescription('email', 'EMAIL_PROVIDER') },

@@ -1,9 +1,9 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import * as secretsManager from '../adapters/secrets/secrets-manager.ts';
 import { ConfigError } from '../contract/config-error.ts';
+import { FALLBACK_PROVIDER_SETTINGS } from '../contract/failover-settings.ts';
 import { Metric } from '../contract/metrics.ts';
 import type { ProviderFacet } from '../contract/providers.ts';
-import { FALLBACK_PROVIDER_SETTINGS } from '../contract/failover-settings.ts';
 import { CHANNEL_SETTINGS, NO_PROVIDER } from '../contract/settings.ts';
 import { CHANNELS, type Channel } from '../domain/channel.ts';
 import type { Config } from '../edge/config.ts';

@@ -4,12 +4,12 @@ import { CHANNEL_SETTINGS, NO_PROVIDER } from '../contract/settings.ts';
 import type { Channel } from '../domain/channel.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
+import type { RegisteredProvider } from '../providers/registry.ts';
 import type { SenderDependencies, TransportFor } from '../use-cases/dependencies.ts';
 import { buildAwsClients } from './aws-clients.ts';
 import { workerIdOf } from './core.ts';
 import { senderLedger, throttleGateStore } from './ledger.ts';
 import { once } from './once.ts';
-import type { RegisteredProvider } from '../providers/registry.ts';
 import {
   type FacetBase,
   type SkippedFacet,
