@@ -42,6 +42,11 @@ async function refusingOrigin(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
+function must<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`no ${what}`);
+  return value;
+}
+
 async function twilioFacets(baseUrl: string, sim: Pick<SmsSimulator, 'accountSid' | 'authToken'>) {
   const env = {
     TWILIO_BASE_URL: baseUrl,
@@ -52,11 +57,11 @@ async function twilioFacets(baseUrl: string, sim: Pick<SmsSimulator, 'accountSid
     PROVIDER_TIMEOUT_MS: '300',
   };
   const base = { config: readConfig(env), env, clock: realClock };
-  const transport = await loadFacet(registered('twilio'), 'transport', base);
-  const lookup = await loadFacet(registered('twilio'), 'lookup', base);
+  const transport = must(await loadFacet(registered('twilio'), 'transport', base), 'twilio transport');
+  const lookup = must(await loadFacet(registered('twilio'), 'lookup', base), 'twilio lookup');
   return {
-    sms: (transport?.facet as TransportFacet).sms?.(transport?.context as never) as SmsTransport,
-    lookup: (lookup?.facet as LookupFacet)(lookup?.context as never),
+    sms: (transport.facet as TransportFacet).sms?.(transport.context) as SmsTransport,
+    lookup: (lookup.facet as LookupFacet)(lookup.context),
   };
 }
 
@@ -70,15 +75,11 @@ async function eumTransport(): Promise<{ sim: EumSimulator; sms: SmsTransport }>
     AWS_SECRET_ACCESS_KEY: 'local',
   });
   const env = { EUM_ORIGINATION_IDENTITY: 'phone-0123456789abcdef', PROVIDER_TIMEOUT_MS: '400' };
-  const transport = await loadFacet(registered('eum'), 'transport', {
-    config: readConfig(env),
-    env,
-    clock: realClock,
-  });
-  return {
-    sim,
-    sms: (transport?.facet as TransportFacet).sms?.(transport?.context as never) as SmsTransport,
-  };
+  const transport = must(
+    await loadFacet(registered('eum'), 'transport', { config: readConfig(env), env, clock: realClock }),
+    'eum transport',
+  );
+  return { sim, sms: (transport.facet as TransportFacet).sms?.(transport.context) as SmsTransport };
 }
 
 async function twilioWithFallback(twilioBaseUrl?: string) {
