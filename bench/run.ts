@@ -27,6 +27,9 @@
  *                               below); other values write a file of their own only
  *   --priority-email-intake-in-senders  the bulk burst taken in by the senders' own process
  *                               (as `priority` does) instead of a second stack process
+ *   --only-failover / --skip-failover   only, or without, the provider failover scenario
+ *                               (bench/failover-run.ts): failover-latest.json and `failover` in
+ *                               latest.json; --failover-notices N (quick 200, full 1000)
  *   --skip-email / --email-only  leave out, or run only, the email batch comparison below
  *   --email-notices N / --email-single-notices N / --email-rate R / --email-concurrency C
  *                               (defaults 3000 / 300 (quick: 150) / 5 / 5: the deployed e-mail
@@ -56,6 +59,7 @@ import { type BaselineResult, runBaseline } from './baseline/naive-dispatcher.ts
 import { type CostResult, type HappyPathCost, runCostPhases, runRetryPhase } from './cost-run.ts';
 import { type DeadlineRiskFigures, runDeadlineRisk } from './deadline-risk-run.ts';
 import { type EmailBatchResult, type EmailRunFigures, runEmailBatchBench } from './email-batch-run.ts';
+import { type FailoverFigures, runFailover } from './failover-run.ts';
 import type { ThrottleFigures } from './lib/figures.ts';
 import { type BenchServices, REGION, startBenchServices } from './lib/services.ts';
 import { type StackHandle, startStackChild, startStackInProcess } from './lib/stack-process.ts';
@@ -103,6 +107,9 @@ interface Args {
   readonly priorityBurst: readonly BurstPriority[];
   readonly onlyPriorityEmail: boolean;
   readonly priorityEmail: EmailPriorityParameters;
+  readonly onlyFailover: boolean;
+  readonly skipFailover: boolean;
+  readonly failoverNotices: number;
 }
 
 function burstPriorities(argv: readonly string[]): readonly BurstPriority[] {
@@ -145,6 +152,9 @@ function parseArgs(argv: readonly string[]): Args {
     '--priority-burst',
     '--only-priority-email',
     '--priority-email-intake-in-senders',
+    '--only-failover',
+    '--skip-failover',
+    '--failover-notices',
     ...PRIORITY_EMAIL_FLAGS,
   ]);
   for (let i = 0; i < argv.length; i++) {
@@ -161,6 +171,7 @@ function parseArgs(argv: readonly string[]): Args {
         '--email-concurrency',
         '--priority-concurrency',
         '--priority-burst',
+        '--failover-notices',
         ...PRIORITY_EMAIL_FLAGS,
       ].includes(arg)
     )
@@ -198,6 +209,9 @@ function parseArgs(argv: readonly string[]): Args {
       ),
       bulkIntake: argv.includes('--priority-email-intake-in-senders') ? 'senders' : 'own',
     },
+    onlyFailover: argv.includes('--only-failover'),
+    skipFailover: argv.includes('--skip-failover'),
+    failoverNotices: Math.round(value('--failover-notices') ?? (quick ? 200 : 1000)),
   };
 }
 
@@ -287,6 +301,8 @@ export interface BenchResults {
   readonly priorityEmailBatch?: EmailPriorityResult;
   /** Resend at 5 requests/s: batches of 100 against single sends (bench/email-batch-run.ts). */
   readonly emailBatch?: EmailBatchResult;
+  /** Issue 24: SMS over two providers, the primary timing out and refusing the account. */
+  readonly failover?: FailoverFigures;
   readonly series: {
     readonly throttle: { t: number; unresolved: number; oldestAgeSeconds: number }[];
     readonly baseline?: { t: number; unresolved: number; oldestAgeSeconds: number }[];
@@ -425,6 +441,25 @@ async function main(): Promise<void> {
       }
       await writeFile(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(latest, null, 2)}\n`);
     };
+    const runFailoverScenario = () =>
+      runFailover({
+        // Straight to DynamoDB Local and SQS: this run counts no requests.
+        baseEnv: {
+          ...env,
+          AWS_ENDPOINT_URL_DYNAMODB: services.dynamodb.endpoint,
+          AWS_ENDPOINT_URL_SQS: services.sqsEndpoint,
+        },
+        ddb,
+        notices: args.failoverNotices,
+        tag,
+        log,
+      });
+    if (args.onlyFailover) {
+      const failover = await runFailoverScenario();
+      await writeAlone('failover-latest.json', { failover });
+      printFailover(failover);
+      return;
+    }
     if (args.onlyDeadlineRisk) {
       const deadlineRisk = await runDeadlineRiskScenario();
       await writeAlone('deadline-risk-latest.json', { deadlineRisk });
@@ -588,6 +623,7 @@ async function main(): Promise<void> {
     const deadlineRisk = args.skipPriority ? undefined : await runDeadlineRiskScenario();
     const priorityEmailBatch = args.skipPriority ? undefined : await runPriorityEmail();
     const email = args.skipEmail ? undefined : await runEmail();
+    const failover = args.skipFailover ? undefined : await runFailoverScenario();
 
     const results: BenchResults = {
       mode: args.mode,
@@ -612,6 +648,7 @@ async function main(): Promise<void> {
       ...(deadlineRisk ? { deadlineRisk } : {}),
       ...(priorityEmailBatch ? { priorityEmailBatch } : {}),
       ...(email ? { emailBatch: email } : {}),
+      ...(failover ? { failover } : {}),
       ...(baseline ? { baseline: { ...baseline.figures, detail: baseline.detail } } : {}),
       ...(cost
         ? {
@@ -647,12 +684,26 @@ async function main(): Promise<void> {
     if (priority) printPriority(priority);
     if (deadlineRisk) printDeadlineRisk(deadlineRisk);
     if (priorityEmailBatch) printPriorityEmail(priorityEmailBatch);
+    if (failover) printFailover(failover);
     if (previous && previous.setup.notices === results.setup.notices) printAgreement(previous, results);
   } finally {
     await cleanup();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+function printFailover(f: FailoverFigures): void {
+  print();
+  print(`Provider failover (SMS: twilio → eum), ${f.notices} notices; ${f.faults}`);
+  print(
+    `  failovers ${f.failovers}, duplicates ${f.duplicates}, lost ${f.lost}, unresolved ${f.unresolved}, ` +
+      `calls per accepted ${f.callsPerAccepted}`,
+  );
+  print(
+    `  accepted by twilio ${f.acceptedBy.twilio}, by eum ${f.acceptedBy.eum}; reconciled with twilio: ` +
+      `${f.reconciled.accepted} accepted, ${f.reconciled.notSent} not sent; drained in ${f.drainSeconds} s`,
+  );
 }
 
 /** Every 4th point (1 s) is enough for the JSON and the plot. */

@@ -241,6 +241,12 @@ export interface NoticeLedgerConfig {
     readonly email: string;
     readonly sms: string;
     readonly retained: readonly string[];
+    /**
+     * Each channel's fallback provider (`emailFallbackProvider` / `smsFallbackProvider`), where
+     * one is set: selected like the primary (secret, routes, rules, the sender's grants), never
+     * merely retained (docs/architecture.md §"Provider failover").
+     */
+    readonly fallbacks: Readonly<Partial<Record<ProviderChannel, string>>>;
   };
   /** The parsed settings, for the provider bindings (lib/providers/binding.ts `bindingSettings`). */
   readonly settings: Readonly<Record<string, unknown>>;
@@ -397,7 +403,13 @@ export function readConfig(
       `invalid ${source}: account and region are set together (both pin the deployment) or both left empty`,
     );
   }
-  const providers = checkProviders(c.emailProvider, c.smsProvider, c.retainedProviders, source);
+  const providers = checkProviders(
+    c.emailProvider,
+    c.smsProvider,
+    c.retainedProviders,
+    { email: c.emailFallbackProvider || undefined, sms: c.smsFallbackProvider || undefined },
+    source,
+  );
   const callers = checkCallers(c.operatorPrincipals, c.auditorPrincipals, source);
   return {
     target: c.account ? { account: c.account, region: c.region } : undefined,
@@ -478,6 +490,7 @@ function checkProviders(
   email: string,
   sms: string,
   retained: readonly string[],
+  fallbacks: Readonly<Record<ProviderChannel, string | undefined>>,
   source: string,
 ): NoticeLedgerConfig['providers'] {
   const ids = PROVIDER_BINDINGS.map((b) => b.descriptor.id);
@@ -498,5 +511,33 @@ function checkProviders(
     );
   }
   for (const id of retained) check('retainedProviders', id);
-  return { email, sms, retained: [...new Set(retained)].filter((id) => id !== email && id !== sms) };
+  const primaries = { email, sms };
+  for (const channel of ['email', 'sms'] as const) {
+    const fallback = fallbacks[channel];
+    if (fallback === undefined) continue;
+    const key = `${channel}FallbackProvider`;
+    if (primaries[channel] === NO_PROVIDER) {
+      throw new ConfigError(
+        `invalid ${source}: ${key}: ${channel}Provider is ${NO_PROVIDER}, nothing to fail over from`,
+      );
+    }
+    check(key, fallback, channel);
+    if (fallback === primaries[channel]) {
+      throw new ConfigError(
+        `invalid ${source}: ${key}: "${fallback}" is already ${channel}Provider; a fallback must be another provider`,
+      );
+    }
+  }
+  const chosen = new Set([email, sms, ...Object.values(fallbacks)]);
+  return {
+    email,
+    sms,
+    retained: [...new Set(retained)].filter((id) => !chosen.has(id)),
+    fallbacks: Object.fromEntries(
+      (['email', 'sms'] as const).flatMap((channel) => {
+        const fallback = fallbacks[channel];
+        return fallback === undefined ? [] : [[channel, fallback]];
+      }),
+    ),
+  };
 }

@@ -19,7 +19,7 @@ import { CHANNELS, type Channel } from '../lambdas/domain/channel.ts';
 import { deriveNoticeId } from '../lambdas/domain/identity.ts';
 import { readConfig } from '../lambdas/edge/config.ts';
 import { key32 } from '../lambdas/wiring/core.ts';
-import { answeringProviders, selectedProvider } from '../lambdas/wiring/providers.ts';
+import { answeringProviders, selectedFallback, selectedProvider } from '../lambdas/wiring/providers.ts';
 import { LOCAL_AUDITOR_ROLE, LOCAL_OPERATOR_ROLE } from './callers.ts';
 import { readCrashPoint } from './crash-points.ts';
 import { type HttpApiHandler, type HttpGateway, startHttpGateway } from './http-gateway.ts';
@@ -112,7 +112,9 @@ interface Plan {
   readonly concurrency: number;
   readonly keysGiven: boolean;
   readonly providers: Readonly<Record<Channel, string>>;
-  /** Simulators to consider: the selected and retained providers that have a local part. */
+  /** Each channel's fallback provider, where SMS_FALLBACK_PROVIDER / EMAIL_FALLBACK_PROVIDER name one. */
+  readonly fallbacks: Partial<Record<Channel, string>>;
+  /** Simulators to consider: the selected, fallback and retained providers that have a local part. */
   readonly simulated: readonly LocalProvider[];
 }
 
@@ -135,9 +137,17 @@ function plan(e: NodeJS.ProcessEnv): Plan {
   const providers = Object.fromEntries(
     CHANNELS.map((channel) => [channel, selectedProvider(channel, e)?.descriptor.id ?? NO_PROVIDER]),
   ) as Record<ProviderChannel, string>;
-  const ids = [...new Set([...Object.values(providers), ...config.RETAINED_PROVIDERS])].filter(
-    (id) => id !== NO_PROVIDER,
-  );
+  // Each channel's fallback (SMS_FALLBACK_PROVIDER …) runs its simulator too, and the sender holds
+  // both providers' grants (./iam/enforce.ts).
+  const fallbacks = Object.fromEntries(
+    CHANNELS.flatMap((channel) => {
+      const fallback = selectedFallback(channel, e);
+      return fallback ? [[channel, fallback.descriptor.id]] : [];
+    }),
+  ) as Partial<Record<Channel, string>>;
+  const ids = [
+    ...new Set([...Object.values(providers), ...Object.values(fallbacks), ...config.RETAINED_PROVIDERS]),
+  ].filter((id) => id !== NO_PROVIDER);
   answeringProviders(config, e);
   const simulated = ids.flatMap((id) => localProvider(id) ?? []);
   return {
@@ -147,6 +157,7 @@ function plan(e: NodeJS.ProcessEnv): Plan {
     concurrency,
     keysGiven: Boolean(e.FINGERPRINT_KEY || e.ENVELOPE_LOCAL_KEY),
     providers,
+    fallbacks,
     simulated,
   };
 }
@@ -225,6 +236,7 @@ async function start(
     policies: options.iamPolicies ?? readRolePolicies(),
     place: { region: p.region, env: e },
     providers: p.providers,
+    fallbacks: p.fallbacks,
     log,
   });
   running.push({
@@ -304,6 +316,7 @@ async function start(
     visibilityTimeoutS: queues.visibilityTimeoutS,
     concurrency: p.concurrency,
     providers: p.providers,
+    fallbacks: p.fallbacks,
     jvmPid,
   });
 
@@ -478,6 +491,7 @@ interface BannerInput {
   readonly visibilityTimeoutS: number;
   readonly concurrency: number;
   readonly providers: Readonly<Record<Channel, string>>;
+  readonly fallbacks: Partial<Record<Channel, string>>;
   readonly jvmPid: number | undefined;
 }
 
@@ -491,7 +505,7 @@ function bannerLines(input: BannerInput): string[] {
     '',
     'notice-ledger local stack',
     `  API          ${input.apiUrl}`,
-    `  Providers    email: ${input.providers.email}, sms: ${input.providers.sms}`,
+    `  Providers    ${CHANNELS.map((c) => `${c}: ${input.providers[c]}${input.fallbacks[c] ? ` (fallback ${input.fallbacks[c]})` : ''}`).join(', ')}`,
     ...input.services
       .filter((s) => s.label || LABELS[s.name] || s.service.describe)
       .map(({ name, label, service }) =>

@@ -48,6 +48,12 @@ export const Metric = {
    * then due a lease later; docs/architecture.md §4 "No silent waits").
    */
   reconcilerReenqueued: 'ReconcilerReenqueued',
+  /**
+   * Senders: attempts whose primary provider proved it does not hold the message (never reached,
+   * or our account refused) and whose next attempt goes to the channel's fallback
+   * (docs/architecture.md §"Provider failover"); alarmed: the primary needs a look.
+   */
+  providerFailovers: 'ProviderFailovers',
   /** A sender dropped a queue message that can never be processed. */
   poisonMessages: 'PoisonMessages',
   /** An inbound provider event that could not be parsed (acknowledged and dropped). */

@@ -19,6 +19,7 @@
  * its own in its descriptor (lambdas/providers/<id>/descriptor.ts), under the same naming rule.
  */
 
+import { FAILOVER_SETTINGS } from './failover-settings.ts';
 import { CALLER_SETTINGS, CALLER_WIRING_SETTINGS } from './principals.ts';
 
 export type SettingKind = 'integer' | 'number' | 'enum' | 'text' | 'url' | 'list';
@@ -77,6 +78,8 @@ export const OPERATOR_SETTINGS = {
     description:
       "provider module of the sms channel (an id of lambdas/providers/registry.ts); unset: the module that declares itself the channel's default; `none`: the channel is not configured (no secret, no simulator, no consumer; intake refuses it with 422 channel_not_configured)",
   },
+  // Provider failover per channel (./failover-settings.ts).
+  ...FAILOVER_SETTINGS,
   RETAINED_PROVIDERS: {
     kind: 'list',
     description:

@@ -1,3 +1,4 @@
+import { failoverCause } from './failover.ts';
 import type { Intent, LedgerTiming } from './intent.ts';
 import type { ProviderOutcome } from './outcome.ts';
 import { TIMEOUT_CODE } from './outcome.ts';
@@ -76,6 +77,12 @@ export interface OutcomeContext {
    * that names no time of its own.
    */
   readonly operatorHoldMs?: number | undefined;
+  /**
+   * The channel's fallback provider, when this attempt went to the primary and the channel has
+   * one (lambdas/domain/failover.ts `failoverTarget`): an outcome proving the primary does not
+   * hold the message sends the next attempt there.
+   */
+  readonly failoverTo?: string | undefined;
 }
 
 /** Default of `OPERATOR_HOLD_MS` for callers that give none. */
@@ -154,9 +161,44 @@ function retryAfterOutcome(
   );
 }
 
+/**
+ * The primary proved it does not hold the message and the channel has a fallback: the row is due
+ * again at once, its `provider` naming the fallback (the next claim goes there:
+ * `providerForAttempt`), the refused attempt given back (nothing was sent; no channel hold, the
+ * fallback carries the traffic). The record names both providers and the cause.
+ */
+function planFailover(
+  intent: Intent,
+  outcome: ProviderOutcome & { readonly code: string },
+  cause: string,
+  fallback: string,
+  ctx: OutcomeContext,
+): TransitionPlan {
+  return planTransition(
+    intent,
+    {
+      to: 'retry_scheduled',
+      reason: Reason.failover,
+      at: ctx.now,
+      attempt: intent.attempts,
+      detail: `${ctx.provider} ${cause} (${outcome.code}); next attempt via ${fallback}, attempt not counted`,
+      set: {
+        provider: fallback,
+        attempts: Math.max(0, intent.attempts - 1),
+        nextAttemptAt: Math.min(ctx.now, intent.deadline),
+      },
+    },
+    ctx.timing,
+  );
+}
+
 /** Maps the typed outcome of the current attempt (row in `sending`) to its one transition. */
 export function planOutcome(intent: Intent, outcome: ProviderOutcome, ctx: OutcomeContext): TransitionPlan {
   const attempt = intent.attempts;
+  const cause = ctx.failoverTo !== undefined ? failoverCause(outcome) : undefined;
+  if (cause !== undefined && ctx.failoverTo !== undefined && outcome.kind !== 'accepted') {
+    return planFailover(intent, outcome, cause, ctx.failoverTo, ctx);
+  }
   switch (outcome.kind) {
     case 'accepted':
       return planTransition(

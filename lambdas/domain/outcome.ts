@@ -52,3 +52,29 @@ export type OutcomeKind = ProviderOutcome['kind'];
 
 /** Outcome code for a call cut off by `PROVIDER_TIMEOUT_MS`. */
 export const TIMEOUT_CODE = 'timeout';
+
+/**
+ * Codes of `retryable` outcomes that prove no byte of the request reached the provider: the
+ * connection never opened (refused, no route, connect timeout), the name did not resolve, the TLS
+ * handshake failed, or the credentials to sign it could not be had. Written once, here: the
+ * shared classifiers (lambdas/providers/fetch-send.ts, aws-sdk-send.ts) answer with these codes,
+ * and the failover policy (./failover.ts) reads them.
+ */
+export const NotReached = {
+  connectionRefused: 'connection_refused',
+  dnsFailure: 'dns_failure',
+  hostUnreachable: 'host_unreachable',
+  connectTimeout: 'connect_timeout',
+  connectFailed: 'connect_failed',
+  tlsError: 'tls_error',
+  credentialsUnavailable: 'credentials_unavailable',
+} as const;
+
+export type NotReachedCode = (typeof NotReached)[keyof typeof NotReached];
+
+const NOT_REACHED_CODES: ReadonlySet<string> = new Set(Object.values(NotReached));
+
+/** Whether a `retryable` code proves the provider never got the request (see {@link NotReached}). */
+export function isNotReachedCode(code: string): code is NotReachedCode {
+  return NOT_REACHED_CODES.has(code);
+}

@@ -127,6 +127,12 @@ export const Reason = {
    * is held and a person is told; the attempt is not counted.
    */
   operatorActionRequired: 'operator_action_required',
+  /**
+   * The primary provider proved it does not hold the message (never reached, or our account
+   * refused) and the channel has a fallback: the next attempt goes to the fallback at once, the
+   * attempt not counted (lambdas/domain/failover.ts; the detail names both providers).
+   */
+  failover: 'failover',
   /** The provider's own suppression or opt-out list holds the destination (checked before the claim). */
   providerSuppressed: 'provider_suppressed',
   /**

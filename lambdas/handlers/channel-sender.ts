@@ -3,6 +3,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { deferralMetric, Metric, outcomeMetric } from '../contract/metrics.ts';
 import type { Channel } from '../domain/channel.ts';
+import { Reason } from '../domain/state-machine.ts';
 import { type ChannelMessage, PoisonMessageError, parseChannelMessage } from '../edge/intent-message.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
 import { type DeliveryResult, type DeliveryStep, deliver } from '../use-cases/deliver.ts';
@@ -50,6 +51,7 @@ export function channelSenderHandler(
     if (result.kind === 'deferred') metrics.addMetric(deferralMetric(result.cause), MetricUnit.Count, 1);
     if (result.kind === 'recorded') {
       metrics.addMetric(outcomeMetric(result.state), MetricUnit.Count, 1);
+      if (result.reason === Reason.failover) metrics.addMetric(Metric.providerFailovers, MetricUnit.Count, 1);
       if (result.escalation === 'published') metrics.addMetric(Metric.escalations, MetricUnit.Count, 1);
       if (result.escalation === 'pending')
         metrics.addMetric(Metric.escalationPublishFailures, MetricUnit.Count, 1);

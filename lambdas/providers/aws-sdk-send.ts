@@ -4,7 +4,7 @@
  * of failures that happen before any answer came back. A module classifies the service's own
  * answers (by error name) itself.
  */
-import { type ProviderOutcome, TIMEOUT_CODE } from '../domain/outcome.ts';
+import { NotReached, type ProviderOutcome, TIMEOUT_CODE } from '../domain/outcome.ts';
 
 /**
  * Client options fit for sends the ledger accounts for.
@@ -60,9 +60,9 @@ export function sdkAnswerCode(prefix: string, name: string, status: number | und
 
 /** Errors that can only happen before a byte of the request left: no connection, no name. */
 const PRE_SEND_CODES: ReadonlyMap<string, string> = new Map([
-  ['ECONNREFUSED', 'connection_refused'],
-  ['ENOTFOUND', 'dns_failure'],
-  ['EAI_AGAIN', 'dns_failure'],
+  ['ECONNREFUSED', NotReached.connectionRefused],
+  ['ENOTFOUND', NotReached.dnsFailure],
+  ['EAI_AGAIN', NotReached.dnsFailure],
 ]);
 
 /**
@@ -86,14 +86,14 @@ export function classifySdkTransportFailure(e: SdkErrorShape, unclassified: stri
   if (preSend !== undefined) return { kind: 'retryable', code: preSend, throttled: false };
   // EHOSTUNREACH, ETIMEDOUT… raised by connect(): the socket never opened.
   if (syscall === 'connect' || syscall === 'getaddrinfo') {
-    return { kind: 'retryable', code: 'connect_failed', throttled: false };
+    return { kind: 'retryable', code: NotReached.connectFailed, throttled: false };
   }
   if (name === 'TimeoutError' && code === undefined && CONNECT_TIMEOUT.test(message)) {
-    return { kind: 'retryable', code: 'connect_timeout', throttled: false };
+    return { kind: 'retryable', code: NotReached.connectTimeout, throttled: false };
   }
   // Credentials are resolved before the request is signed, so nothing was sent.
   if (name === 'CredentialsProviderError')
-    return { kind: 'retryable', code: 'credentials_unavailable', throttled: false };
+    return { kind: 'retryable', code: NotReached.credentialsUnavailable, throttled: false };
 
   // smithy renames ECONNRESET/EPIPE to TimeoutError, so test the code before the name. The
   // request was (at least partly) written on an open socket: the service may have it.

@@ -3,17 +3,17 @@
  * gateways): the classification of a thrown fetch error (only failures before the request was
  * written are retryable) and `Retry-After` parsing.
  */
-import { type ProviderOutcome, TIMEOUT_CODE } from '../domain/outcome.ts';
+import { NotReached, type ProviderOutcome, TIMEOUT_CODE } from '../domain/outcome.ts';
 
 /** Connect-phase failures: no byte of the request reached the provider. */
 const NOT_SENT_CODES: Readonly<Record<string, string>> = {
-  ECONNREFUSED: 'connection_refused',
-  ENOTFOUND: 'dns_failure',
-  EAI_AGAIN: 'dns_failure',
-  EHOSTUNREACH: 'host_unreachable',
-  ENETUNREACH: 'host_unreachable',
-  EADDRNOTAVAIL: 'host_unreachable',
-  UND_ERR_CONNECT_TIMEOUT: 'connect_timeout',
+  ECONNREFUSED: NotReached.connectionRefused,
+  ENOTFOUND: NotReached.dnsFailure,
+  EAI_AGAIN: NotReached.dnsFailure,
+  EHOSTUNREACH: NotReached.hostUnreachable,
+  ENETUNREACH: NotReached.hostUnreachable,
+  EADDRNOTAVAIL: NotReached.hostUnreachable,
+  UND_ERR_CONNECT_TIMEOUT: NotReached.connectTimeout,
 };
 
 /** The connection broke with the request possibly written. */
@@ -49,7 +49,8 @@ export function outcomeForNetworkError(error: unknown): ProviderOutcome {
     const notSent = NOT_SENT_CODES[c];
     if (notSent !== undefined) return { kind: 'retryable', code: notSent, throttled: false };
   }
-  if (codes.some((c) => TLS_CODE.test(c))) return { kind: 'retryable', code: 'tls_error', throttled: false };
+  if (codes.some((c) => TLS_CODE.test(c)))
+    return { kind: 'retryable', code: NotReached.tlsError, throttled: false };
   return { kind: 'ambiguous', code: 'network_error' };
 }
 

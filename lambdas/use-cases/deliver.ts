@@ -87,8 +87,13 @@ function cutIntoCalls<R extends ReadyToSend>(
   maxBatch: number,
 ): { readonly rows: R[]; readonly batched: boolean }[] {
   const calls: { rows: R[]; batched: boolean }[] = [];
+  // One call goes to one provider: a channel's rows split by the provider of their attempt (a
+  // channel with a fallback: lambdas/domain/failover.ts).
   const byChannel = new Map<string, R[]>();
-  for (const r of ready) byChannel.set(r.row.channel, [...(byChannel.get(r.row.channel) ?? []), r]);
+  for (const r of ready) {
+    const key = `${r.row.channel}|${r.transport.provider}`;
+    byChannel.set(key, [...(byChannel.get(key) ?? []), r]);
+  }
   for (const rows of byChannel.values()) {
     const transport = (rows[0] as R).transport;
     const transportLimit = 'sendBatch' in transport && transport.sendBatch ? (transport.maxBatch ?? 1) : 1;

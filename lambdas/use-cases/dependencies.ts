@@ -37,6 +37,14 @@ export interface Dependencies {
   readonly defaultDeadlineMs: number;
   readonly transports: { readonly email?: EmailTransport; readonly sms?: SmsTransport };
   /**
+   * Each channel's fallback provider's transport (`<CHANNEL>_FALLBACK_PROVIDER`), where there is
+   * one: attempts fail over to it only after the primary proved it does not hold the message
+   * (lambdas/domain/failover.ts).
+   */
+  readonly fallbackTransports?:
+    | { readonly email?: EmailTransport | undefined; readonly sms?: SmsTransport | undefined }
+    | undefined;
+  /**
    * The channels this deployment sends: a channel whose provider is `none` is not among them,
    * and intake refuses a notice that asks for it (422 `channel_not_configured`).
    */
@@ -141,7 +149,10 @@ export type WorkerDependencies = WithLedger<
 
 /** A channel sender: claim, render, one provider call, record, schedule or escalate. */
 export type SenderDependencies = WorkerDependencies &
-  WithLedger<'transports' | 'unconfiguredProviders' | 'gate' | 'workerId' | 'operatorHoldMs', SenderLedger>;
+  WithLedger<
+    'transports' | 'fallbackTransports' | 'unconfiguredProviders' | 'gate' | 'workerId' | 'operatorHoldMs',
+    SenderLedger
+  >;
 
 /** Inbound provider events: the ledger and its clock only. */
 export type ReportDependencies = WithLedger<'clock' | 'timing', ReportLedger>;

@@ -1,4 +1,5 @@
 import { decideClaim } from '../domain/attempt.ts';
+import { failoverTarget, providerForAttempt } from '../domain/failover.ts';
 import type { Intent } from '../domain/intent.ts';
 import { Reason } from '../domain/state-machine.ts';
 import { isSuppressed, SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
@@ -18,6 +19,11 @@ export interface ReadyToSend {
   readonly row: Intent;
   readonly template: TemplateDefinition;
   readonly transport: ChannelTransport;
+  /**
+   * The channel's fallback provider, when `transport` is the primary and the channel has one: an
+   * outcome that proves the primary does not hold the message sends the next attempt there.
+   */
+  readonly failoverTo?: string | undefined;
   /** On the claim record: what the provider's own suppression list answered, when it was asked. */
   readonly claimDetail?: string | undefined;
   /** The envelope, when the provider-list check already opened it (reused for the send). */
@@ -29,7 +35,12 @@ export type Prepared =
   | ({ readonly kind: 'ready' } & ReadyToSend);
 
 type SendingSetup =
-  | { readonly kind: 'ready'; readonly template: TemplateDefinition; readonly transport: ChannelTransport }
+  | {
+      readonly kind: 'ready';
+      readonly template: TemplateDefinition;
+      readonly transport: ChannelTransport;
+      readonly failoverTo: string | undefined;
+    }
   | {
       readonly kind: 'cannot_send';
       readonly reason: typeof Reason.configurationError | typeof Reason.providerNotConfigured;
@@ -56,15 +67,20 @@ function sendingSetup(row: Intent, deps: SenderDependencies): SendingSetup {
   if (unconfigured) {
     return { kind: 'cannot_send', reason: Reason.providerNotConfigured, detail: unconfigured.detail };
   }
-  const transport = deps.transports[row.channel];
-  if (!transport) {
+  const primary = deps.transports[row.channel];
+  if (!primary) {
     return {
       kind: 'cannot_send',
       reason: Reason.configurationError,
       detail: `no ${row.channel} transport is configured`,
     };
   }
-  return { kind: 'ready', template, transport };
+  // Provider failover (lambdas/domain/failover.ts): the row's attempt goes to the primary unless
+  // it failed over before.
+  const fallback = deps.fallbackTransports?.[row.channel];
+  const route = { primary: primary.provider, fallback: fallback?.provider };
+  const transport = fallback && providerForAttempt(row, route) === fallback.provider ? fallback : primary;
+  return { kind: 'ready', template, transport, failoverTo: failoverTarget(transport.provider, route) };
 }
 
 /**
@@ -115,8 +131,8 @@ export async function prepareDelivery(ref: IntentRef, deps: SenderDependencies):
 
   // The provider's own list, where it keeps one, before any work: a listed destination never
   // reaches the transport, and the answer is recorded on the row (on the claim, or as the reason).
-  const { template, transport } = setup;
-  const ready = { template, transport };
+  const { template, transport, failoverTo } = setup;
+  const ready = { template, transport, failoverTo };
   if (transport.suppressions?.check) {
     const checked = await checkProviderList(row, transport, deps);
     if (checked.kind === 'suppressed')

@@ -1,5 +1,6 @@
 import { DEFAULT_OPERATOR_HOLD_MS, decideClaim } from '../domain/attempt.ts';
 import type { Channel } from '../domain/channel.ts';
+import { failoverCause } from '../domain/failover.ts';
 import { batchIdempotencyKey } from '../domain/identity.ts';
 import type { Intent } from '../domain/intent.ts';
 import type { ProviderOutcome } from '../domain/outcome.ts';
@@ -20,7 +21,7 @@ import type { SenderDependencies } from './dependencies.ts';
 import { forEachLimited } from './limited.ts';
 import { renderMessage } from './messages.ts';
 import type { ReadyToSend } from './prepare-delivery.ts';
-import { type DeliveryResult, failPreparation, recordOutcome } from './record-step.ts';
+import { type AttemptProvider, type DeliveryResult, failPreparation, recordOutcome } from './record-step.ts';
 
 /** A row's step, or the error that kept it from being taken (its queue message comes back). */
 export type DeliveryStep = DeliveryResult | { readonly kind: 'error'; readonly error: unknown };
@@ -104,13 +105,17 @@ export async function openMessage(
  * What one provider call's answer means for the whole channel, once per call (a batch's 429 is
  * one "slow down", not a hundred): a throttle closes the shared gate, `operator_action_required`
  * holds the channel for a person (every message of the channel
- * would meet the same answer; the rows escalate durably).
+ * would meet the same answer; the rows escalate durably). A call that can fail over
+ * (`failoverTo`) does not hold the channel for what fails over: the fallback carries the traffic.
  */
 export async function reactToOutcomes(
   channel: Channel,
-  outcomes: readonly ProviderOutcome[],
+  answered: readonly ProviderOutcome[],
   deps: SenderDependencies,
+  failoverTo?: string | undefined,
 ): Promise<void> {
+  const outcomes =
+    failoverTo === undefined ? answered : answered.filter((o) => failoverCause(o) === undefined);
   const now = deps.clock.now();
   const throttled = outcomes.filter(
     (o): o is Extract<ProviderOutcome, { kind: 'retryable' }> => o.kind === 'retryable' && o.throttled,
@@ -206,7 +211,7 @@ export async function sendCall(
       for (const m of members) ctx.results[m.position] = { kind: 'error', error };
     }
     if (outcomes) {
-      await reactToOutcomes(first.row.channel, outcomes, deps);
+      await reactToOutcomes(first.row.channel, outcomes, deps, first.failoverTo);
       await recordAll(ctx, members, outcomes);
     }
   }
@@ -299,7 +304,7 @@ async function sendBatchCall(
     // If the ledger refuses that too, the rows' messages come back.
     const notSent: ProviderOutcome = { kind: 'retryable', code: 'batch_not_recorded', throttled: false };
     await forEachLimited(members, async (m) => {
-      ctx.results[m.position] = await recordOutcome(m.sending, notSent, transport.provider, ctx.deps).catch(
+      ctx.results[m.position] = await recordOutcome(m.sending, notSent, attemptOf(ctx), ctx.deps).catch(
         () => ({ kind: 'error' as const, error }),
       );
     });
@@ -319,14 +324,20 @@ async function recordAll(
   members: readonly Member[],
   outcomes: readonly ProviderOutcome[],
 ): Promise<void> {
-  const provider = (ctx.rows[0] as ReadyToSend).transport.provider;
+  const attempt = attemptOf(ctx);
   const errors = await forEachLimited(members, async (m, i) => {
     ctx.results[m.position] = await recordOutcome(
       m.sending,
       outcomes[i] as ProviderOutcome,
-      provider,
+      attempt,
       ctx.deps,
     );
   });
   for (const [i, error] of errors) ctx.results[(members[i] as Member).position] = { kind: 'error', error };
+}
+
+/** The call's provider (every row of a call goes to one: ./deliver.ts), and its fallback if any. */
+function attemptOf(ctx: CallContext): AttemptProvider {
+  const first = ctx.rows[0] as ReadyToSend;
+  return { provider: first.transport.provider, failoverTo: first.failoverTo };
 }

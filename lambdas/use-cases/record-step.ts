@@ -91,10 +91,17 @@ export type OutcomeDependencies = Pick<
   'store' | 'scheduler' | 'escalations' | 'clock' | 'timing' | 'retryPolicy' | 'random' | 'operatorHoldMs'
 >;
 
-function outcomeContext(provider: string, deps: OutcomeDependencies) {
+/** Who an attempt went to, and the fallback it may fail over to (lambdas/domain/failover.ts). */
+export interface AttemptProvider {
+  readonly provider: string;
+  readonly failoverTo?: string | undefined;
+}
+
+function outcomeContext({ provider, failoverTo }: AttemptProvider, deps: OutcomeDependencies) {
   return {
     now: deps.clock.now(),
     provider,
+    failoverTo,
     policy: deps.retryPolicy,
     random: deps.random,
     timing: deps.timing,
@@ -111,7 +118,7 @@ function planLateOutcome(
   current: Intent,
   attempt: number,
   outcome: ProviderOutcome,
-  provider: string,
+  provider: AttemptProvider,
   deps: OutcomeDependencies,
 ) {
   if (current.state !== 'unknown' || current.attempts !== attempt || outcome.kind === 'ambiguous')
@@ -128,9 +135,10 @@ function planLateOutcome(
 export async function recordOutcome(
   sending: Intent,
   outcome: ProviderOutcome,
-  provider: string,
+  attempt: AttemptProvider,
   deps: OutcomeDependencies,
 ): Promise<DeliveryResult> {
+  const { provider } = attempt;
   if (outcome.kind === 'rejected' && outcome.suppress) {
     // The provider's own opt-out list holds the destination: ours records it too, with the
     // provider as the source, so no later notice is even tried. Best effort: the next send to
@@ -153,12 +161,12 @@ export async function recordOutcome(
       )
       .catch(() => undefined);
   }
-  const plan = planOutcome(sending, outcome, outcomeContext(provider, deps));
+  const plan = planOutcome(sending, outcome, outcomeContext(attempt, deps));
   const followed = await applyAndFollowUp(plan, deps);
   if (followed) return recorded(plan, followed, outcome);
 
   const current = await deps.store.get(sending.noticeId, sending.channel);
-  const late = current && planLateOutcome(current, sending.attempts, outcome, provider, deps);
+  const late = current && planLateOutcome(current, sending.attempts, outcome, attempt, deps);
   const lateFollowed = late && (await applyAndFollowUp(late, deps));
   if (late && lateFollowed) return recorded(late, lateFollowed, outcome);
   return { kind: 'left', why: 'outcome_raced', state: current?.state ?? 'missing' };

@@ -1,6 +1,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import * as secretsManager from '../adapters/secrets/secrets-manager.ts';
 import { ConfigError } from '../contract/config-error.ts';
+import { FALLBACK_PROVIDER_SETTINGS } from '../contract/failover-settings.ts';
 import { Metric } from '../contract/metrics.ts';
 import type { ProviderFacet } from '../contract/providers.ts';
 import { CHANNEL_SETTINGS, NO_PROVIDER } from '../contract/settings.ts';
@@ -57,9 +58,42 @@ export function selectedProvider(channel: Channel, env: Env): RegisteredProvider
   return provider;
 }
 
-/** The providers selected for any configured channel, each once. */
+/**
+ * The fallback provider of a channel (`<CHANNEL>_FALLBACK_PROVIDER`; docs/architecture.md
+ * §"Provider failover"), `undefined` when unset. It must be registered, serve the channel and
+ * differ from the primary; a channel without a primary (`none`) cannot have one. Anything else
+ * stops the start with a message naming the variable.
+ */
+export function selectedFallback(channel: Channel, env: Env): RegisteredProvider | undefined {
+  const variable = FALLBACK_PROVIDER_SETTINGS[channel];
+  const id = env[variable]?.trim();
+  if (!id) return undefined;
+  const primary = selectedProvider(channel, env);
+  if (!primary) {
+    throw new ConfigError(
+      `${variable}: ${CHANNEL_SETTINGS[channel].provider} is ${NO_PROVIDER}, so there is nothing to fail over from`,
+    );
+  }
+  const provider = registered(id);
+  if (!provider) throw new ConfigError(`${variable}: no provider "${id}" (registered: ${ids()})`);
+  if (!(provider.descriptor.channels as readonly string[]).includes(channel)) {
+    throw new ConfigError(`${variable}: provider "${id}" does not send ${channel}`);
+  }
+  if (provider === primary) {
+    throw new ConfigError(
+      `${variable}: provider "${id}" is already the ${channel} provider (${CHANNEL_SETTINGS[channel].provider}); a fallback must be another one`,
+    );
+  }
+  return provider;
+}
+
+/** The providers selected for any configured channel, primaries and fallbacks, each once. */
 export function selectedProviders(env: Env): RegisteredProvider[] {
-  return unique(CHANNELS.flatMap((channel) => selectedProvider(channel, env) ?? []));
+  return unique(
+    CHANNELS.flatMap((channel) => [selectedProvider(channel, env), selectedFallback(channel, env)]).flatMap(
+      (p) => p ?? [],
+    ),
+  );
 }
 
 /**

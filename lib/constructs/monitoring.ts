@@ -209,6 +209,16 @@ export class Monitoring extends Construct {
         'holds wait (provider_check_unavailable on their timelines) and fail at their deadlines. Check the ' +
         "provider's status and the sender logs.",
     });
+    // Provider failover (docs/architecture.md §"Provider failover"): the rows are sent through the
+    // fallback, but the primary refused our account or could not be reached: a person looks.
+    alarm('ProviderFailovers', appMetric(AppMetric.providerFailovers, 'Sum'), {
+      threshold: 0,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      description:
+        "A channel's primary provider was unreachable or refused our account, and attempts went to its fallback " +
+        '(reason failover on their timelines). Check the primary: its status page, the account, the credentials.',
+    });
     alarm('PoisonMessages', appMetric(AppMetric.poisonMessages, 'Sum'), {
       threshold: 0,
       evaluationPeriods: 1,

@@ -29,15 +29,17 @@ export const REGISTERED_PROVIDER_IDS: readonly string[] = PROVIDER_BINDINGS.map(
 
 /**
  * The providers a deployment carries: each configured channel's (a channel whose provider is
- * `none` carries none), and the retained ones (rows sent through a provider no longer selected
+ * `none` carries none) and its fallback's, and the retained ones (rows sent through a provider no longer selected
  * still answer to it). Nothing of any other provider is deployed.
  */
 export function deployedBindings(providers: {
   readonly email: string;
   readonly sms: string;
   readonly retained: readonly string[];
+  readonly fallbacks?: Readonly<Partial<Record<'email' | 'sms', string>>>;
 }): ProviderBinding[] {
-  const ids = [...new Set([providers.email, providers.sms, ...providers.retained])].filter(
+  const fallbacks = Object.values(providers.fallbacks ?? {});
+  const ids = [...new Set([providers.email, providers.sms, ...fallbacks, ...providers.retained])].filter(
     (id) => id !== NO_PROVIDER,
   );
   return ids.map((id) => {

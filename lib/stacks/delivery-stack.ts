@@ -1,6 +1,7 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { FALLBACK_PROVIDER_SETTINGS } from '../../lambdas/contract/failover-settings.ts';
 import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
 import { type LaneName, laneEventSource } from '../../lambdas/contract/lanes.ts';
 import type { ProviderChannel } from '../../lambdas/contract/providers.ts';
@@ -81,6 +82,13 @@ export class DeliveryStack extends Stack {
       ...(config.providers.retained.length > 0
         ? { RETAINED_PROVIDERS: config.providers.retained.join(',') }
         : {}),
+      // Provider failover (docs/architecture.md §"Provider failover"): each channel's fallback.
+      ...Object.fromEntries(
+        (['email', 'sms'] as const).flatMap((channel) => {
+          const fallback = config.providers.fallbacks[channel];
+          return fallback ? [[FALLBACK_PROVIDER_SETTINGS[channel], fallback]] : [];
+        }),
+      ),
     };
     const make = (
       constructId: string,
@@ -341,7 +349,9 @@ export function bundleSelection(
       ? []
       : spec.providers === 'answering'
         ? bindings.map((b) => b.descriptor.id)
-        : [providers[spec.providers]].filter((id) => id !== NO_PROVIDER);
+        : [providers[spec.providers], providers.fallbacks[spec.providers]].filter(
+            (id): id is string => id !== undefined && id !== NO_PROVIDER,
+          );
   const hasSecret = (id: string) =>
     Boolean(bindings.find((b) => b.descriptor.id === id)?.descriptor.secretVariable);
   return {
@@ -408,8 +418,10 @@ function bindProviders(
       eventsDeadLetterQueue: targets.eventsDeadLetterQueue,
     });
     deployed.set(id, provider);
+    // A channel's sender carries its primary's transport and its fallback's (grants for both).
     for (const channel of ['email', 'sms'] as const) {
-      if (targets.config.providers[channel] === id)
+      const { providers } = targets.config;
+      if (providers[channel] === id || providers.fallbacks[channel] === id)
         provider.bindTransport?.(targets.senders[channel], channel);
     }
     provider.bindLookup?.(targets.reconciler);

@@ -74,6 +74,11 @@ export interface IamOptions {
   readonly place: LocalPlace;
   /** Each channel's provider: which sender policy applies. */
   readonly providers: Readonly<Record<Channel, string>>;
+  /**
+   * Each channel's fallback provider, where there is one: its sender holds both providers' grants,
+   * as the CDK grants them (lib/stacks/delivery-stack.ts binds both transports to the sender).
+   */
+  readonly fallbacks?: Partial<Record<Channel, string>> | undefined;
   readonly log: (line: string) => void;
 }
 
@@ -92,6 +97,8 @@ export function roleKey(role: LocalRole, providers: Readonly<Record<Channel, str
  */
 export function enforceIam(options: IamOptions): LocalIam {
   const keys = new Map<LocalRole, string>();
+  /** The policies file's entries a key joins (a sender with a fallback: both providers'). */
+  const parts = new Map<string, readonly string[]>();
   for (const role of [
     'http',
     'sendEmail',
@@ -103,19 +110,26 @@ export function enforceIam(options: IamOptions): LocalIam {
     const channel = SENDERS[role];
     // A channel whose provider is `none` has no sender (lib/stacks/delivery-stack.ts): no role.
     if (channel && options.providers[channel] === 'none') continue;
-    const key = roleKey(role, options.providers);
-    if (!options.policies.roles[key]) {
-      throw new Error(
-        `${ROLE_POLICIES_FILE} has no policy for ${key}: run \`npm run iam:policies\` (it synthesizes every provider's)`,
-      );
+    const primary = roleKey(role, options.providers);
+    const fallback = channel ? options.fallbacks?.[channel] : undefined;
+    const entries = fallback ? [primary, `${role}@${fallback}`] : [primary];
+    for (const entry of entries) {
+      if (!options.policies.roles[entry]) {
+        throw new Error(
+          `${ROLE_POLICIES_FILE} has no policy for ${entry}: run \`npm run iam:policies\` (it synthesizes every provider's)`,
+        );
+      }
     }
+    const key = fallback ? `${primary}+${fallback}` : primary;
+    parts.set(key, entries);
     keys.set(role, key);
   }
   const policies = new Map<string, RolePolicy>();
   const policyOf = (key: string): RolePolicy => {
     let policy = policies.get(key);
     if (!policy) {
-      policy = new RolePolicy(options.policies.roles[key] ?? [], options.place);
+      const statements = (parts.get(key) ?? [key]).flatMap((entry) => options.policies.roles[entry] ?? []);
+      policy = new RolePolicy(statements, options.place);
       policies.set(key, policy);
     }
     return policy;

@@ -89,10 +89,10 @@ describe('TwilioSmsTransport against the SMS simulator', () => {
     expect(sim.messages()).toHaveLength(0);
   });
 
-  it('names authentication failures as configuration errors', async () => {
+  it('names authentication failures as an account refusal (operator action; a fallback may take over)', async () => {
     const outcome = await transportFor(sim, { authToken: 'not-the-token' }).send(sms());
 
-    expect(outcome).toEqual({ kind: 'rejected', code: 'twilio_config_20003', permanent: true });
+    expect(outcome).toEqual({ kind: 'operator_action_required', code: 'twilio_20003' });
   });
 
   it('maps 500 to ambiguous and 503 to retryable (not throttled) with its Retry-After', async () => {
@@ -359,7 +359,14 @@ describe('Twilio response classification', () => {
     });
   });
 
-  it.each([20003, 21603, 21606])('Twilio code %i is a configuration rejection', (code) => {
+  it.each([20003, 20005])('Twilio code %i refuses our account: operator action', (code) => {
+    expect(outcomeForTwilioResponse(401, error(code), headers(), now)).toEqual({
+      kind: 'operator_action_required',
+      code: `twilio_${code}`,
+    });
+  });
+
+  it.each([21603, 21606, 21660])('Twilio code %i is a configuration rejection', (code) => {
     expect(outcomeForTwilioResponse(400, error(code), headers(), now)).toEqual({
       kind: 'rejected',
       code: `twilio_config_${code}`,

@@ -151,3 +151,39 @@ describe('channel sender handler: no silent waits', () => {
     }
   });
 });
+
+describe('channel sender handler: provider failover', () => {
+  it('a failover is counted in ProviderFailovers; the failed-over row then rides its own call to the fallback', async () => {
+    const { w, batch, handler } = sender(100);
+    const fallback = new ScriptedBatchTransport('fallbacky');
+    (w.deps as { fallbackTransports?: unknown }).fallbackTransports = { email: fallback };
+    const refs = await emails(w, 3);
+    // The batch call to the primary: the second row's answer proves it never got there.
+    batch.batchScript.push((b) =>
+      b.messages.map((m, i) =>
+        i === 1
+          ? { kind: 'retryable', code: 'connection_refused', throttled: false }
+          : { kind: 'accepted', receiptId: `p-${m.correlationId}` },
+      ),
+    );
+    const added = vi.spyOn(metrics, 'addMetric');
+    try {
+      const event: SQSEvent = { Records: refs.map((ref, i) => record(`f${i}`, intentMessageBody(ref))) };
+      expect((await handler(event, context)).batchItemFailures).toEqual([]);
+      expect(added.mock.calls.filter(([name]) => name === 'ProviderFailovers')).toEqual([
+        ['ProviderFailovers', 'Count', 1],
+      ]);
+    } finally {
+      added.mockRestore();
+    }
+    // Redelivered with a row of the primary: the two go in separate calls, one per provider.
+    const more = await emails(w, 1, 'bulk');
+    const again = [refs[1] as IntentRef, ...more];
+    await handler({ Records: again.map((ref, i) => record(`g${i}`, intentMessageBody(ref))) }, context);
+    // One row per provider in this invocation: each a call of one (`send`), the failed-over one to the fallback.
+    expect(fallback.sent.map((m) => m.correlationId)).toEqual([`${refs[1]?.noticeId}-email`]);
+    expect(batch.sent.map((m) => m.correlationId)).toEqual([`${more[0]?.noticeId}-email`]);
+    expect((await w.store.get(refs[1]?.noticeId as string, 'email'))?.provider).toBe('fallbacky');
+    expect((await w.store.get(more[0]?.noticeId as string, 'email'))?.provider).toBe('batchy');
+  });
+});

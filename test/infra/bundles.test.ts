@@ -140,7 +140,7 @@ describe('each function bundles only its own clients and provider code', () => {
 
   it('a retained provider is bundled into the reconciler and provider-events, never into a sender', async () => {
     // SES kept for its open rows while (hypothetically) sms moves on: here SES retained alone.
-    const providers = { email: 'ses', sms: 'twilio', retained: [] };
+    const providers = { email: 'ses', sms: 'twilio', retained: [], fallbacks: {} };
     expect(
       (await bundle('sendSms', providers)).providerFiles.some(
         (f) => f.startsWith('ses/') && !f.endsWith('descriptor.ts'),
@@ -152,8 +152,18 @@ describe('each function bundles only its own clients and provider code', () => {
     ]);
   });
 
+  it('a fallback provider is selected, not retained: the sender carries both transports', () => {
+    const providers = { email: 'ses', sms: 'twilio', retained: [], fallbacks: { sms: 'eum' } };
+    expect(bundleSelection('sendSms', providers)).toMatchObject({
+      providers: ['twilio', 'eum'],
+      secrets: true,
+    });
+    expect(bundleSelection('sendEmail', providers).providers).toEqual(['ses']);
+    expect([...bundleSelection('reconciler', providers).providers].sort()).toEqual(['eum', 'ses', 'twilio']);
+  });
+
   it('send-sms (EUM): the SMS v2 client with only the commands its transport sends, no secret', async () => {
-    const b = await bundle('sendSms', { email: 'ses', sms: 'eum', retained: [] });
+    const b = await bundle('sendSms', { email: 'ses', sms: 'eum', retained: [], fallbacks: {} });
     expect(b.clients).toEqual([...WORKER, 'client-pinpoint-sms-voice-v2'].sort());
     expect(b.commands.filter((c) => c.startsWith('client-pinpoint-sms-voice-v2/')).sort()).toEqual([
       'client-pinpoint-sms-voice-v2/PutOptedOutNumber',
@@ -167,7 +177,7 @@ describe('each function bundles only its own clients and provider code', () => {
   });
 
   it('infrai on both channels: senders carry its transport, the reconciler its lookup and pulled events', async () => {
-    const providers = { email: 'infrai', sms: 'infrai', retained: [] };
+    const providers = { email: 'infrai', sms: 'infrai', retained: [], fallbacks: {} };
     const sender = await bundle('sendEmail', providers);
     expect(sender.clients).toEqual([...WORKER, 'client-secrets-manager'].sort());
     expect(sender.providerFiles.filter((f) => f.startsWith('infrai/')).sort()).toEqual([

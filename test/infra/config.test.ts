@@ -28,7 +28,7 @@ describe('deployment settings (deploy/settings.json)', () => {
     const config = fromSettings({});
     expect(config.resourcePrefix).toBe('notice-ledger');
     expect(config.target).toBeUndefined();
-    expect(config.providers).toEqual({ email: 'ses', sms: 'twilio', retained: [] });
+    expect(config.providers).toEqual({ email: 'ses', sms: 'twilio', retained: [], fallbacks: {} });
     expect(config.settings).toMatchObject({
       sesFromAddress: 'notices@example.com',
       sesIdentity: '',

@@ -803,12 +803,14 @@ describe('delivery stack: alarms and dashboard', () => {
     expect(count('NoticeLedger', 'Escalations')).toBe(1);
     expect(count('NoticeLedger', 'EscalationsPending')).toBe(1);
     expect(count('NoticeLedger', 'PoisonMessages')).toBe(1);
+    // Provider failover: the primary needs a person even while the fallback carries the traffic.
+    expect(count('NoticeLedger', 'ProviderFailovers')).toBe(1);
     // No silent waits: a provider's pre-send check unanswered for three periods in a row.
     expect(count('NoticeLedger', 'Deferred_provider_check_unavailable')).toBe(1);
     expect(count('AWS/Lambda', 'Errors')).toBe(5);
     expect(count('NoticeLedger', 'HttpInternalErrors')).toBe(1);
     expect(count('AWS/ApiGateway', '5xx')).toBe(1);
-    expect(alarms).toHaveLength(25);
+    expect(alarms).toHaveLength(26);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       if (alarm.MetricName !== 'OldestUnresolvedAgeSeconds')

@@ -91,6 +91,37 @@ describe('provider selection', () => {
   });
 });
 
+describe('provider failover (SMS_FALLBACK_PROVIDER)', () => {
+  it('the sms sender carries both transports; the reconciler and provider events answer for both', async () => {
+    const env = {
+      ...base,
+      ...TWILIO,
+      SMS_FALLBACK_PROVIDER: 'eum',
+      EUM_ORIGINATION_IDENTITY: 'phone-0123456789abcdef',
+    };
+    const sender = await buildSenderRuntime('sms', env);
+    expect(sender.deps.transports.sms?.provider).toBe('twilio');
+    expect(sender.deps.fallbackTransports?.sms?.provider).toBe('eum');
+    const reconciler = await buildReconcilerRuntime(env);
+    expect(Object.keys(reconciler.deps.lookups)).toEqual(['twilio']);
+    const events = await buildProviderEventsRuntime(env);
+    expect([...events.webhooks.keys()]).toEqual(['twilio']);
+    expect([...events.eventReaders.keys()].sort()).toEqual(['aws.ses', 'aws.sms-voice']);
+  });
+
+  it.each([
+    [
+      { SMS_FALLBACK_PROVIDER: 'twilio' },
+      'SMS_FALLBACK_PROVIDER: provider "twilio" is already the sms provider',
+    ],
+    [{ SMS_FALLBACK_PROVIDER: 'ses' }, 'SMS_FALLBACK_PROVIDER: provider "ses" does not send sms'],
+    [{ SMS_FALLBACK_PROVIDER: 'nope' }, 'SMS_FALLBACK_PROVIDER: no provider "nope"'],
+    [{ SMS_PROVIDER: 'none', SMS_FALLBACK_PROVIDER: 'eum' }, 'SMS_FALLBACK_PROVIDER: SMS_PROVIDER is none'],
+  ])('a fallback that cannot be one stops the start: %o', async (extra, message) => {
+    await expect(buildReconcilerRuntime({ ...base, ...TWILIO, ...extra })).rejects.toThrow(message);
+  });
+});
+
 describe('a channel left unconfigured (SMS_PROVIDER=none)', () => {
   it('intake sends e-mail only; the reconciler and provider events start without any SMS credential; no SMS sender', async () => {
     const env = { ...base, SMS_PROVIDER: 'none' };

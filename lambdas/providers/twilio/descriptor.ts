@@ -92,5 +92,6 @@ export const descriptor = {
     statusPull: true,
     batchSend: false,
     suppressionSync: false,
+    operatorActions: true,
   },
 } as const satisfies ProviderDescriptor;

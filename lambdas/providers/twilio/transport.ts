@@ -71,10 +71,17 @@ const PERMANENT_MESSAGE_ERRORS: ReadonlySet<number> = new Set([
   21635, // 'To' is a landline
 ]);
 
+/**
+ * Twilio refuses our account, not this message: every message would meet the same answer and a
+ * person must act (`operator_action_required`: the channel is held, or fails over to its fallback).
+ */
+const ACCOUNT_REFUSALS: ReadonlySet<number> = new Set([
+  20003, // authentication failed (a wrong or revoked auth token)
+  20005, // account not active (suspended, closed, or out of funds)
+]);
+
 /** Our account or setup is wrong; permanent for this message too, but named apart. */
 const CONFIGURATION_ERRORS: ReadonlySet<number> = new Set([
-  20003, // authentication failed
-  20005, // account not active
   20008, // test credentials used against the live API
   20404, // account (or resource) not found: wrong Account SID
   21212, // invalid 'From'
@@ -230,6 +237,8 @@ export function outcomeForTwilioResponse(
 
   if (status >= 400) {
     if (twilioCode !== undefined) {
+      if (ACCOUNT_REFUSALS.has(twilioCode))
+        return { kind: 'operator_action_required', code: `twilio_${twilioCode}` };
       if (CONFIGURATION_ERRORS.has(twilioCode)) {
         return { kind: 'rejected', code: `${TWILIO_CONFIG_CODE_PREFIX}${twilioCode}`, permanent: true };
       }
@@ -240,7 +249,9 @@ export function outcomeForTwilioResponse(
       // MAX_ATTEMPTS and the deadline, and every one of them was provably refused.
       return { kind: 'rejected', code: `twilio_${twilioCode}`, permanent: false };
     }
-    if (status === 401 || status === 403 || status === 404) {
+    if (status === 401 || status === 403)
+      return { kind: 'operator_action_required', code: `twilio_http_${status}` };
+    if (status === 404) {
       return { kind: 'rejected', code: `${TWILIO_CONFIG_CODE_PREFIX}http_${status}`, permanent: true };
     }
     return { kind: 'rejected', code: `twilio_${status}`, permanent: false };
