@@ -105,9 +105,12 @@ export function decideReconcile(row: Intent, ctx: ReconcileContext): ReconcileAc
           plan: planDeadlineExceeded(row, now, ctx.timing),
         };
       }
+      // A row held for its send window is owed its message when the window opens.
       const due =
         row.state === 'reserved'
-          ? enteredAt(row) + ctx.timing.leaseMs
+          ? row.notBefore !== undefined && row.notBefore > row.createdAt
+            ? row.notBefore
+            : enteredAt(row) + ctx.timing.leaseMs
           : (row.nextAttemptAt ?? now) + ctx.timing.leaseMs;
       if (due > now) return { kind: 'none' };
       return { kind: 'reenqueue', nextDueAt: Math.min(now + ctx.timing.leaseMs, row.deadline) };
