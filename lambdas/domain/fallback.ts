@@ -1,5 +1,12 @@
 import type { Channel } from './channel.ts';
-import { createIntent, type FallbackSpec, type Intent, type LedgerTiming, nextDueAt } from './intent.ts';
+import {
+  createIntent,
+  dueWithFallback,
+  type FallbackSpec,
+  type Intent,
+  type LedgerTiming,
+  nextDueAt,
+} from './intent.ts';
 import { isUnresolved, Reason } from './state-machine.ts';
 import { nextRecord, planSameState, type TransitionPlan } from './transition.ts';
 
@@ -102,7 +109,7 @@ export function planFallback(
 ): { readonly reserve: Intent; readonly record: TransitionPlan } | undefined {
   const spec = row.fallback;
   if (!spec || row.fallbackDueAt === undefined || row.fallbackEnvelope === undefined) return undefined;
-  const reserve = createIntent(
+  const reserved = createIntent(
     {
       noticeId: row.noticeId,
       channel: spec.to,
@@ -124,6 +131,8 @@ export function planFallback(
     timing,
     { reason: Reason.fallback, detail: evidence },
   );
+  // Due at once: the reconciler enqueues it on its next run unless the caller could (./reconcile.ts).
+  const reserve = { ...reserved, dueAt: now };
   const record = nextRecord(row, row.state, { at: now, reason: Reason.fallback, detail: `${spec.to} reserved; ${evidence}` });
   const ownDue = row.escalationPending
     ? row.dueAt
@@ -146,4 +155,13 @@ export function planFallback(
       dueAt: isUnresolved(row.state) || row.state === 'accepted' || row.escalationPending ? ownDue : undefined,
     }),
   };
+}
+
+/**
+ * The `from` row as intake reserves it with a pending fallback: the spec, the sealed `to`
+ * envelope, and due (at the latest) when `within` has passed.
+ */
+export function withFallback(intent: Intent, spec: FallbackSpec, envelope: string): Intent {
+  const pending = { ...intent, fallback: spec, fallbackDueAt: intent.createdAt + spec.withinMs, fallbackEnvelope: envelope };
+  return { ...pending, dueAt: dueWithFallback(pending, intent.dueAt, intent.createdAt) };
 }

@@ -181,6 +181,11 @@ export function dueWithFallback(
   return dueAt === undefined ? owed : Math.min(dueAt, owed);
 }
 
+/** A deferral's due time (`defer`: no record), no later than a pending fallback is owed. */
+export function deferredDueAt(row: Pick<Intent, 'fallbackDueAt' | 'state'>, at: number): number {
+  return dueWithFallback(row, at, at) ?? at;
+}
+
 /** Fields a transition may change; everything else is fixed at intake. */
 export const MUTABLE_INTENT_FIELDS = [
   'state',

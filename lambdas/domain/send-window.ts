@@ -1,5 +1,8 @@
 import { DomainError } from './errors.ts';
+import type { Intent } from './intent.ts';
 import { type Priority, priorityOf } from './priority.ts';
+import { Reason } from './state-machine.ts';
+import { nextRecord, planSameState } from './transition.ts';
 
 /*
  * Send windows (docs/architecture.md §12 "Delivery policies"): the hours of the recipient's local
@@ -17,6 +20,14 @@ export interface SendWindow {
   readonly closes: number;
   /** As configured (`08:00-21:00`): shown on the timeline. */
   readonly text: string;
+}
+
+/** Each channel's window (`EMAIL_SEND_WINDOW`, `SMS_SEND_WINDOW`) and the default zone. */
+export interface SendWindows {
+  readonly email?: SendWindow | undefined;
+  readonly sms?: SendWindow | undefined;
+  /** `SEND_WINDOW_TIME_ZONE`: the zone of a recipient whose request names none. */
+  readonly defaultZone: string;
 }
 
 /** A window setting that is not `HH:MM-HH:MM` with two different times of day. */
@@ -176,4 +187,21 @@ export function decideSendWindow(input: {
     until: opening,
     detail: `until ${new Date(opening).toISOString()} (send window ${where})`,
   };
+}
+
+/**
+ * The row intake reserves, after its window's verdict: held → a `held_for_send_window` record
+ * (`reserved → reserved`, until when and which window in `detail`), `notBefore` the opening and
+ * due then (never past the deadline: the reconciler fails it there, saying no attempt was made);
+ * not applied → a `send_window_not_applied` record, and it goes out at once; open → as it was.
+ */
+export function applySendWindow(intent: Intent, decision: WindowDecision, at: number): Intent {
+  if (decision.kind === 'open') return intent;
+  const reason = decision.kind === 'held' ? Reason.heldForSendWindow : Reason.sendWindowNotApplied;
+  const record = nextRecord(intent, intent.state, { at, reason, detail: decision.detail });
+  const changes =
+    decision.kind === 'held'
+      ? { notBefore: decision.until, dueAt: Math.min(decision.until, intent.deadline) }
+      : {};
+  return planSameState(intent, record, changes).next;
 }

@@ -11,6 +11,7 @@ import type {
 } from '../use-cases/dependencies.ts';
 import { buildAwsClients } from './aws-clients.ts';
 import { configuredChannels, retryPolicyOf, timingOf } from './core.ts';
+import { sendWindowsOf } from './send-windows.ts';
 import { buildDeadlineRisk } from './deadline-risk.ts';
 import { buildSealer } from './envelope.ts';
 import { loadFingerprintKey } from './fingerprint.ts';
@@ -62,6 +63,7 @@ export async function buildHttpRuntime(
         reportDeadlineMs: config.DELIVERY_REPORT_DEADLINE_MS,
       },
       configuredChannels: configuredChannels(env),
+      sendWindows: sendWindowsOf(config),
       ...buildDeadlineRisk(config, clients),
     },
   };
