@@ -106,6 +106,8 @@ export function planFallback(
   evidence: string,
   now: number,
   timing: LedgerTiming,
+  /** The caller enqueues the reserved row itself: it is due a lease later, as intake's rows are. */
+  enqueued = false,
 ): { readonly reserve: Intent; readonly record: TransitionPlan } | undefined {
   const spec = row.fallback;
   if (!spec || row.fallbackDueAt === undefined || row.fallbackEnvelope === undefined) return undefined;
@@ -131,8 +133,8 @@ export function planFallback(
     timing,
     { reason: Reason.fallback, detail: evidence },
   );
-  // Due at once: the reconciler enqueues it on its next run unless the caller could (./reconcile.ts).
-  const reserve = { ...reserved, dueAt: now };
+  // Due at once unless the caller enqueues it: the reconciler then sends its message (./reconcile.ts).
+  const reserve = enqueued ? reserved : { ...reserved, dueAt: now };
   const record = nextRecord(row, row.state, { at: now, reason: Reason.fallback, detail: `${spec.to} reserved; ${evidence}` });
   const ownDue = row.escalationPending
     ? row.dueAt

@@ -35,7 +35,7 @@ export async function followFallback(row: Intent, deps: FallbackDependencies): P
   const now = deps.clock.now();
   const decision = decideFallback(row, now);
   if (decision.kind !== 'fire') return { kind: 'none', row };
-  const plan = planFallback(row, decision.evidence, now, deps.timing);
+  const plan = planFallback(row, decision.evidence, now, deps.timing, deps.fallbackQueue !== undefined);
   if (!plan) return { kind: 'none', row };
   const reserved = await deps.store.reserve(plan.reserve);
   const created = reserved.kind === 'created';
