@@ -20,7 +20,7 @@ export const SEND_WINDOW_SETTINGS = {
     kind: 'text',
     default: 'UTC',
     description:
-      "IANA zone of a recipient whose request gives no recipient.timeZone (e.g. Europe/Berlin): the " +
+      'IANA zone of a recipient whose request gives no recipient.timeZone (e.g. Europe/Berlin): the ' +
       'zone the send windows are read in for them',
   },
 } as const;

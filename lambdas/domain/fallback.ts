@@ -83,7 +83,8 @@ export function decideFallback(row: Intent, now: number): FallbackDecision {
   if (row.state === 'failed' || row.state === 'suppressed') {
     return { kind: 'fire', evidence: `${row.channel} ${row.state}: ${reason}` };
   }
-  if (row.state === 'delivered' || row.state === 'sending' || now < row.fallbackDueAt) return { kind: 'not_yet' };
+  if (row.state === 'delivered' || row.state === 'sending' || now < row.fallbackDueAt)
+    return { kind: 'not_yet' };
   return {
     kind: 'fire',
     evidence: `${row.channel} ${row.state}: ${reason}; not delivered within ${formatDuration(row.fallback.withinMs)}`,
@@ -135,7 +136,11 @@ export function planFallback(
   );
   // Due at once unless the caller enqueues it: the reconciler then sends its message (./reconcile.ts).
   const reserve = enqueued ? reserved : { ...reserved, dueAt: now };
-  const record = nextRecord(row, row.state, { at: now, reason: Reason.fallback, detail: `${spec.to} reserved; ${evidence}` });
+  const record = nextRecord(row, row.state, {
+    at: now,
+    reason: Reason.fallback,
+    detail: `${spec.to} reserved; ${evidence}`,
+  });
   const ownDue = row.escalationPending
     ? row.dueAt
     : nextDueAt(
@@ -154,7 +159,8 @@ export function planFallback(
     record: planSameState(row, record, {
       fallbackDueAt: undefined,
       fallbackEnvelope: undefined,
-      dueAt: isUnresolved(row.state) || row.state === 'accepted' || row.escalationPending ? ownDue : undefined,
+      dueAt:
+        isUnresolved(row.state) || row.state === 'accepted' || row.escalationPending ? ownDue : undefined,
     }),
   };
 }
@@ -164,6 +170,11 @@ export function planFallback(
  * envelope, and due (at the latest) when `within` has passed.
  */
 export function withFallback(intent: Intent, spec: FallbackSpec, envelope: string): Intent {
-  const pending = { ...intent, fallback: spec, fallbackDueAt: intent.createdAt + spec.withinMs, fallbackEnvelope: envelope };
+  const pending = {
+    ...intent,
+    fallback: spec,
+    fallbackDueAt: intent.createdAt + spec.withinMs,
+    fallbackEnvelope: envelope,
+  };
   return { ...pending, dueAt: dueWithFallback(pending, intent.dueAt, intent.createdAt) };
 }

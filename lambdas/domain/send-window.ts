@@ -47,11 +47,14 @@ const WINDOW = /^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$/;
  */
 export function parseSendWindow(text: string): SendWindow {
   const m = WINDOW.exec(text.trim());
-  if (!m) throw new InvalidSendWindowError('a send window is HH:MM-HH:MM in 24-hour local time, e.g. 08:00-21:00');
+  if (!m)
+    throw new InvalidSendWindowError('a send window is HH:MM-HH:MM in 24-hour local time, e.g. 08:00-21:00');
   const opens = Number(m[1]) * 60 + Number(m[2]);
   const closes = Number(m[3]) * 60 + Number(m[4]);
   if (opens === closes) {
-    throw new InvalidSendWindowError('a send window must open and close at different times (unset it to send at any hour)');
+    throw new InvalidSendWindowError(
+      'a send window must open and close at different times (unset it to send at any hour)',
+    );
   }
   return { opens, closes, text: text.trim() };
 }

@@ -1,5 +1,5 @@
-import { DomainError } from './errors.ts';
 import type { Channel } from './channel.ts';
+import { DomainError } from './errors.ts';
 import type { Priority } from './priority.ts';
 
 /*

@@ -172,7 +172,11 @@ const Fallback = z
     within: z.string().superRefine((value, ctx) => {
       const ms = value.length <= NoticeLimits.durationMaxLength ? parseIsoDuration(value) : undefined;
       if (ms === undefined) {
-        issue(ctx, 'invalid_duration', 'must be an ISO 8601 duration of days, hours, minutes or seconds, e.g. PT10M');
+        issue(
+          ctx,
+          'invalid_duration',
+          'must be an ISO 8601 duration of days, hours, minutes or seconds, e.g. PT10M',
+        );
       } else if (ms < FALLBACK_WITHIN_MIN_MS || ms > FALLBACK_WITHIN_MAX_MS) {
         issue(ctx, 'out_of_range', 'must lie from PT1M to P7D');
       }
@@ -242,11 +246,19 @@ function crossFieldErrors(input: unknown): FieldError[] {
  * The fallback's channels against the request's: `from` among `channels`, `to` not (it is the
  * fallback's to reserve), and not the same. Returns `to` when its destination must be given.
  */
-function fallbackErrors(fallback: unknown, requested: ReadonlySet<string>, errors: FieldError[]): string | undefined {
+function fallbackErrors(
+  fallback: unknown,
+  requested: ReadonlySet<string>,
+  errors: FieldError[],
+): string | undefined {
   if (!isPlainObject(fallback)) return undefined;
   const { from, to } = fallback;
   if (typeof from === 'string' && !requested.has(from)) {
-    errors.push({ path: 'fallback.from', code: 'not_requested', message: 'must be one of the requested channels' });
+    errors.push({
+      path: 'fallback.from',
+      code: 'not_requested',
+      message: 'must be one of the requested channels',
+    });
   }
   if (typeof to !== 'string') return undefined;
   if (to === from) {

@@ -17,7 +17,6 @@ import type { Suppressions } from '../ports/suppressions.port.ts';
 import type { ThrottleGateStore } from '../ports/throttle-gate.port.ts';
 import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
 
-
 /**
  * Everything a use case may touch, as ports. No function holds all of it: each is composed from
  * the part its use cases declare (lambdas/wiring/), and tests may build the whole. The ledger is

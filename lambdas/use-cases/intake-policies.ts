@@ -1,7 +1,12 @@
 import type { Channel } from '../domain/channel.ts';
 import { resolveDestination } from '../domain/destination.ts';
 import { InvalidDestinationError } from '../domain/errors.ts';
-import { type FallbackRequest, type FallbackSpec, fallbackDigestPart, parseIsoDuration } from '../domain/fallback.ts';
+import {
+  type FallbackRequest,
+  type FallbackSpec,
+  fallbackDigestPart,
+  parseIsoDuration,
+} from '../domain/fallback.ts';
 import { contentDigest } from '../domain/identity.ts';
 import type { Priority } from '../domain/priority.ts';
 import { decideSendWindow, type SendWindows, type WindowDecision } from '../domain/send-window.ts';
@@ -9,7 +14,7 @@ import { smsShape } from '../domain/sms-shape.ts';
 import type { TemplateDefinition } from '../domain/template.ts';
 import { renderSms } from '../domain/template-render.ts';
 import type { IntakeDependencies } from './dependencies.ts';
-import type { NoticeRequest, Violation } from './submit-notice.ts';
+import type { NoticeRequest, Violation } from './notice-request.ts';
 
 /*
  * The delivery policies intake applies (docs/architecture.md §12): a channel fallback (the
@@ -113,7 +118,11 @@ export async function sealFallback(
 ): Promise<SealedFallback> {
   let destination: ReturnType<typeof resolveDestination>;
   try {
-    destination = resolveDestination(deps.fingerprintKey, fallback.to, rawDestination(request, fallback.to) ?? '');
+    destination = resolveDestination(
+      deps.fingerprintKey,
+      fallback.to,
+      rawDestination(request, fallback.to) ?? '',
+    );
   } catch (error) {
     if (!(error instanceof InvalidDestinationError)) throw error;
     const path = fallback.to === 'email' ? 'recipient.email' : 'recipient.phone';
@@ -127,7 +136,13 @@ export async function sealFallback(
     to: fallback.to,
     withinMs: fallback.withinMs,
     destination: { fingerprint: destination.fingerprint, masked: destination.masked },
-    contentDigest: channelDigest(deps, template, request.variables, destination.fingerprint, context.priority),
+    contentDigest: channelDigest(
+      deps,
+      template,
+      request.variables,
+      destination.fingerprint,
+      context.priority,
+    ),
     ...(fallback.to === 'sms' ? { sms: smsShape(renderSms(template, request.variables).text) } : {}),
   };
   return { kind: 'sealed', spec, envelope };

@@ -3,11 +3,10 @@ import type { Channel } from '../domain/channel.ts';
 import { type DifferingPart, differingParts } from '../domain/content-parts.ts';
 import { type ResolvedDestination, resolveDestination } from '../domain/destination.ts';
 import { InvalidDestinationError } from '../domain/errors.ts';
-import type { FallbackRequest } from '../domain/fallback.ts';
 import { withFallback } from '../domain/fallback.ts';
 import { containsContactData, deriveNoticeId, variableDigests } from '../domain/identity.ts';
 import { createIntent, type Intent, type SmsShape } from '../domain/intent.ts';
-import { DEFAULT_PRIORITY, type Priority } from '../domain/priority.ts';
+import { DEFAULT_PRIORITY } from '../domain/priority.ts';
 import { applySendWindow } from '../domain/send-window.ts';
 import { smsShape } from '../domain/sms-shape.ts';
 import type { IntentState } from '../domain/state-machine.ts';
@@ -30,34 +29,9 @@ import {
   sealFallback,
   windowAtIntake,
 } from './intake-policies.ts';
+import type { NoticeRequest, Violation } from './notice-request.ts';
 
-/** A notice request whose shape the edge has already checked (types, lengths, channels, destinations present). */
-export interface NoticeRequest {
-  readonly eventId: string;
-  readonly eventType: string;
-  readonly recipient: {
-    readonly id: string;
-    readonly email?: string | undefined;
-    readonly phone?: string | undefined;
-    /** IANA zone for send windows; absent → `SEND_WINDOW_TIME_ZONE`. */
-    readonly timeZone?: string | undefined;
-  };
-  readonly channels: readonly Channel[];
-  readonly template: { readonly id: string; readonly version: string };
-  readonly variables: Readonly<Record<string, unknown>>;
-  /** Epoch ms; absent → now + default. */
-  readonly deadline?: number | undefined;
-  /** The lane (docs/architecture.md §11); absent → the template's, else `standard`. */
-  readonly priority?: Priority | undefined;
-  /** Channel fallback (docs/architecture.md §12); absent → the template's default where it fits. */
-  readonly fallback?: FallbackRequest | undefined;
-}
-
-export interface Violation {
-  readonly path: string;
-  readonly code: string;
-  readonly message: string;
-}
+export type { NoticeRequest, Violation } from './notice-request.ts';
 
 export type ChannelOutcome = 'created' | 'duplicate' | 'conflict';
 
@@ -237,7 +211,8 @@ export async function submitNotice(
   if (sealedFallback?.kind === 'invalid') return { kind: 'invalid', violations: [sealedFallback.violation] };
   const prepared: PreparedChannel[] = [];
   for (const { channel, destination } of resolved) {
-    const carried = channel === fallback?.from && sealedFallback?.kind === 'sealed' ? sealedFallback : undefined;
+    const carried =
+      channel === fallback?.from && sealedFallback?.kind === 'sealed' ? sealedFallback : undefined;
     let sms: SmsShape | undefined;
     if (channel === 'sms') sms = smsShape(renderSms(template, request.variables).text);
     else renderEmail(template, request.variables);

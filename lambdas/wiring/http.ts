@@ -11,13 +11,13 @@ import type {
 } from '../use-cases/dependencies.ts';
 import { buildAwsClients } from './aws-clients.ts';
 import { configuredChannels, retryPolicyOf, timingOf } from './core.ts';
-import { sendWindowsOf } from './send-windows.ts';
 import { buildDeadlineRisk } from './deadline-risk.ts';
 import { buildSealer } from './envelope.ts';
 import { loadFingerprintKey } from './fingerprint.ts';
 import { httpLedger, keyCheckStore, ledgerTable, verifyKeys } from './ledger.ts';
 import { once } from './once.ts';
 import { buildQueue } from './queue.ts';
+import { sendWindowsOf } from './send-windows.ts';
 
 /**
  * The http function (intake, timelines, operator routes and suppressions): the ledger, both

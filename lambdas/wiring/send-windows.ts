@@ -22,13 +22,16 @@ export function sendWindowsOf(
     try {
       return parseSendWindow(text);
     } catch (error) {
-      if (error instanceof InvalidSendWindowError) throw new ConfigError(`invalid configuration: ${name}: ${error.message}`);
+      if (error instanceof InvalidSendWindowError)
+        throw new ConfigError(`invalid configuration: ${name}: ${error.message}`);
       throw error;
     }
   };
   const zone = config.SEND_WINDOW_TIME_ZONE;
   if (!isKnownTimeZone(zone)) {
-    throw new ConfigError('invalid configuration: SEND_WINDOW_TIME_ZONE: must be an IANA time zone name, e.g. Europe/Berlin');
+    throw new ConfigError(
+      'invalid configuration: SEND_WINDOW_TIME_ZONE: must be an IANA time zone name, e.g. Europe/Berlin',
+    );
   }
   return { email: window('EMAIL_SEND_WINDOW'), sms: window('SMS_SEND_WINDOW'), defaultZone: zone };
 }

@@ -69,7 +69,11 @@ describe('channel fallback', () => {
     });
     const emailFallback = (await records(world, noticeId, 'email')).filter((t) => t.reason === 'fallback');
     expect(emailFallback).toEqual([
-      expect.objectContaining({ from: 'failed', to: 'failed', detail: 'sms reserved; email failed: hard_bounce' }),
+      expect.objectContaining({
+        from: 'failed',
+        to: 'failed',
+        detail: 'sms reserved; email failed: hard_bounce',
+      }),
     ]);
     // The reconciler enqueued it (a report handler cannot reach the SMS queue); sent once.
     const smsRefs = world.enqueued.filter((e) => e.ref.channel === 'sms');
@@ -116,7 +120,13 @@ describe('channel fallback', () => {
     expect(world.enqueued.filter((e) => e.ref.channel === 'sms')).toHaveLength(1);
     // A late delivery of the e-mail is recorded, and changes nothing for the SMS.
     const late = await applyDeliveryReport(
-      { ref: { noticeId, channel: 'email' }, provider: 'ses', receiptId, kind: 'delivered', at: world.clock.now() },
+      {
+        ref: { noticeId, channel: 'email' },
+        provider: 'ses',
+        receiptId,
+        kind: 'delivered',
+        at: world.clock.now(),
+      },
       world.deps,
     );
     expect(late).toMatchObject({ kind: 'applied', state: 'delivered' });
@@ -135,7 +145,10 @@ describe('channel fallback', () => {
     const { noticeId } = await submitted(world, withFallback);
     await deliverIntent({ noticeId, channel: 'email' }, world.deps);
     const sms = await world.store.get(noticeId, 'sms');
-    expect(sms?.transitions[0]).toMatchObject({ reason: 'fallback', detail: 'email failed: provider_rejected' });
+    expect(sms?.transitions[0]).toMatchObject({
+      reason: 'fallback',
+      detail: 'email failed: provider_rejected',
+    });
   });
 
   it('a crash between the reserve and the record: the next look writes the record, still one SMS', async () => {
@@ -168,7 +181,10 @@ describe('channel fallback', () => {
     await submitted(world, withFallback);
     expect((await submitNotice(withFallback, world.deps)).kind).toBe('recorded');
     const without = await submitNotice({ ...withFallback, fallback: undefined }, world.deps);
-    expect(without).toMatchObject({ kind: 'conflict', channels: [{ channel: 'email', differs: [{ path: 'fallback' }] }] });
+    expect(without).toMatchObject({
+      kind: 'conflict',
+      channels: [{ channel: 'email', differs: [{ path: 'fallback' }] }],
+    });
     const longer = await submitNotice(
       { ...withFallback, fallback: { from: 'email', to: 'sms', withinMs: 30 * MINUTE } },
       world.deps,
@@ -186,7 +202,10 @@ describe('channel fallback', () => {
       variables: { firstName: 'Ada', appointmentDate: '2026-12-03' },
     };
     const { noticeId } = await submitted(world, reminder);
-    expect((await world.store.get(noticeId, 'email'))?.fallback).toMatchObject({ to: 'sms', withinMs: 30 * MINUTE });
+    expect((await world.store.get(noticeId, 'email'))?.fallback).toMatchObject({
+      to: 'sms',
+      withinMs: 30 * MINUTE,
+    });
     const noPhone = await submitted(world, {
       ...reminder,
       eventId: 'evt_other',
@@ -201,7 +220,10 @@ describe('channel fallback', () => {
       { ...withFallback, deadline: world.clock.now() + 5 * MINUTE },
       world.deps,
     );
-    expect(result).toMatchObject({ kind: 'invalid', violations: [{ path: 'fallback.within', code: 'fallback_after_deadline' }] });
+    expect(result).toMatchObject({
+      kind: 'invalid',
+      violations: [{ path: 'fallback.within', code: 'fallback_after_deadline' }],
+    });
     expect(world.store.intents.size).toBe(0);
   });
 });
@@ -227,7 +249,12 @@ describe('send windows', () => {
     const world = worldAtNight();
     const result = await submitted(world, smsAt3());
     expect(result.channels).toEqual([
-      expect.objectContaining({ channel: 'sms', state: 'reserved', estimatedSendAt: opening, deadlineAtRisk: false }),
+      expect.objectContaining({
+        channel: 'sms',
+        state: 'reserved',
+        estimatedSendAt: opening,
+        deadlineAtRisk: false,
+      }),
     ]);
     expect(world.enqueued).toHaveLength(0);
     const row = await world.store.get(result.noticeId, 'sms');
@@ -288,13 +315,18 @@ describe('send windows', () => {
     const world = worldAtNight();
     const result = await submitted(world, { ...smsAt3(), deadline: night + 60 * MINUTE });
     expect(result.channels[0]).toMatchObject({ estimatedSendAt: opening, deadlineAtRisk: true });
-    expect(world.escalations).toEqual([expect.objectContaining({ reason: 'deadline_at_risk', channel: 'sms' })]);
+    expect(world.escalations).toEqual([
+      expect.objectContaining({ reason: 'deadline_at_risk', channel: 'sms' }),
+    ]);
   });
 
   it('uses SEND_WINDOW_TIME_ZONE when the request names no zone', async () => {
     const world = fakeWorld({ sendWindows: { ...windows, defaultZone: 'Australia/Adelaide' } });
     world.clock.current = night;
-    const result = await submitted(world, { ...smsAt3(), recipient: { id: 'pat_1042', phone: '+15551234567' } });
+    const result = await submitted(world, {
+      ...smsAt3(),
+      recipient: { id: 'pat_1042', phone: '+15551234567' },
+    });
     expect(result.channels[0]?.estimatedSendAt).toBe(opening);
   });
 });
