@@ -7,6 +7,7 @@ import {
   type LedgerTiming,
   nextDueAt,
 } from './intent.ts';
+import { applySendWindow, decideSendWindow, type SendWindows } from './send-window.ts';
 import { isUnresolved, Reason } from './state-machine.ts';
 import { nextRecord, planSameState, type TransitionPlan } from './transition.ts';
 
@@ -107,8 +108,12 @@ export function planFallback(
   evidence: string,
   now: number,
   timing: LedgerTiming,
-  /** The caller enqueues the reserved row itself: it is due a lease later, as intake's rows are. */
-  enqueued = false,
+  options: {
+    /** The caller enqueues the reserved row itself: it is due a lease later, as intake's rows are. */
+    readonly enqueued?: boolean;
+    /** The `to` channel's send window applies to the row it reserves, in the recipient's zone. */
+    readonly windows?: SendWindows | undefined;
+  } = {},
 ): { readonly reserve: Intent; readonly record: TransitionPlan } | undefined {
   const spec = row.fallback;
   if (!spec || row.fallbackDueAt === undefined || row.fallbackEnvelope === undefined) return undefined;
@@ -135,7 +140,20 @@ export function planFallback(
     { reason: Reason.fallback, detail: evidence },
   );
   // Due at once unless the caller enqueues it: the reconciler then sends its message (./reconcile.ts).
-  const reserve = enqueued ? reserved : { ...reserved, dueAt: now };
+  // A shut send window holds it like any notice of its priority (./send-window.ts).
+  const windows = options.windows;
+  const reserve = applySendWindow(
+    options.enqueued ? reserved : { ...reserved, dueAt: now },
+    windows
+      ? decideSendWindow({
+          now,
+          window: windows[spec.to],
+          zone: spec.timeZone ?? windows.defaultZone,
+          priority: row.priority,
+        })
+      : { kind: 'open' },
+    now,
+  );
   const record = nextRecord(row, row.state, {
     at: now,
     reason: Reason.fallback,

@@ -143,6 +143,8 @@ export interface FallbackSpec {
   readonly destination: Destination;
   readonly contentDigest: string;
   readonly sms?: SmsShape | undefined;
+  /** The recipient's zone, when the request named one: the `to` channel's send window is read in it. */
+  readonly timeZone?: string | undefined;
 }
 
 /** Reasons that end a pending fallback: the first channel arrived, or the notice was called off. */

@@ -182,7 +182,11 @@ const Fallback = z
       }
     }),
   })
-  .nullish();
+  .nullish()
+  .meta({
+    description:
+      'channel fallback: when `from` ends failed or suppressed, or is not delivered `within` (ISO 8601 duration, PT1M to P7D) of intake, `to` is reserved with reason fallback; `from` among channels, `to` not, its destination given; part of what a replay must match; absent: the template version\'s default where it fits',
+  });
 
 export const NoticeRequestSchema = z.strictObject({
   eventId: text(NoticeLimits.idMaxLength),

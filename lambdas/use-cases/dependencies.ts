@@ -147,7 +147,8 @@ export type WorkerDependencies = WithLedger<
   | 'clock'
   | 'random'
   | 'timing'
-  | 'retryPolicy',
+  | 'retryPolicy'
+  | 'sendWindows',
   WorkerLedger
 >;
 
@@ -156,6 +157,6 @@ export type SenderDependencies = WorkerDependencies &
   WithLedger<'transports' | 'unconfiguredProviders' | 'gate' | 'workerId' | 'operatorHoldMs', SenderLedger>;
 
 /** Inbound provider events: the ledger and its clock only. */
-export type ReportDependencies = WithLedger<'clock' | 'timing', ReportLedger>;
+export type ReportDependencies = WithLedger<'clock' | 'timing' | 'sendWindows', ReportLedger>;
 
 export type TransportFor<C extends Channel> = C extends 'email' ? EmailTransport : SmsTransport;

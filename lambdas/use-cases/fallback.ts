@@ -5,7 +5,7 @@ import { type IntentQueue, laneRef } from '../ports/intent-queue.port.ts';
 import type { Dependencies } from './dependencies.ts';
 
 /** What firing a fallback needs: the row's ledger and the conditional reserve of the other channel. */
-export type FallbackDependencies = Pick<Dependencies, 'clock' | 'timing'> & {
+export type FallbackDependencies = Pick<Dependencies, 'clock' | 'timing' | 'sendWindows'> & {
   readonly store: IntentTransitions & Pick<IntentReservations, 'reserve'>;
   /**
    * Only where the caller may enqueue to every channel (the reconciler: its own queue). Elsewhere (a channel's
@@ -35,11 +35,15 @@ export async function followFallback(row: Intent, deps: FallbackDependencies): P
   const now = deps.clock.now();
   const decision = decideFallback(row, now);
   if (decision.kind !== 'fire') return { kind: 'none', row };
-  const plan = planFallback(row, decision.evidence, now, deps.timing, deps.fallbackQueue !== undefined);
+  const plan = planFallback(row, decision.evidence, now, deps.timing, {
+    enqueued: deps.fallbackQueue !== undefined,
+    windows: deps.sendWindows,
+  });
   if (!plan) return { kind: 'none', row };
   const reserved = await deps.store.reserve(plan.reserve);
   const created = reserved.kind === 'created';
-  if (created && deps.fallbackQueue) {
+  // A row held for its send window is enqueued by the reconciler when the window opens.
+  if (created && deps.fallbackQueue && plan.reserve.notBefore === undefined) {
     // A lost message costs a reconciler interval, not the send: the row is due now.
     await deps.fallbackQueue.enqueue([laneRef(plan.reserve)]).catch(() => undefined);
   }

@@ -144,6 +144,7 @@ export async function sealFallback(
       context.priority,
     ),
     ...(fallback.to === 'sms' ? { sms: smsShape(renderSms(template, request.variables).text) } : {}),
+    ...(request.recipient.timeZone !== undefined ? { timeZone: request.recipient.timeZone } : {}),
   };
   return { kind: 'sealed', spec, envelope };
 }

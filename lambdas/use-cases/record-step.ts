@@ -35,7 +35,7 @@ export type DeliveryResult =
  */
 export type StepDependencies = Pick<
   WorkerDependencies,
-  'store' | 'scheduler' | 'escalations' | 'clock' | 'timing'
+  'store' | 'scheduler' | 'escalations' | 'clock' | 'timing' | 'sendWindows'
 > &
   Pick<FallbackDependencies, 'fallbackQueue'>;
 

@@ -28,9 +28,9 @@ const eventId = () => `evt_policy_${randomBytes(5).toString('hex')}`;
 const smsTo = async (phone: string) =>
   (await simulatorMessages(stack.state.endpoints.twilio)).filter((m) => m.to === phone);
 
-/** An `Etc/GMT…` zone in which it is now 03:xx (whole-hour offsets: minutes as in UTC). */
-function zoneAtThreeAm(now: Date): string {
-  let offset = (3 - now.getUTCHours() + 24) % 24; // hours to add to UTC
+/** An `Etc/GMT…` zone in which it is now `hour`:xx (whole-hour offsets: minutes as in UTC). */
+function zoneAt(hour: number, now: Date): string {
+  let offset = (hour - now.getUTCHours() + 24) % 24; // hours to add to UTC
   if (offset > 14) offset -= 24;
   // POSIX signs: Etc/GMT-3 is UTC+3.
   return offset === 0 ? 'Etc/GMT' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
@@ -43,6 +43,13 @@ describe('channel fallback', () => {
     const { phone, tag } = testRecipient();
     const accepted = await postNotice(stack.apiUrl, {
       ...noticeBody({ eventId: eventId(), email: `bounce+${tag}@simulator.amazonses.com`, phone }),
+      // Noon where the recipient is: the SMS window is open when the fallback reserves the SMS.
+      recipient: {
+        id: 'pat_1042',
+        email: `bounce+${tag}@simulator.amazonses.com`,
+        phone,
+        timeZone: zoneAt(12, new Date()),
+      },
       channels: ['email'],
       fallback: { from: 'email', to: 'sms', within: 'PT10M' },
     });
@@ -124,7 +131,7 @@ describe('send windows (SMS_SEND_WINDOW=08:00-21:00)', () => {
     // Not in the last seconds of an hour: the zone is chosen here and the hour read at intake.
     if (new Date().getUTCMinutes() === 59) await sleep(61_000 - new Date().getUTCSeconds() * 1000);
     const now = new Date();
-    const timeZone = zoneAtThreeAm(now);
+    const timeZone = zoneAt(3, now);
     const { phone } = testRecipient();
     const body = noticeBody({ eventId: eventId(), email: 'unused@example.com', phone });
     const accepted = await postNotice(stack.apiUrl, {
@@ -157,7 +164,7 @@ describe('send windows (SMS_SEND_WINDOW=08:00-21:00)', () => {
   it('a critical SMS to the same recipient is sent at once, with send_window_not_applied', {
     timeout: 40_000,
   }, async () => {
-    const timeZone = zoneAtThreeAm(new Date());
+    const timeZone = zoneAt(3, new Date());
     const { phone } = testRecipient();
     const accepted = await postNotice(stack.apiUrl, {
       ...noticeBody({ eventId: eventId(), email: 'unused@example.com', phone }),

@@ -320,6 +320,24 @@ describe('send windows', () => {
     ]);
   });
 
+  it('holds the SMS a fallback reserves at night, in the zone the request named', async () => {
+    const world = worldAtNight();
+    world.email.script.push({ kind: 'rejected', code: 'invalid_recipient', permanent: true });
+    const { noticeId } = await submitted(world, {
+      ...withFallback,
+      recipient: { ...EXAMPLE_REQUEST.recipient, timeZone: 'Australia/Adelaide' },
+    });
+    await deliverIntent({ noticeId, channel: 'email' }, world.deps);
+    const sms = await world.store.get(noticeId, 'sms');
+    expect(sms?.transitions.map((t) => t.reason)).toEqual(['fallback', 'held_for_send_window']);
+    expect(sms).toMatchObject({ notBefore: opening, dueAt: opening });
+    await reconcile(world.deps);
+    expect(world.enqueued.filter((e) => e.ref.channel === 'sms')).toHaveLength(0);
+    world.clock.current = opening;
+    await reconcile(world.deps);
+    expect(world.enqueued.filter((e) => e.ref.channel === 'sms')).toHaveLength(1);
+  });
+
   it('uses SEND_WINDOW_TIME_ZONE when the request names no zone', async () => {
     const world = fakeWorld({ sendWindows: { ...windows, defaultZone: 'Australia/Adelaide' } });
     world.clock.current = night;

@@ -44,6 +44,7 @@ interface StoredFallback {
   se?: string;
   sg?: number;
   sc?: number;
+  tz?: string;
 }
 
 function toStoredFallback(spec: FallbackSpec): StoredFallback {
@@ -54,6 +55,7 @@ function toStoredFallback(spec: FallbackSpec): StoredFallback {
     m: spec.destination.masked,
     cd: spec.contentDigest,
     ...(spec.sms ? { se: spec.sms.encoding, sg: spec.sms.segments, sc: spec.sms.characters } : {}),
+    ...(spec.timeZone !== undefined ? { tz: spec.timeZone } : {}),
   };
 }
 
@@ -72,6 +74,7 @@ function fromStoredFallback(stored: StoredFallback): FallbackSpec {
           },
         }
       : {}),
+    ...(stored.tz !== undefined ? { timeZone: stored.tz } : {}),
   };
 }
 export const storedName = (field: MutableIntentField): string => STORED_NAMES[field] ?? field;
