@@ -185,7 +185,7 @@ const Fallback = z
   .nullish()
   .meta({
     description:
-      'channel fallback: when `from` ends failed or suppressed, or is not delivered `within` (ISO 8601 duration, PT1M to P7D) of intake, `to` is reserved with reason fallback; `from` among channels, `to` not, its destination given; part of what a replay must match; absent: the template version\'s default where it fits',
+      "channel fallback: when `from` ends failed or suppressed, or is not delivered `within` (ISO 8601 duration, PT1M to P7D) of intake, `to` is reserved with reason fallback; `from` among channels, `to` not, its destination given; part of what a replay must match; absent: the template version's default where it fits",
   });
 
 export const NoticeRequestSchema = z.strictObject({
