@@ -1,6 +1,7 @@
 import type { TemplateCatalog } from '../lambdas/domain/template.ts';
 import { createTemplateCatalog } from '../lambdas/domain/template-catalog.ts';
 import { appointmentReminderV1 } from './appointment-reminder/v1.ts';
+import { appointmentReminderV2 } from './appointment-reminder/v2.ts';
 import { labResultReadyV3 } from './lab-result-ready/v3.ts';
 
 /**
@@ -12,4 +13,5 @@ import { labResultReadyV3 } from './lab-result-ready/v3.ts';
 export const templateCatalog: TemplateCatalog = createTemplateCatalog([
   labResultReadyV3,
   appointmentReminderV1,
+  appointmentReminderV2,
 ]);

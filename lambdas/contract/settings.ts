@@ -21,6 +21,7 @@
 
 import { FAILOVER_SETTINGS } from './failover-settings.ts';
 import { CALLER_SETTINGS, CALLER_WIRING_SETTINGS } from './principals.ts';
+import { SEND_WINDOW_SETTINGS } from './send-windows.ts';
 
 export type SettingKind = 'integer' | 'number' | 'enum' | 'text' | 'url' | 'list';
 
@@ -292,6 +293,8 @@ export const OPERATOR_SETTINGS = {
       'its references through the queue; AWS: at least 1 s (below the lanes’ 0.8 s horizon calls defer ' +
       'over and over), at most the sender timeout − PROVIDER_TIMEOUT_MS − 5 s',
   },
+  // Send windows per channel and their default zone (./send-windows.ts, docs/architecture.md §12).
+  ...SEND_WINDOW_SETTINGS,
 } as const satisfies Readonly<Record<string, Setting>>;
 
 /**

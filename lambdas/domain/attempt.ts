@@ -41,6 +41,10 @@ export function decideClaim(
   ) {
     return { kind: 'leave', why: 'not_due_yet' };
   }
+  // Held for its send window (./send-window.ts): not before the window opens, whoever asks.
+  if (intent.state === 'reserved' && intent.notBefore !== undefined && intent.notBefore > ctx.now) {
+    return { kind: 'leave', why: 'not_due_yet' };
+  }
   if (ctx.now >= intent.deadline) return { kind: 'leave', why: 'past_deadline' };
   const attempt = intent.attempts + 1;
   const plan = planTransition(

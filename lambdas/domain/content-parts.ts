@@ -1,3 +1,4 @@
+import { fallbackDigestPart } from './fallback.ts';
 import type { Intent } from './intent.ts';
 import { priorityOf } from './priority.ts';
 
@@ -24,6 +25,7 @@ type Comparable = Pick<
   | 'contentDigest'
   | 'variableDigests'
   | 'priority'
+  | 'fallback'
 >;
 
 interface ContentPart {
@@ -40,6 +42,7 @@ export const CONTENT_PARTS: readonly ContentPart[] = [
   { differs: field('template.id', (i) => i.templateId) },
   { differs: field('template.version', (i) => i.templateVersion) },
   { differs: field('priority', (i) => priorityOf(i)) },
+  { differs: field('fallback', (i) => (i.fallback ? fallbackDigestPart(i.fallback) : undefined)) },
   {
     differs: (recorded, requested) =>
       recorded.destination.fingerprint === requested.destination.fingerprint

@@ -101,6 +101,8 @@ export function contentDigest(
     destinationFingerprint: string;
     /** Part of the revision when not `standard`: rows from before priorities keep their digest. */
     priority?: string | undefined;
+    /** A channel fallback the row carries (./fallback.ts `fallbackDigestPart`); absent: none. */
+    fallback?: string | undefined;
   },
 ): string {
   return createHmac('sha256', key)
@@ -111,6 +113,7 @@ export function contentDigest(
         vars: input.variables,
         d: input.destinationFingerprint,
         ...(input.priority !== undefined && input.priority !== 'standard' ? { p: input.priority } : {}),
+        ...(input.fallback !== undefined ? { f: input.fallback } : {}),
       }),
     )
     .digest('base64url');

@@ -117,7 +117,75 @@ export interface Intent {
    * record says it.
    */
   readonly acceptedAt?: number | undefined;
+  /**
+   * Send window (./send-window.ts): not claimed before this time (the window's opening). Fixed at
+   * intake; the row is due then, so the reconciler sends its message when the window opens.
+   */
+  readonly notBefore?: number | undefined;
+  /** Channel fallback (./fallback.ts): what the fallback reserves, fixed at intake. */
+  readonly fallback?: FallbackSpec | undefined;
+  /** While the fallback is pending: when it is owed at the latest (intake + `within`). */
+  readonly fallbackDueAt?: number | undefined;
+  /** While the fallback is pending: the `to` channel's sealed envelope (destination + variables). */
+  readonly fallbackEnvelope?: string | undefined;
   readonly transitions: readonly TransitionRecord[];
+}
+
+/**
+ * Fixed on the `from` row of a channel fallback (./fallback.ts): the `to` row as it will be
+ * reserved — its destination's fingerprint and masked form, its content digest, its SMS shape —
+ * never the raw destination. The sealed `to` envelope is the row's mutable `fallbackEnvelope`,
+ * kept only while the fallback is pending.
+ */
+export interface FallbackSpec {
+  readonly to: Channel;
+  readonly withinMs: number;
+  readonly destination: Destination;
+  readonly contentDigest: string;
+  readonly sms?: SmsShape | undefined;
+  /** The recipient's zone, when the request named one: the `to` channel's send window is read in it. */
+  readonly timeZone?: string | undefined;
+}
+
+/** Reasons that end a pending fallback: the first channel arrived, or the notice was called off. */
+function endsFallback(to: IntentState, reason: Reason): boolean {
+  return to === 'delivered' || reason === Reason.cancelled;
+}
+
+/**
+ * The fallback fields after a move of the row to `to` for `reason`: kept while pending, dropped
+ * (due time and sealed envelope) once the first channel is delivered or cancelled.
+ */
+export function fallbackAfterMove(
+  row: Pick<Intent, 'fallbackDueAt' | 'fallbackEnvelope'>,
+  to: IntentState,
+  reason: Reason,
+): Pick<Intent, 'fallbackDueAt' | 'fallbackEnvelope'> {
+  if (row.fallbackDueAt === undefined || endsFallback(to, reason)) {
+    return { fallbackDueAt: undefined, fallbackEnvelope: undefined };
+  }
+  return { fallbackDueAt: row.fallbackDueAt, fallbackEnvelope: row.fallbackEnvelope };
+}
+
+/**
+ * A row's due time with its pending fallback: no later than the fallback's due time, and due at
+ * once when the first channel has ended without delivery (the fallback is owed now). Every due
+ * time a row is given passes through here (transitions, same-state records, deferrals), so a
+ * pending fallback is never left unlooked-at.
+ */
+export function dueWithFallback(
+  row: Pick<Intent, 'fallbackDueAt' | 'state'>,
+  dueAt: number | undefined,
+  at: number,
+): number | undefined {
+  if (row.fallbackDueAt === undefined) return dueAt;
+  const owed = row.state === 'failed' || row.state === 'suppressed' ? at : row.fallbackDueAt;
+  return dueAt === undefined ? owed : Math.min(dueAt, owed);
+}
+
+/** A deferral's due time (`defer`: no record), no later than a pending fallback is owed. */
+export function deferredDueAt(row: Pick<Intent, 'fallbackDueAt' | 'state'>, at: number): number {
+  return dueWithFallback(row, at, at) ?? at;
 }
 
 /** Fields a transition may change; everything else is fixed at intake. */
@@ -136,6 +204,8 @@ export const MUTABLE_INTENT_FIELDS = [
   'escalationPending',
   'escalatedAt',
   'acceptedAt',
+  'fallbackDueAt',
+  'fallbackEnvelope',
 ] as const satisfies readonly (keyof Intent)[];
 
 export type MutableIntentField = (typeof MUTABLE_INTENT_FIELDS)[number];
@@ -165,13 +235,18 @@ export function nextDueAt(
     leaseExpiresAt?: number | undefined;
     nextAttemptAt?: number | undefined;
     previousDueAt?: number | undefined;
+    /** A held row's send-window opening: a reserved row is due then, not a lease after intake. */
+    notBefore?: number | undefined;
   },
   timing: LedgerTiming,
 ): number | undefined {
   let due: number;
   switch (state) {
     case 'reserved':
-      due = fields.enteredAt + timing.leaseMs;
+      due =
+        fields.notBefore !== undefined && fields.notBefore > fields.enteredAt
+          ? fields.notBefore
+          : fields.enteredAt + timing.leaseMs;
       break;
     case 'sending': {
       const leaseEnd = fields.leaseExpiresAt ?? fields.enteredAt + timing.leaseMs;
@@ -223,14 +298,22 @@ export type NewIntentInput = Pick<
   | 'submitter'
 > & { readonly envelope: string };
 
-/** The row as intake records it: `reserved`, version 1, one `intake` record. */
-export function createIntent(input: NewIntentInput, timing: LedgerTiming): Intent {
+/**
+ * The row as intake records it: `reserved`, version 1, one `intake` record (`fallback` for a row a
+ * channel fallback reserves, its evidence in `detail`).
+ */
+export function createIntent(
+  input: NewIntentInput,
+  timing: LedgerTiming,
+  origin: { readonly reason: Reason; readonly detail?: string } = { reason: Reason.intake },
+): Intent {
   const record: TransitionRecord = {
     seq: 1,
     at: input.createdAt,
     from: null,
     to: 'reserved',
-    reason: Reason.intake,
+    reason: origin.reason,
+    ...(origin.detail !== undefined ? { detail: origin.detail } : {}),
   };
   return {
     ...input,

@@ -24,6 +24,8 @@ export type NextStep =
   | { readonly kind: 'send'; readonly deadline: number }
   /** A retry is scheduled at `at`, after a failed attempt's `reason`. */
   | { readonly kind: 'retry'; readonly at: number; readonly reason: string }
+  /** Held for the channel's send window (./send-window.ts): sent when it opens at `opens`. */
+  | { readonly kind: 'window'; readonly opens: number }
   /** The channel is held (a provider's "slow down", an operator hold) until `until`. */
   | { readonly kind: 'held'; readonly until: number; readonly provider: string; readonly reason: string }
   /** The provider's pre-send check is not answered: asked again with backoff until `deadline`. */
@@ -82,6 +84,9 @@ export function nextStepOf(row: Intent, now: number, policy: NextStepPolicy = {}
       return { kind: 'outcome', leaseEnds: row.leaseExpiresAt ?? now };
     case 'reserved':
     case 'retry_scheduled': {
+      if (row.state === 'reserved' && row.notBefore !== undefined && row.notBefore > now) {
+        return { kind: 'window', opens: row.notBefore };
+      }
       const waiting = currentWait(row)?.wait;
       if (waiting?.kind === 'channel_held' && waiting.until > now) {
         return { kind: 'held', until: waiting.until, provider: waiting.provider, reason: waiting.reason };
@@ -107,6 +112,8 @@ export function nextStepAt(step: NextStep): number | undefined {
       return step.at;
     case 'held':
       return step.until;
+    case 'window':
+      return step.opens;
     case 'outcome':
       return step.leaseEnds;
     case 'lookup':
@@ -129,6 +136,8 @@ export function describeNextStep(step: NextStep, state: Intent['state']): string
       return `retry at ${iso(step.at)} (after ${step.reason})`;
     case 'held':
       return `held until ${iso(step.until)}: ${step.provider} ${step.reason}`;
+    case 'window':
+      return `held for its send window: sent when it opens at ${iso(step.opens)}`;
     case 'check':
       return `waiting for ${step.provider}'s ${step.check} check (${step.code}): asked again with backoff until the deadline ${iso(step.deadline)}`;
     case 'outcome':

@@ -67,6 +67,14 @@ export function unknownSince(row: Intent): number {
 }
 
 /**
+ * A row a channel fallback just reserved (its one record is the `fallback` intake): its message
+ * is owed now, since the process that reserved it may not reach its channel's queue.
+ */
+function reservedByFallback(row: Intent): boolean {
+  return row.transitions.length === 1 && row.transitions[0]?.reason === Reason.fallback;
+}
+
+/**
  * The reconciler's decision for one due row, before any provider lookup. Nothing here
  * resends an attempt whose outcome is unknown: `sending` past its lease becomes `unknown`,
  * and `unknown` is only ever asked about.
@@ -105,9 +113,14 @@ export function decideReconcile(row: Intent, ctx: ReconcileContext): ReconcileAc
           plan: planDeadlineExceeded(row, now, ctx.timing),
         };
       }
+      // A row held for its send window is owed its message when the window opens.
       const due =
         row.state === 'reserved'
-          ? enteredAt(row) + ctx.timing.leaseMs
+          ? row.notBefore !== undefined && row.notBefore > row.createdAt
+            ? row.notBefore
+            : reservedByFallback(row)
+              ? row.createdAt
+              : enteredAt(row) + ctx.timing.leaseMs
           : (row.nextAttemptAt ?? now) + ctx.timing.leaseMs;
       if (due > now) return { kind: 'none' };
       return { kind: 'reenqueue', nextDueAt: Math.min(now + ctx.timing.leaseMs, row.deadline) };

@@ -157,6 +157,20 @@ export const Reason = {
    * `state → state`, once per distinct cause (docs/architecture.md §4 "No silent waits").
    */
   providerCheckUnavailable: 'provider_check_unavailable',
+  /**
+   * Channel fallback (docs/architecture.md §12): on the row it reserves, the intake record (the
+   * first channel's state and reason in `detail`); on the first channel's row, a record
+   * `state → state` saying the other channel was reserved and why. Once per notice.
+   */
+  fallback: 'fallback',
+  /**
+   * A `standard` or `bulk` notice arrived outside its channel's send window: a record
+   * `reserved → reserved` at intake, until when (the window's opening) in `detail`; the row is not
+   * claimed before then and is sent through the usual path (suppression checked) when it opens.
+   */
+  heldForSendWindow: 'held_for_send_window',
+  /** A `critical` notice arrived outside its channel's send window and is sent at once regardless. */
+  sendWindowNotApplied: 'send_window_not_applied',
 } as const;
 
 export type Reason = (typeof Reason)[keyof typeof Reason];

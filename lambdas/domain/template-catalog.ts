@@ -1,3 +1,4 @@
+import { FALLBACK_WITHIN_MAX_MS, FALLBACK_WITHIN_MIN_MS, parseIsoDuration } from './fallback.ts';
 import { type TemplateCatalog, type TemplateDefinition, TemplateDefinitionError } from './template.ts';
 import { parseBody, type TemplateNode, TemplateSyntaxError } from './template-render.ts';
 
@@ -31,6 +32,22 @@ export function templateBodies(
  * - an optional variable is only substituted inside its own `{{#name}}` section, so an absent
  *   value never leaves an empty slot.
  */
+/** A default fallback needs both bodies, two channels and a `within` a request could give. */
+function fallbackProblems(template: TemplateDefinition, where: string): string[] {
+  const fallback = template.fallback;
+  if (!fallback) return [];
+  const problems: string[] = [];
+  if (fallback.from === fallback.to) problems.push(`${where}: fallback.to must differ from fallback.from`);
+  for (const channel of [fallback.from, fallback.to]) {
+    if (!template[channel]) problems.push(`${where}: fallback names ${channel} without a ${channel} body`);
+  }
+  const within = parseIsoDuration(fallback.within);
+  if (within === undefined || within < FALLBACK_WITHIN_MIN_MS || within > FALLBACK_WITHIN_MAX_MS) {
+    problems.push(`${where}: fallback.within must be an ISO 8601 duration from PT1M to P7D`);
+  }
+  return problems;
+}
+
 export function lintTemplate(template: TemplateDefinition): string[] {
   const where = `${template.id} ${template.version}`;
   const problems: string[] = [];
@@ -38,6 +55,7 @@ export function lintTemplate(template: TemplateDefinition): string[] {
   if (!TEMPLATE_VERSION.test(template.version))
     problems.push(`${where}: version must look like v3 or v3.1.2`);
   if (!template.email && !template.sms) problems.push(`${where}: no channel body`);
+  problems.push(...fallbackProblems(template, where));
 
   for (const [name, spec] of Object.entries(template.variables)) {
     if (!VARIABLE_NAME.test(name))

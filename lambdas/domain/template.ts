@@ -1,3 +1,4 @@
+import type { Channel } from './channel.ts';
 import { DomainError } from './errors.ts';
 import type { Priority } from './priority.ts';
 
@@ -49,6 +50,12 @@ export interface TemplateDefinition {
   readonly disclaimer?: { readonly email?: string; readonly sms?: string };
   /** The lane of its notices when a request names none (docs/architecture.md §11); absent: standard. */
   readonly priority?: Priority;
+  /**
+   * The channel fallback its notices get when a request names none (docs/architecture.md §12):
+   * `within` an ISO 8601 duration (`PT10M`). Applied only where it fits the request — `from`
+   * requested, `to` not, and the recipient's `to` destination given — and otherwise not at all.
+   */
+  readonly fallback?: { readonly from: Channel; readonly to: Channel; readonly within: string };
 }
 
 export interface TemplateCatalog {

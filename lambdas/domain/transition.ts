@@ -1,4 +1,11 @@
-import { type Intent, type LedgerTiming, nextDueAt, type TransitionRecord } from './intent.ts';
+import {
+  dueWithFallback,
+  fallbackAfterMove,
+  type Intent,
+  type LedgerTiming,
+  nextDueAt,
+  type TransitionRecord,
+} from './intent.ts';
 import {
   assertTransition,
   escalates,
@@ -113,8 +120,10 @@ export function planTransition(
   const batch = change.to === 'sending' || change.to === 'unknown' ? merged.batch : undefined;
   const escalationPending =
     escalates(change.to, change.reason) || riskWarningPending(intent, change.to) ? true : undefined;
+  const fallback = fallbackAfterMove(intent, change.to, change.reason);
   const next: Intent = {
     ...merged,
+    ...fallback,
     state: change.to,
     version: record.seq,
     leaseOwner,
@@ -130,16 +139,21 @@ export function planTransition(
     // time in the open index) until it is published.
     dueAt: escalationPending
       ? Math.min(at, intent.deadline)
-      : nextDueAt(
-          change.to,
-          {
-            enteredAt: at,
-            deadline: intent.deadline,
-            leaseExpiresAt,
-            nextAttemptAt,
-            previousDueAt: intent.dueAt,
-          },
-          timing,
+      : dueWithFallback(
+          { ...fallback, state: change.to },
+          nextDueAt(
+            change.to,
+            {
+              enteredAt: at,
+              deadline: intent.deadline,
+              leaseExpiresAt,
+              nextAttemptAt,
+              previousDueAt: intent.dueAt,
+              notBefore: intent.notBefore,
+            },
+            timing,
+          ),
+          at,
         ),
     transitions: [...intent.transitions, record],
   };
@@ -194,10 +208,17 @@ export function planSameState(
   record: TransitionRecord,
   changes: Partial<Intent> = {},
 ): TransitionPlan {
+  const next = { ...intent, ...changes };
   return {
     expected: { state: intent.state, version: intent.version },
     record,
-    next: { ...intent, ...changes, version: record.seq, transitions: [...intent.transitions, record] },
+    next: {
+      ...next,
+      // A pending fallback keeps the row due by its own time (./intent.ts `dueWithFallback`).
+      dueAt: dueWithFallback(next, next.dueAt, record.at),
+      version: record.seq,
+      transitions: [...intent.transitions, record],
+    },
   };
 }
 

@@ -106,13 +106,15 @@ export const TimelineTransitionSchema = z.object({
 
 export const NextStepSchema = z
   .object({
-    kind: z.enum(['send', 'retry', 'held', 'check', 'outcome', 'lookup', 'operator', 'report', 'none']).meta({
-      description:
-        "send: waiting for a worker, failed at the deadline if not sent; retry: a retry is scheduled; held: the channel is held (a provider's slow down, an operator hold); check: the provider's pre-send check is not answered, asked again with backoff; outcome: an attempt is in flight; lookup: the outcome is unknown, the provider is asked; operator: escalated, a person is expected to act; report: accepted, a final delivery report is waited for; none: nothing more",
-    }),
+    kind: z
+      .enum(['send', 'retry', 'window', 'held', 'check', 'outcome', 'lookup', 'operator', 'report', 'none'])
+      .meta({
+        description:
+          "send: waiting for a worker, failed at the deadline if not sent; retry: a retry is scheduled; window: held for the channel's send window, sent when it opens; held: the channel is held (a provider's slow down, an operator hold); check: the provider's pre-send check is not answered, asked again with backoff; outcome: an attempt is in flight; lookup: the outcome is unknown, the provider is asked; operator: escalated, a person is expected to act; report: accepted, a final delivery report is waited for; none: nothing more",
+      }),
     at: nullable(isoTime()).meta({
       description:
-        'when it happens, or by when (send, check: the deadline; retry: the retry; held: the end of the hold; outcome: the lease end; lookup: when the policy decides; report: the end of the follow-up); null when the step names no time',
+        'when it happens, or by when (send, check: the deadline; retry: the retry; window: its opening; held: the end of the hold; outcome: the lease end; lookup: when the policy decides; report: the end of the follow-up); null when the step names no time',
     }),
     summary: z
       .string()

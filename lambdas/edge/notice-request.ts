@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { Channel } from '../domain/channel.ts';
 import { checkEmail, checkPhone } from '../domain/destination.ts';
+import {
+  FALLBACK_WITHIN_MAX_MS,
+  FALLBACK_WITHIN_MIN_MS,
+  type FallbackRequest,
+  parseIsoDuration,
+} from '../domain/fallback.ts';
 import { PRIORITIES, type Priority } from '../domain/priority.ts';
+import { isKnownTimeZone } from '../domain/send-window.ts';
 import type { NoticeRequest } from '../use-cases/submit-notice.ts';
 import type { FieldError } from './problem.ts';
 
@@ -43,6 +50,8 @@ export const NoticeLimits = {
   emailMaxLength: 254,
   phoneMaxLength: 32,
   deadlineMaxLength: 64,
+  timeZoneMaxLength: 64,
+  durationMaxLength: 32,
   batchMaxItems: 100,
 } as const;
 
@@ -137,6 +146,48 @@ const Variables = z
   })
   .transform((value) => (isPlainObject(value) ? value : {}));
 
+/** An IANA zone the runtime knows (`Europe/Berlin`); the zone is never echoed in a refusal. */
+const TimeZone = z
+  .string()
+  .nullish()
+  .superRefine((value, ctx) => {
+    if (typeof value !== 'string') return;
+    if (codePoints(value) > NoticeLimits.timeZoneMaxLength) {
+      issue(ctx, 'too_long', `must be at most ${NoticeLimits.timeZoneMaxLength} characters`);
+    } else if (!isKnownTimeZone(value)) {
+      issue(ctx, 'invalid_time_zone', 'must be an IANA time zone name, e.g. Europe/Berlin');
+    }
+  })
+  .meta({ description: "the recipient's IANA time zone, for send windows; absent: SEND_WINDOW_TIME_ZONE" });
+
+/**
+ * docs/architecture.md §12 "Delivery policies": when `from` ends failed or suppressed, or is not
+ * delivered `within` (an ISO 8601 duration, PT1M to P7D) of intake, `to` is reserved. Which
+ * channels may be named is a cross-field rule (`crossFieldErrors`).
+ */
+const Fallback = z
+  .strictObject({
+    from: z.enum(Channel),
+    to: z.enum(Channel),
+    within: z.string().superRefine((value, ctx) => {
+      const ms = value.length <= NoticeLimits.durationMaxLength ? parseIsoDuration(value) : undefined;
+      if (ms === undefined) {
+        issue(
+          ctx,
+          'invalid_duration',
+          'must be an ISO 8601 duration of days, hours, minutes or seconds, e.g. PT10M',
+        );
+      } else if (ms < FALLBACK_WITHIN_MIN_MS || ms > FALLBACK_WITHIN_MAX_MS) {
+        issue(ctx, 'out_of_range', 'must lie from PT1M to P7D');
+      }
+    }),
+  })
+  .nullish()
+  .meta({
+    description:
+      "channel fallback: when `from` ends failed or suppressed, or is not delivered `within` (ISO 8601 duration, PT1M to P7D) of intake, `to` is reserved with reason fallback; `from` among channels, `to` not, its destination given; part of what a replay must match; absent: the template version's default where it fits",
+  });
+
 export const NoticeRequestSchema = z.strictObject({
   eventId: text(NoticeLimits.idMaxLength),
   eventType: text(NoticeLimits.idMaxLength),
@@ -144,6 +195,7 @@ export const NoticeRequestSchema = z.strictObject({
     id: text(NoticeLimits.idMaxLength),
     email: optionalString(NoticeLimits.emailMaxLength),
     phone: optionalString(NoticeLimits.phoneMaxLength),
+    timeZone: TimeZone,
   }),
   channels: z.array(z.enum(Channel)).min(1),
   template: z.strictObject({
@@ -155,6 +207,7 @@ export const NoticeRequestSchema = z.strictObject({
   deadline: optionalString(NoticeLimits.deadlineMaxLength),
   // docs/architecture.md §11: the lane; absent or null → the template's, else standard.
   priority: z.enum(PRIORITIES as [Priority, ...Priority[]]).nullish(),
+  fallback: Fallback,
 });
 
 /**
@@ -172,13 +225,14 @@ function crossFieldErrors(input: unknown): FieldError[] {
       errors.push({ path: `channels.${i}`, code: 'duplicate', message: 'repeats a channel' });
     seen.add(channel);
   });
+  const fallbackTo = fallbackErrors(input.fallback, seen, errors);
   const recipient = isPlainObject(input.recipient) ? input.recipient : {};
   const destinations = [
     { channel: 'email', field: 'email', check: checkEmail },
     { channel: 'sms', field: 'phone', check: checkPhone },
   ] as const;
   for (const { channel, field, check } of destinations) {
-    if (!seen.has(channel)) continue;
+    if (!seen.has(channel) && fallbackTo !== channel) continue;
     const value = recipient[field];
     const path = `recipient.${field}`;
     if (value === undefined || value === null) {
@@ -190,6 +244,37 @@ function crossFieldErrors(input: unknown): FieldError[] {
     }
   }
   return errors;
+}
+
+/**
+ * The fallback's channels against the request's: `from` among `channels`, `to` not (it is the
+ * fallback's to reserve), and not the same. Returns `to` when its destination must be given.
+ */
+function fallbackErrors(
+  fallback: unknown,
+  requested: ReadonlySet<string>,
+  errors: FieldError[],
+): string | undefined {
+  if (!isPlainObject(fallback)) return undefined;
+  const { from, to } = fallback;
+  if (typeof from === 'string' && !requested.has(from)) {
+    errors.push({
+      path: 'fallback.from',
+      code: 'not_requested',
+      message: 'must be one of the requested channels',
+    });
+  }
+  if (typeof to !== 'string') return undefined;
+  if (to === from) {
+    errors.push({ path: 'fallback.to', code: 'same_channel', message: 'must differ from fallback.from' });
+  } else if (requested.has(to)) {
+    errors.push({
+      path: 'fallback.to',
+      code: 'already_requested',
+      message: 'must not be among channels: the fallback reserves it',
+    });
+  }
+  return to === 'email' || to === 'sms' ? to : undefined;
 }
 
 export const BatchRequestSchema = z.strictObject({
@@ -364,6 +449,15 @@ export function parseNoticeRequest(input: unknown): ParsedNotice {
     if (!result.ok) return { ok: false, status: 422, errors: [result.error] };
     deadline = result.epochMs;
   }
+  const fallback: FallbackRequest | undefined = body.fallback
+    ? {
+        from: body.fallback.from,
+        to: body.fallback.to,
+        withinMs: parseIsoDuration(body.fallback.within) as number,
+      }
+    : undefined;
+  const carried = (channel: 'email' | 'sms') =>
+    body.channels.includes(channel) || (fallback ? fallback.to === channel : true);
   return {
     ok: true,
     request: {
@@ -371,15 +465,18 @@ export function parseNoticeRequest(input: unknown): ParsedNotice {
       eventType: body.eventType,
       recipient: {
         id: body.recipient.id,
-        // Only the destinations of requested channels travel on: nothing else is kept.
-        email: body.channels.includes('email') ? (body.recipient.email ?? undefined) : undefined,
-        phone: body.channels.includes('sms') ? (body.recipient.phone ?? undefined) : undefined,
+        // Only the destinations of requested channels, and of the channel a fallback may reserve
+        // (the request's, or without one its template's default), travel on: nothing else is kept.
+        email: carried('email') ? (body.recipient.email ?? undefined) : undefined,
+        phone: carried('sms') ? (body.recipient.phone ?? undefined) : undefined,
+        ...(body.recipient.timeZone ? { timeZone: body.recipient.timeZone } : {}),
       },
       channels: body.channels,
       template: { id: body.template.id, version: body.template.version },
       variables: body.variables ?? {},
       deadline,
       ...(body.priority ? { priority: body.priority } : {}),
+      ...(fallback ? { fallback } : {}),
     },
   };
 }

@@ -11,6 +11,7 @@ import {
 } from '../domain/transition.ts';
 import type { DeliveryReport } from '../ports/provider.port.ts';
 import type { ReportDependencies } from './dependencies.ts';
+import { followFallback } from './fallback.ts';
 
 export type { DeliveryReport };
 
@@ -76,7 +77,12 @@ export async function applyDeliveryReport(
       current = result.intent;
       applied += 1;
     }
-    if (applied === plans.length) return { kind: 'applied', state: current.state, records: applied };
+    if (applied === plans.length) {
+      // A bounce that ends the first channel of a channel fallback reserves the other at once
+      // (./fallback.ts); a failure here leaves the row due, and the reconciler fires it.
+      await followFallback(current, deps).catch(() => undefined);
+      return { kind: 'applied', state: current.state, records: applied };
+    }
     // Someone moved the row meanwhile (the worker recording its own outcome): look again.
   }
   return { kind: 'ignored', why: 'no_change' };

@@ -52,13 +52,19 @@ export async function estimateAtIntake(
   deps: DeadlineRiskDependencies,
   now: number,
 ): Promise<IntakeEstimate> {
-  const backlog = await deps.backlog?.read(intent.channel).catch(() => undefined);
-  if (!backlog) return { intent, atRisk: false };
+  // A row held for its send window (docs/architecture.md §12) is sent when the window opens:
+  // that is its estimate, whatever the backlog is now.
+  const held = intent.notBefore;
+  const backlog =
+    held === undefined ? await deps.backlog?.read(intent.channel).catch(() => undefined) : undefined;
+  if (held === undefined && !backlog) return { intent, atRisk: false };
   const lane = priorityOf(intent);
-  const estimatedSendAt = estimateSendAt(backlog, lane, now, {
-    leadMs: deps.laneLeadMs?.[lane] ?? 0,
-    pipelineMs: DEFAULT_PIPELINE_MS,
-  });
+  const estimatedSendAt =
+    held ??
+    estimateSendAt(backlog as NonNullable<typeof backlog>, lane, now, {
+      leadMs: deps.laneLeadMs?.[lane] ?? 0,
+      pipelineMs: DEFAULT_PIPELINE_MS,
+    });
   if (!isDeadlineAtRisk(estimatedSendAt, intent.deadline)) return { intent, estimatedSendAt, atRisk: false };
   const plan = planDeadlineRisk(intent, { at: now, estimatedSendAt });
   return { intent: plan?.next ?? intent, estimatedSendAt, atRisk: true };

@@ -1,6 +1,7 @@
 import type { Channel } from '../domain/channel.ts';
 import type { LedgerTiming } from '../domain/intent.ts';
 import type { RandomSource, RetryPolicy } from '../domain/retry-policy.ts';
+import type { SendWindows } from '../domain/send-window.ts';
 import type { TemplateCatalog } from '../domain/template.ts';
 import type { BatchRecords } from '../ports/batch-records.port.ts';
 import type { Clock } from '../ports/clock.port.ts';
@@ -60,6 +61,8 @@ export interface Dependencies {
   readonly workerId: string;
   /** `OPERATOR_HOLD_MS`: how long a channel is held when the provider needs a person. */
   readonly operatorHoldMs?: number | undefined;
+  /** Send windows per channel and the default zone (docs/architecture.md §12); absent: none. */
+  readonly sendWindows?: SendWindows | undefined;
 }
 
 /** A channel's provider that cannot send yet: which one, and what it lacks (names, never values). */
@@ -82,10 +85,18 @@ export type IntakeLedger = IntentReservations & EscalationMarkers;
  * and of recent failures (with the rows they show).
  */
 export type OperatorLedger = IntentTransitions & NoticeReader & Pick<OpenIndex, 'listOpen'> & RecentFailures;
-/** Inbound provider reports: the row they settle, and the suppression a bounce or complaint adds. */
-export type ReportLedger = IntentTransitions & Pick<Suppressions, 'appendSuppression'>;
-/** What both kinds of worker write: transitions, and the escalation markers they publish. */
-export type WorkerLedger = IntentTransitions & EscalationMarkers;
+/**
+ * Inbound provider reports: the row they settle, the suppression a bounce or complaint adds, and
+ * the other channel a channel fallback reserves (docs/architecture.md §12).
+ */
+export type ReportLedger = IntentTransitions &
+  Pick<Suppressions, 'appendSuppression'> &
+  Pick<IntentReservations, 'reserve'>;
+/**
+ * What both kinds of worker write: transitions, the escalation markers they publish, and the other
+ * channel a channel fallback reserves (docs/architecture.md §12).
+ */
+export type WorkerLedger = IntentTransitions & EscalationMarkers & Pick<IntentReservations, 'reserve'>;
 /**
  * A channel sender: claim and outcome, the suppression check, the batch record before a batch
  * call, and the due time of a row waiting on its provider's pre-send check (`defer`).
@@ -113,7 +124,8 @@ export type IntakeDependencies = WithLedger<
   | 'fingerprintKey'
   | 'timing'
   | 'defaultDeadlineMs'
-  | 'configuredChannels',
+  | 'configuredChannels'
+  | 'sendWindows',
   IntakeLedger
 >;
 
@@ -143,7 +155,8 @@ export type WorkerDependencies = WithLedger<
   | 'clock'
   | 'random'
   | 'timing'
-  | 'retryPolicy',
+  | 'retryPolicy'
+  | 'sendWindows',
   WorkerLedger
 >;
 
@@ -155,6 +168,6 @@ export type SenderDependencies = WorkerDependencies &
   >;
 
 /** Inbound provider events: the ledger and its clock only. */
-export type ReportDependencies = WithLedger<'clock' | 'timing', ReportLedger>;
+export type ReportDependencies = WithLedger<'clock' | 'timing' | 'sendWindows', ReportLedger>;
 
 export type TransportFor<C extends Channel> = C extends 'email' ? EmailTransport : SmsTransport;

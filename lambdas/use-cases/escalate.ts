@@ -1,4 +1,4 @@
-import { type Intent, nextDueAt, type TransitionRecord } from '../domain/intent.ts';
+import { dueWithFallback, type Intent, nextDueAt, type TransitionRecord } from '../domain/intent.ts';
 import { escalates, isUnresolved, Reason } from '../domain/state-machine.ts';
 import { isUnknownEscalation, isWaitRecord } from '../domain/transition.ts';
 import type { EscalationDependencies } from './dependencies.ts';
@@ -63,16 +63,19 @@ export async function publishEscalation(
             deadline: row.deadline,
             leaseExpiresAt: row.leaseExpiresAt,
             nextAttemptAt: row.nextAttemptAt,
+            notBefore: row.notBefore,
           },
           deps.timing,
         );
+  // A pending channel fallback keeps the row in the open index, due when it is owed.
+  const owed = row.state === 'unknown' ? undefined : dueWithFallback(row, due, deps.clock.now());
   // A lost race (a fact appended meanwhile) leaves the marker: published once more next run.
   // An escalated `unknown` stays in the open index as it is; a held row stays, due when its own
   // next step is (the marker had made it due at once).
   await deps.store
     .settleEscalation(row.noticeId, row.channel, row.version, {
-      keepOpen: row.state !== 'failed',
-      dueAt: due,
+      keepOpen: row.state !== 'failed' || owed !== undefined,
+      dueAt: owed,
     })
     .catch(() => false);
   return 'published';

@@ -1,5 +1,5 @@
 import { acceptedAt, decideFollowUp, type FollowUpPolicy, nextPullAt } from '../domain/follow-up.ts';
-import type { Intent } from '../domain/intent.ts';
+import { deferredDueAt, type Intent } from '../domain/intent.ts';
 import type { OpenIndex } from '../ports/open-index.port.ts';
 import type { ProviderStatus } from '../ports/provider.port.ts';
 import { applyDeliveryReport } from './apply-delivery-report.ts';
@@ -56,7 +56,7 @@ export async function followUpAccepted(
   const decision = decideFollowUp(row, now, deps.followUp, source);
   switch (decision.kind) {
     case 'wait':
-      await deps.store.defer(row.noticeId, row.channel, row.version, decision.until);
+      await deps.store.defer(row.noticeId, row.channel, row.version, deferredDueAt(row, decision.until));
       return 'follow_up_wait';
     case 'give_up': {
       const result = await deps.store.apply(decision.plan);
@@ -86,7 +86,7 @@ export async function followUpAccepted(
     after.noticeId,
     after.channel,
     after.version,
-    nextPullAt(after, now, deps.followUp, source),
+    deferredDueAt(after, nextPullAt(after, now, deps.followUp, source)),
   );
   return 'follow_up_pending';
 }

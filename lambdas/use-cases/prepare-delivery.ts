@@ -1,6 +1,6 @@
 import { decideClaim } from '../domain/attempt.ts';
 import { failoverTarget, providerForAttempt } from '../domain/failover.ts';
-import type { Intent } from '../domain/intent.ts';
+import { deferredDueAt, type Intent } from '../domain/intent.ts';
 import { Reason } from '../domain/state-machine.ts';
 import { isSuppressed, SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
 import type { TemplateDefinition } from '../domain/template.ts';
@@ -211,7 +211,12 @@ async function waitForProviderCheck(
   // A row that moved meanwhile (stale, or no longer open) is found so by the message sent back.
   if (plan) await deps.store.apply(plan);
   else if (!row.escalationPending) {
-    await deps.store.defer(row.noticeId, row.channel, row.version, waitDueAt(row, retryAt, deps.timing));
+    await deps.store.defer(
+      row.noticeId,
+      row.channel,
+      row.version,
+      deferredDueAt(row, waitDueAt(row, retryAt, deps.timing)),
+    );
   }
   await deps.queue.enqueue([laneRef(row)], { delayMs: retryAt - now });
   return { kind: 'deferred', untilMs: retryAt, cause: 'provider_check_unavailable' };

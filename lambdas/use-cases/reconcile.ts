@@ -1,6 +1,6 @@
 import { CHANNELS, type Channel } from '../domain/channel.ts';
 import { correlationId } from '../domain/identity.ts';
-import type { Intent } from '../domain/intent.ts';
+import { deferredDueAt, type Intent } from '../domain/intent.ts';
 import {
   decideAfterLookup,
   decideReconcile,
@@ -16,6 +16,7 @@ import { batchContextOf } from './batch-lookup.ts';
 import { type DeadlineRiskDependencies, warnRowsAtRisk } from './deadline-risk.ts';
 import type { ReconcilerLedger, WorkerDependencies } from './dependencies.ts';
 import { type EscalationOutcome, publishEscalation } from './escalate.ts';
+import { followFallback } from './fallback.ts';
 import { type FollowUpDependencies, followUpAccepted, PullBudget } from './follow-up.ts';
 import { forEachLimited } from './limited.ts';
 import { matchableContent, renderMessage } from './messages.ts';
@@ -166,9 +167,15 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
   } while (cursor && due.length < maxRows);
 
   const budget = new PullBudget(deps.statusPullsPerRun ?? 200);
+  // The reconciler reaches every channel's queue: a row a fallback reserves is enqueued at once.
+  const stepDeps = { ...deps, fallbackQueue: deps.queue };
   const handle = async (ref: OpenIntentRef): Promise<void> => {
-    const row = await deps.store.get(ref.noticeId, ref.channel);
-    if (!row) return;
+    const read = await deps.store.get(ref.noticeId, ref.channel);
+    if (!read) return;
+    // A channel fallback owed now (its first channel ended, or `within` passed): fired first.
+    const fallback = await followFallback(read, stepDeps);
+    if (fallback.kind !== 'none') count(`fallback_${fallback.kind}`);
+    const row = fallback.row;
     if (row.escalationPending) {
       count('escalation_retry');
       tally(await publishEscalation(row, deps));
@@ -185,7 +192,7 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
       count(`lookup_${verdict.kind}`);
       const after = decideAfterLookup(row, verdict, ctx);
       if (after.kind === 'recheck') {
-        await deps.store.defer(row.noticeId, row.channel, row.version, after.at);
+        await deps.store.defer(row.noticeId, row.channel, row.version, deferredDueAt(row, after.at));
         count('recheck');
         return;
       }
@@ -197,13 +204,13 @@ export async function reconcile(deps: ReconcilerDependencies): Promise<Reconcile
         return;
       case 'reenqueue':
         await deps.queue.enqueue([laneRef(row)]);
-        await deps.store.defer(row.noticeId, row.channel, row.version, action.nextDueAt);
+        await deps.store.defer(row.noticeId, row.channel, row.version, deferredDueAt(row, action.nextDueAt));
         count(`reenqueue_${row.state}`);
         reenqueued += 1;
         return;
       case 'transition': {
         // The same step the senders record with: the write, the retry wake-up, the escalation.
-        const followed = await applyAndFollowUp(action.plan, deps);
+        const followed = await applyAndFollowUp(action.plan, stepDeps);
         if (!followed) {
           count('raced');
           return;

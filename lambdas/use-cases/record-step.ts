@@ -8,6 +8,7 @@ import { planTransition, type TransitionPlan } from '../domain/transition.ts';
 import { EnvelopeUnreadableError } from '../ports/envelope-sealer.port.ts';
 import type { SenderDependencies, WorkerDependencies } from './dependencies.ts';
 import { type EscalationOutcome, publishEscalation } from './escalate.ts';
+import { type FallbackDependencies, followFallback } from './fallback.ts';
 
 /** What one queue message led to; safe to log (no destination, no content). */
 export type DeliveryResult =
@@ -28,11 +29,15 @@ export type DeliveryResult =
       readonly escalation?: Exclude<EscalationOutcome, 'none'>;
     };
 
-/** What recording a step needs: the ledger, the retry wake-up and the escalation publisher. */
+/**
+ * What recording a step needs: the ledger, the retry wake-up, the escalation publisher, and (the
+ * reconciler) a queue for the channel a fallback reserves.
+ */
 export type StepDependencies = Pick<
   WorkerDependencies,
-  'store' | 'scheduler' | 'escalations' | 'clock' | 'timing'
->;
+  'store' | 'scheduler' | 'escalations' | 'clock' | 'timing' | 'sendWindows'
+> &
+  Pick<FallbackDependencies, 'fallbackQueue'>;
 
 export interface FollowedUp {
   readonly row: Intent;
@@ -53,10 +58,13 @@ export async function applyAndFollowUp(
 ): Promise<FollowedUp | undefined> {
   const result = await deps.store.apply(plan);
   if (result.kind === 'stale') return undefined;
-  const row = result.intent;
+  let row = result.intent;
   if (row.state === 'retry_scheduled' && row.nextAttemptAt !== undefined) {
     await deps.scheduler.scheduleAttempt(row, row.attempts + 1, row.nextAttemptAt).catch(() => undefined);
   }
+  // A move that ends the first channel of a channel fallback reserves the other (./fallback.ts);
+  // a failure here leaves the row due, and the reconciler fires it.
+  row = (await followFallback(row, deps).catch(() => undefined))?.row ?? row;
   return { row, escalation: await publishEscalation(row, deps) };
 }
 

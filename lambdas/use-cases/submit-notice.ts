@@ -3,9 +3,11 @@ import type { Channel } from '../domain/channel.ts';
 import { type DifferingPart, differingParts } from '../domain/content-parts.ts';
 import { type ResolvedDestination, resolveDestination } from '../domain/destination.ts';
 import { InvalidDestinationError } from '../domain/errors.ts';
-import { containsContactData, contentDigest, deriveNoticeId, variableDigests } from '../domain/identity.ts';
+import { withFallback } from '../domain/fallback.ts';
+import { containsContactData, deriveNoticeId, variableDigests } from '../domain/identity.ts';
 import { createIntent, type Intent, type SmsShape } from '../domain/intent.ts';
-import { DEFAULT_PRIORITY, type Priority } from '../domain/priority.ts';
+import { DEFAULT_PRIORITY } from '../domain/priority.ts';
+import { applySendWindow } from '../domain/send-window.ts';
 import { smsShape } from '../domain/sms-shape.ts';
 import type { IntentState } from '../domain/state-machine.ts';
 import type { TemplateDefinition } from '../domain/template.ts';
@@ -19,30 +21,17 @@ import {
   publishWarning,
 } from './deadline-risk.ts';
 import type { IntakeDependencies } from './dependencies.ts';
+import {
+  channelDigest,
+  effectiveFallback,
+  fallbackViolations,
+  rawDestination,
+  sealFallback,
+  windowAtIntake,
+} from './intake-policies.ts';
+import type { NoticeRequest, Violation } from './notice-request.ts';
 
-/** A notice request whose shape the edge has already checked (types, lengths, channels, destinations present). */
-export interface NoticeRequest {
-  readonly eventId: string;
-  readonly eventType: string;
-  readonly recipient: {
-    readonly id: string;
-    readonly email?: string | undefined;
-    readonly phone?: string | undefined;
-  };
-  readonly channels: readonly Channel[];
-  readonly template: { readonly id: string; readonly version: string };
-  readonly variables: Readonly<Record<string, unknown>>;
-  /** Epoch ms; absent → now + default. */
-  readonly deadline?: number | undefined;
-  /** The lane (docs/architecture.md §11); absent → the template's, else `standard`. */
-  readonly priority?: Priority | undefined;
-}
-
-export interface Violation {
-  readonly path: string;
-  readonly code: string;
-  readonly message: string;
-}
+export type { NoticeRequest, Violation } from './notice-request.ts';
 
 export type ChannelOutcome = 'created' | 'duplicate' | 'conflict';
 
@@ -56,6 +45,8 @@ export interface ChannelResult {
   readonly estimatedSendAt?: number;
   /** The estimate passes the deadline: the row carries a deadline_at_risk warning. */
   readonly deadlineAtRisk?: boolean;
+  /** Held for its send window: not enqueued now, sent when the window opens (`estimatedSendAt`). */
+  readonly heldForSendWindow?: boolean;
 }
 
 export type SubmitResult =
@@ -84,10 +75,6 @@ interface PreparedChannel {
 
 /** A deadline further out keeps personal data (the sealed envelope) alive for too long. */
 export const MAX_DEADLINE_MS = 30 * 86_400_000;
-
-function rawDestination(request: NoticeRequest, channel: Channel): string | undefined {
-  return channel === 'email' ? request.recipient.email : request.recipient.phone;
-}
 
 function validate(
   request: NoticeRequest,
@@ -212,8 +199,20 @@ export async function submitNotice(
   const noticeId = deriveNoticeId(request.eventType, request.eventId, request.recipient.id);
   const deadline = request.deadline ?? now + deps.defaultDeadlineMs;
   const priority = request.priority ?? template.priority ?? DEFAULT_PRIORITY;
+  // Channel fallback (docs/architecture.md §12): checked, then sealed like any channel.
+  const fallback = effectiveFallback(request, template, deps.configuredChannels);
+  const fallbackProblems = fallback
+    ? fallbackViolations(fallback, template, deps.configuredChannels, now, deadline)
+    : [];
+  if (fallbackProblems.length > 0) return { kind: 'invalid', violations: fallbackProblems };
+  const sealedFallback = fallback
+    ? await sealFallback(fallback, request, template, { noticeId, priority }, deps)
+    : undefined;
+  if (sealedFallback?.kind === 'invalid') return { kind: 'invalid', violations: [sealedFallback.violation] };
   const prepared: PreparedChannel[] = [];
   for (const { channel, destination } of resolved) {
+    const carried =
+      channel === fallback?.from && sealedFallback?.kind === 'sealed' ? sealedFallback : undefined;
     let sms: SmsShape | undefined;
     if (channel === 'sms') sms = smsShape(renderSms(template, request.variables).text);
     else renderEmail(template, request.variables);
@@ -221,7 +220,7 @@ export async function submitNotice(
       { destination: destination.normalized, variables: request.variables },
       { noticeId, channel },
     );
-    const intent = createIntent(
+    const reserved = createIntent(
       {
         noticeId,
         channel,
@@ -230,13 +229,14 @@ export async function submitNotice(
         recipientId: request.recipient.id,
         templateId: template.id,
         templateVersion: template.version,
-        contentDigest: contentDigest(deps.fingerprintKey, {
-          templateId: template.id,
-          templateVersion: template.version,
-          variables: { ...request.variables },
-          destinationFingerprint: destination.fingerprint,
+        contentDigest: channelDigest(
+          deps,
+          template,
+          request.variables,
+          destination.fingerprint,
           priority,
-        }),
+          carried?.spec,
+        ),
         variableDigests: variableDigests(deps.fingerprintKey, request.variables),
         destination: { fingerprint: destination.fingerprint, masked: destination.masked },
         createdAt: now,
@@ -247,6 +247,11 @@ export async function submitNotice(
         envelope,
       },
       deps.timing,
+    );
+    const intent = applySendWindow(
+      carried ? withFallback(reserved, carried.spec, carried.envelope) : reserved,
+      windowAtIntake(request, channel, priority, now, deps.sendWindows),
+      now,
     );
     // Deadline risk (docs/architecture.md §11): the estimate, and the warning in the same write.
     const estimate = await estimateAtIntake(intent, deps, now);
@@ -266,12 +271,14 @@ export async function submitNotice(
     const channel = (prepared[i] as PreparedChannel).channel;
     if (result.kind === 'created') {
       const { estimatedSendAt, atRisk } = (prepared[i] as PreparedChannel).estimate;
-      deps.backlog?.enqueued(channel, priority, 1);
+      const held = result.intent.notBefore !== undefined;
+      if (!held) deps.backlog?.enqueued(channel, priority, 1);
       return {
         channel,
         state: result.intent.state,
         outcome: 'created',
         ...(estimatedSendAt !== undefined ? { estimatedSendAt, deadlineAtRisk: atRisk } : {}),
+        ...(held ? { heldForSendWindow: true } : {}),
       };
     }
     if (result.kind === 'duplicate') return { channel, state: result.existing.state, outcome: 'duplicate' };
@@ -290,9 +297,11 @@ export async function submitNotice(
       await publishWarning(reservation.intent, deps);
   }
   const created = channels.filter((c) => c.outcome === 'created');
-  if (created.length > 0) {
+  // A row held for its send window is enqueued by the reconciler when the window opens.
+  const toSend = created.filter((c) => c.heldForSendWindow !== true);
+  if (toSend.length > 0) {
     try {
-      await deps.queue.enqueue(created.map(({ channel }) => laneRef({ noticeId, channel, priority })));
+      await deps.queue.enqueue(toSend.map(({ channel }) => laneRef({ noticeId, channel, priority })));
     } catch {
       // The intents are durable; the reconciler re-enqueues unclaimed reserved rows. Failing the
       // request here would make the caller retry into a duplicate for nothing.

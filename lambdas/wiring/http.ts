@@ -17,6 +17,7 @@ import { loadFingerprintKey } from './fingerprint.ts';
 import { httpLedger, keyCheckStore, ledgerTable, verifyKeys } from './ledger.ts';
 import { once } from './once.ts';
 import { buildQueue } from './queue.ts';
+import { sendWindowsOf } from './send-windows.ts';
 
 /**
  * The http function (intake, timelines, operator routes and suppressions): the ledger, both
@@ -62,6 +63,7 @@ export async function buildHttpRuntime(
         reportDeadlineMs: config.DELIVERY_REPORT_DEADLINE_MS,
       },
       configuredChannels: configuredChannels(env),
+      sendWindows: sendWindowsOf(config),
       ...buildDeadlineRisk(config, clients),
     },
   };

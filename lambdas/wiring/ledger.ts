@@ -56,7 +56,10 @@ export function senderLedger(table: LedgerTableClient): SenderLedger {
   const { getSuppression, appendSuppression } = dynamoDbSuppressions(table);
   const { recordBatch } = dynamoDbBatchRecords(table);
   const { defer } = dynamoDbOpenIndex(table);
+  // reserve: the other channel of a channel fallback (docs/architecture.md §12).
+  const { reserve } = dynamoDbIntentReservations(table);
   return {
+    reserve,
     ...dynamoDbIntentTransitions(table),
     ...dynamoDbEscalationMarkers(table),
     getSuppression,
@@ -77,7 +80,9 @@ export function reconcilerLedger(table: LedgerTableClient): ReconcilerLedger {
   const { appendSuppression } = dynamoDbSuppressions(table);
   const { getBatch } = dynamoDbBatchRecords(table);
   const { readGate } = dynamoDbThrottleGate(table);
+  const { reserve } = dynamoDbIntentReservations(table);
   return {
+    reserve,
     ...dynamoDbIntentTransitions(table),
     ...dynamoDbEscalationMarkers(table),
     listDue,
@@ -92,7 +97,8 @@ export function reconcilerLedger(table: LedgerTableClient): ReconcilerLedger {
 /** The provider-events function. */
 export function reportLedger(table: LedgerTableClient): ReportLedger {
   const { appendSuppression } = dynamoDbSuppressions(table);
-  return { ...dynamoDbIntentTransitions(table), appendSuppression };
+  const { reserve } = dynamoDbIntentReservations(table);
+  return { ...dynamoDbIntentTransitions(table), appendSuppression, reserve };
 }
 
 /** Every function's cold start: the key check item. */

@@ -15,6 +15,7 @@ import {
   tryLoadFacet,
   warnSkipped,
 } from './providers.ts';
+import { sendWindowsOf } from './send-windows.ts';
 
 export interface Webhook {
   readonly contentType: string;
@@ -113,6 +114,7 @@ export async function buildProviderEventsRuntime(
     store: reportLedger(ledgerTable(config, adopt(new DynamoDBClient({})))),
     clock: systemClock,
     timing: timingOf(config),
+    sendWindows: sendWindowsOf(config),
   };
   return { ...providerEventsRuntime(config, deps, loaded), skipped };
 }

@@ -10,6 +10,7 @@ import { buildEscalations } from './escalations.ts';
 import { keyCheckStore, ledgerTable, verifyKeys } from './ledger.ts';
 import { buildQueue } from './queue.ts';
 import { buildRetryScheduler } from './retries.ts';
+import { sendWindowsOf } from './send-windows.ts';
 
 /**
  * What every worker (the senders, the reconciler) is built from: both queues, retry schedules,
@@ -39,6 +40,8 @@ export async function buildWorkerDependencies<L extends WorkerLedger>(
     random: Math.random,
     timing: timingOf(config),
     retryPolicy: retryPolicyOf(config),
+    // The send window of a channel a fallback reserves (docs/architecture.md §12).
+    sendWindows: sendWindowsOf(config),
   };
   return { table, worker };
 }

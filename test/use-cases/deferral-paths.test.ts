@@ -77,7 +77,7 @@ const DEFERRAL_PATHS: readonly DeferralPath[] = [
     id: 'reconciler re-enqueues a row whose message or schedule was lost',
     sites: [{ file: 'lambdas/use-cases/reconcile.ts', calls: { enqueue: 1, defer: 1 } }],
     accountedBy:
-      'recorded: the row’s own last record (intake, the retry’s reason, a wait); bounded: a lease apart, the deadline; measured: ReconcilerReenqueued',
+      'recorded: the row’s own last record (intake, the retry’s reason, a wait, held_for_send_window until the window opens); bounded: a lease apart (a held row: its window’s opening), the deadline; measured: ReconcilerReenqueued, Open_reserved',
   },
   {
     id: 'reconciler asks an unknown row again later',
@@ -112,9 +112,10 @@ const DEFERRAL_PATHS: readonly DeferralPath[] = [
       { file: 'lambdas/use-cases/submit-notice.ts', calls: { enqueue: 1 } },
       { file: 'lambdas/use-cases/submit-batch.ts', calls: { enqueue: 2 } },
       { file: 'lambdas/use-cases/operator-actions.ts', calls: { enqueue: 1 } },
+      { file: 'lambdas/use-cases/fallback.ts', calls: { enqueue: 1 } },
     ],
     accountedBy:
-      'recorded: intake / operator_confirmed_not_sent; a lost message is the reconciler’s re-enqueue',
+      'recorded: intake / operator_confirmed_not_sent / fallback (the row a channel fallback reserves); a lost message is the reconciler’s re-enqueue',
   },
 ];
 

@@ -172,6 +172,8 @@ describe('each function holds the ledger ports its use cases name, and nothing m
       'get',
       'getSuppression',
       'recordBatch',
+      // The other channel of a channel fallback (docs/architecture.md §12).
+      'reserve',
       'settleEscalation',
     ]);
     expect(methods(reconciler.deps.store)).toEqual([
@@ -183,9 +185,23 @@ describe('each function holds the ledger ports its use cases name, and nothing m
       'getBatch',
       'listDue',
       'readGate',
+      'reserve',
       'settleEscalation',
     ]);
-    expect(methods(events.deps.store)).toEqual(['appendSuppression', 'apply', 'get']);
+    expect(methods(events.deps.store)).toEqual(['appendSuppression', 'apply', 'get', 'reserve']);
+  });
+
+  it('a malformed send window or an unknown zone stops the start, naming the variable', async () => {
+    await expect(buildHttpRuntime({ ...base, SMS_SEND_WINDOW: '8-21' })).rejects.toThrow('SMS_SEND_WINDOW');
+    await expect(buildHttpRuntime({ ...base, SEND_WINDOW_TIME_ZONE: 'Mars/Olympus' })).rejects.toThrow(
+      'SEND_WINDOW_TIME_ZONE',
+    );
+    expect(
+      (await buildHttpRuntime({ ...base, EMAIL_SEND_WINDOW: '21:00-08:00' })).deps.sendWindows,
+    ).toMatchObject({
+      email: { opens: 1260, closes: 480 },
+      defaultZone: 'UTC',
+    });
   });
 });
 

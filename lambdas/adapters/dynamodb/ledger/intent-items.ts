@@ -1,5 +1,5 @@
 import type { Channel } from '../../../domain/channel.ts';
-import type { Intent, MutableIntentField, TransitionRecord } from '../../../domain/intent.ts';
+import type { FallbackSpec, Intent, MutableIntentField, TransitionRecord } from '../../../domain/intent.ts';
 import type { Priority } from '../../../domain/priority.ts';
 import type { IntentState } from '../../../domain/state-machine.ts';
 import type { Item } from './table-client.ts';
@@ -30,7 +30,53 @@ interface StoredRecord {
 const STORED_NAMES: Partial<Record<MutableIntentField, string>> = {
   escalatedAt: 'escAt',
   acceptedAt: 'accAt',
+  fallbackDueAt: 'fbAt',
+  fallbackEnvelope: 'fbEnv',
 };
+
+/** Stored form of a channel fallback's spec (short keys: every write pays per started KB). */
+interface StoredFallback {
+  to: string;
+  w: number;
+  fp: string;
+  m: string;
+  cd: string;
+  se?: string;
+  sg?: number;
+  sc?: number;
+  tz?: string;
+}
+
+function toStoredFallback(spec: FallbackSpec): StoredFallback {
+  return {
+    to: spec.to,
+    w: spec.withinMs,
+    fp: spec.destination.fingerprint,
+    m: spec.destination.masked,
+    cd: spec.contentDigest,
+    ...(spec.sms ? { se: spec.sms.encoding, sg: spec.sms.segments, sc: spec.sms.characters } : {}),
+    ...(spec.timeZone !== undefined ? { tz: spec.timeZone } : {}),
+  };
+}
+
+function fromStoredFallback(stored: StoredFallback): FallbackSpec {
+  return {
+    to: stored.to as Channel,
+    withinMs: stored.w,
+    destination: { fingerprint: stored.fp, masked: stored.m },
+    contentDigest: stored.cd,
+    ...(stored.se !== undefined
+      ? {
+          sms: {
+            encoding: stored.se as 'GSM-7' | 'UCS-2',
+            segments: stored.sg as number,
+            characters: stored.sc as number,
+          },
+        }
+      : {}),
+    ...(stored.tz !== undefined ? { timeZone: stored.tz } : {}),
+  };
+}
 export const storedName = (field: MutableIntentField): string => STORED_NAMES[field] ?? field;
 
 export function toStoredRecord(record: TransitionRecord): StoredRecord {
@@ -109,6 +155,11 @@ export function itemFromIntent(intent: Intent, shardOf: (noticeId: string) => st
     // Short name: projected into the open index.
     escAt: intent.escalatedAt,
     accAt: intent.acceptedAt,
+    // Short names: every write pays per started KB.
+    nb: intent.notBefore,
+    fb: intent.fallback !== undefined ? toStoredFallback(intent.fallback) : undefined,
+    fbAt: intent.fallbackDueAt,
+    fbEnv: intent.fallbackEnvelope,
     transitions: intent.transitions.map(toStoredRecord),
   };
 }
@@ -152,6 +203,10 @@ export function intentFromItem(item: Item): Intent {
     escalationPending: item.escalationPending === true ? true : undefined,
     escalatedAt: item.escAt as number | undefined,
     acceptedAt: item.accAt as number | undefined,
+    ...(item.nb !== undefined ? { notBefore: item.nb as number } : {}),
+    ...(item.fb !== undefined ? { fallback: fromStoredFallback(item.fb as StoredFallback) } : {}),
+    ...(item.fbAt !== undefined ? { fallbackDueAt: item.fbAt as number } : {}),
+    ...(item.fbEnv !== undefined ? { fallbackEnvelope: item.fbEnv as string } : {}),
     transitions: ((item.transitions as StoredRecord[] | undefined) ?? []).map(fromStoredRecord),
   };
 }
