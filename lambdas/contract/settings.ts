@@ -19,6 +19,7 @@
  * its own in its descriptor (lambdas/providers/<id>/descriptor.ts), under the same naming rule.
  */
 
+import { OUTCOME_SETTINGS, OUTCOME_WIRING_SETTINGS } from './outcome-settings.ts';
 import { CALLER_SETTINGS, CALLER_WIRING_SETTINGS } from './principals.ts';
 
 export type SettingKind = 'integer' | 'number' | 'enum' | 'text' | 'url' | 'list';
@@ -289,6 +290,8 @@ export const OPERATOR_SETTINGS = {
       'its references through the queue; AWS: at least 1 s (below the lanes’ 0.8 s horizon calls defer ' +
       'over and over), at most the sender timeout − PROVIDER_TIMEOUT_MS − 5 s',
   },
+  // Outcome events and their signed webhooks (issue 23).
+  ...OUTCOME_SETTINGS,
 } as const satisfies Readonly<Record<string, Setting>>;
 
 /**
@@ -354,6 +357,7 @@ export const WIRING_SETTINGS = {
   },
   SCHEDULER_ROLE_ARN: { kind: 'text', description: 'role EventBridge Scheduler assumes to enqueue' },
   ...CALLER_WIRING_SETTINGS,
+  ...OUTCOME_WIRING_SETTINGS,
   ESCALATION_EVENT_BUS: {
     kind: 'text',
     description: 'EventBridge bus for escalations; unset: escalations are log lines',
