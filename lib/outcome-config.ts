@@ -14,8 +14,7 @@ export interface OutcomeConfig {
 }
 
 /**
- * The deployment's outcome settings, checked: each retry delay whole milliseconds within SQS's
- * 12 h, the whole schedule at least a day (issue 23), the default schedule when none is given.
+ * The deployment's outcome settings, checked: each retry delay whole milliseconds within a day, the whole schedule at least a day (issue 23), the default schedule when none is given.
  */
 export function outcomeConfig(
   c: {
@@ -30,7 +29,7 @@ export function outcomeConfig(
   const retryScheduleMs = given.length > 0 ? given.map(Number) : [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS];
   if (retryScheduleMs.some((ms) => !Number.isInteger(ms) || ms < 0 || ms > MAX_WEBHOOK_RETRY_DELAY_MS)) {
     throw new ConfigError(
-      `invalid ${source}: outcomeWebhookRetryScheduleMs must list whole milliseconds from 0 to ${MAX_WEBHOOK_RETRY_DELAY_MS} (12 h)`,
+      `invalid ${source}: outcomeWebhookRetryScheduleMs must list whole milliseconds from 0 to ${MAX_WEBHOOK_RETRY_DELAY_MS} (24 h)`,
     );
   }
   const span = retryScheduleMs.reduce((sum, ms) => sum + ms, 0);
@@ -39,7 +38,8 @@ export function outcomeConfig(
       `invalid ${source}: outcomeWebhookRetryScheduleMs must retry for at least 24 h in all (${span} ms given)`,
     );
   }
-  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
+  const text = (value: unknown) =>
+    typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
   return {
     webhookUrl: text(c.outcomeWebhookUrl),
     retryScheduleMs,

@@ -27,8 +27,8 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [
 /** The shortest a deployment's schedule may last in all (issue 23: at least a day of retries). */
 export const MIN_DEPLOYED_RETRY_SPAN_MS = 24 * HOUR;
 
-/** SQS's ceiling for one message's visibility timeout: the longest one retry delay can be. */
-export const MAX_WEBHOOK_RETRY_DELAY_MS = 12 * HOUR;
+/** The longest one retry delay of a deployment may be (a day: the whole schedule is at least that). */
+export const MAX_WEBHOOK_RETRY_DELAY_MS = 24 * HOUR;
 
 export const OUTCOME_SETTINGS = {
   OUTCOME_WEBHOOK_URL: {
@@ -42,8 +42,8 @@ export const OUTCOME_SETTINGS = {
     kind: 'list',
     default: DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS.join(','),
     description:
-      'comma-separated delays (ms) before each retry of a webhook not answered with a 2xx, each at most 12 h ' +
-      '(an SQS visibility timeout); after the last the event is dead-lettered (alarm). AWS: at least 24 h in all',
+      'comma-separated delays (ms) before each retry of a webhook not answered with a 2xx; after the last the ' +
+      'event is dead-lettered (alarm). AWS: each at most 24 h, at least 24 h in all',
   },
   OUTCOME_WEBHOOK_TIMEOUT_MS: {
     kind: 'integer',
@@ -71,6 +71,18 @@ export const OUTCOME_WIRING_SETTINGS = {
   OUTCOME_WEBHOOK_QUEUE_URL: {
     kind: 'text',
     description: 'the queue of outcome events owed to OUTCOME_WEBHOOK_URL (the signing sender consumes it)',
+  },
+  OUTCOME_WEBHOOK_DLQ_URL: {
+    kind: 'text',
+    description: 'where the signing sender puts a webhook whose retry schedule is spent (alarm)',
+  },
+  OUTCOME_WEBHOOK_DLQ_ARN: {
+    kind: 'text',
+    description: 'the webhook dead-letter queue, as IAM names it (set with its grant)',
+  },
+  OUTCOME_WEBHOOK_QUEUE_ARN: {
+    kind: 'text',
+    description: 'the webhook queue, as IAM names it (set with its grants)',
   },
   OUTCOME_WEBHOOK_SECRET: {
     kind: 'text',

@@ -76,10 +76,7 @@ function isLateFact(record: Pick<TransitionRecord, 'from' | 'to'>): boolean {
  * not the caller's. `oldImage` is absent when the write created the row; a row removed (TTL) owes
  * nothing.
  */
-export function outcomeEventsOf(
-  oldImage: Intent | undefined,
-  newImage: Intent | undefined,
-): OutcomeEvent[] {
+export function outcomeEventsOf(oldImage: Intent | undefined, newImage: Intent | undefined): OutcomeEvent[] {
   if (!newImage) return [];
   const seen = oldImage?.version ?? 0;
   const events: OutcomeEvent[] = [];
@@ -134,13 +131,14 @@ export function webhookPayload(event: OutcomeEvent): {
 }
 
 /**
- * When a webhook not answered with a 2xx is tried again: after `schedule[attempt - 1]` ms, where
- * `attempt` counts the tries so far (1 after the first); once the schedule is spent, `dead_letter`.
+ * When a webhook not answered with a 2xx is tried again: `schedule[tries - 1]` ms after the try
+ * that failed, where `tries` counts the tries so far (1 after the first); once the schedule is
+ * spent, `dead_letter`.
  */
 export function webhookRetry(
-  attempt: number,
+  tries: number,
   schedule: readonly number[],
 ): { readonly kind: 'retry'; readonly delayMs: number } | { readonly kind: 'dead_letter' } {
-  const delayMs = schedule[attempt - 1];
+  const delayMs = schedule[tries - 1];
   return delayMs === undefined ? { kind: 'dead_letter' } : { kind: 'retry', delayMs };
 }

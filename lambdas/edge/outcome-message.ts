@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { INTENT_STATES, type IntentState } from '../domain/state-machine.ts';
-import { OUTCOME_EVENT_TYPES, type OutcomeEvent, type OutcomeEventType } from '../domain/outcome-event.ts';
+import { OUTCOME_EVENT_TYPES, type OutcomeEventType } from '../domain/outcome-event.ts';
 import { PRIORITIES, type Priority } from '../domain/priority.ts';
+import { INTENT_STATES, type IntentState } from '../domain/state-machine.ts';
+import type { WebhookMessage } from '../ports/outcome-sink.port.ts';
 import { PoisonMessageError } from './intent-message.ts';
 
-/** A message of the webhook queue: one outcome event, as the stream consumer wrote it. */
+/** An outcome event, as the stream consumer wrote it. */
 const OutcomeEventSchema = z.object({
   id: z.string().min(1).max(200),
   type: z.enum(OUTCOME_EVENT_TYPES as unknown as [OutcomeEventType, ...OutcomeEventType[]]),
@@ -24,17 +25,25 @@ const OutcomeEventSchema = z.object({
   }),
 });
 
-/** The event a webhook-queue message carries; a body that can never be sent is a PoisonMessageError. */
-export function parseOutcomeMessage(body: string): OutcomeEvent {
+const WebhookMessageSchema = z.object({
+  event: OutcomeEventSchema,
+  tries: z.number().int().nonnegative(),
+  notBefore: z.number().int().nonnegative().optional(),
+});
+
+/** A webhook-queue message; a body that can never be sent is a PoisonMessageError. */
+export function parseWebhookMessage(body: string): WebhookMessage {
   let json: unknown;
   try {
     json = JSON.parse(body);
   } catch {
     throw new PoisonMessageError('message body is not JSON');
   }
-  const parsed = OutcomeEventSchema.safeParse(json);
+  const parsed = WebhookMessageSchema.safeParse(json);
   if (!parsed.success) {
-    throw new PoisonMessageError(`message body is not an outcome event: ${parsed.error.issues[0]?.message}`);
+    throw new PoisonMessageError(
+      `message body is not an outcome webhook: ${parsed.error.issues[0]?.message}`,
+    );
   }
-  return parsed.data as OutcomeEvent;
+  return parsed.data as WebhookMessage;
 }

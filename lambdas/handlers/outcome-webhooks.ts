@@ -1,52 +1,58 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { PoisonMessageError } from '../edge/intent-message.ts';
-import { parseOutcomeMessage } from '../edge/outcome-message.ts';
+import { parseWebhookMessage } from '../edge/outcome-message.ts';
+import type { WebhookMessage } from '../ports/outcome-sink.port.ts';
 import { deliverWebhook } from '../use-cases/deliver-webhook.ts';
 import { logger } from '../wiring/observability.ts';
 import { getOutcomeWebhooksRuntime, type OutcomeWebhooksRuntime } from '../wiring/outcomes.ts';
 
 /**
- * The signing sender: each queued outcome event POSTed as a Standard Webhook. A 2xx is done (the
- * message deleted, never sent again); anything else is hidden until the schedule's next delay and
- * reported failed, so the queue hands it again; once the schedule is spent it is left to the
- * queue's redrive policy, which moves it to the dead-letter queue (alarm).
+ * The signing sender: each queued outcome event POSTed as a Standard Webhook, side by side. A 2xx
+ * is done (the message deleted, never sent again); anything else is queued again for the
+ * schedule's next try, then dead-lettered (lambdas/use-cases/deliver-webhook.ts). A record fails
+ * only when the queue could not take its next try: SQS hands it again.
  */
 export function createOutcomeWebhooksHandler(runtime: () => Promise<OutcomeWebhooksRuntime>) {
-  async function one(record: SQSRecord, rt: OutcomeWebhooksRuntime): Promise<boolean> {
-    let event: ReturnType<typeof parseOutcomeMessage>;
+  async function one(record: SQSRecord, rt: OutcomeWebhooksRuntime): Promise<void> {
+    let message: WebhookMessage;
     try {
-      event = parseOutcomeMessage(record.body);
+      message = parseWebhookMessage(record.body);
     } catch (error) {
       if (!(error instanceof PoisonMessageError)) throw error;
       logger.error('poison webhook message dropped', { messageId: record.messageId, error: error.message });
-      return true;
+      return;
     }
-    const attempt = Number(record.attributes?.ApproximateReceiveCount ?? '1') || 1;
-    const verdict = await deliverWebhook(event, attempt, rt.poster, rt.schedule);
-    const answer = verdict.answer.kind === 'unreachable' ? verdict.answer.code : verdict.answer.status;
-    if (verdict.kind === 'delivered') {
-      logger.debug('webhook delivered', { id: event.id, attempt, answer });
-      return true;
+    const verdict = await deliverWebhook(message, { ...rt, now: Date.now });
+    const { id, type } = message.event;
+    switch (verdict.kind) {
+      case 'delivered':
+      case 'not_due':
+        return;
+      case 'retry':
+      case 'dead_letter': {
+        const { answer } = verdict;
+        logger.warn(
+          verdict.kind === 'retry' ? 'webhook not delivered; tried again later' : 'webhook dead-lettered',
+          {
+            id,
+            type,
+            tries: verdict.next.tries,
+            answer: answer.kind === 'unreachable' ? answer.code : answer.status,
+            ...(verdict.kind === 'retry'
+              ? { nextTryAt: new Date(verdict.next.notBefore ?? 0).toISOString() }
+              : {}),
+          },
+        );
+      }
     }
-    logger.warn(verdict.kind === 'retry' ? 'webhook not delivered; retried later' : 'webhook dead-lettered', {
-      id: event.id,
-      type: event.type,
-      attempt,
-      answer,
-      ...(verdict.kind === 'retry' ? { retryInMs: verdict.delayMs } : {}),
-    });
-    await rt.queue.hide(record.receiptHandle, verdict.kind === 'retry' ? verdict.delayMs : 0);
-    return false;
   }
 
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
     const rt = await runtime();
-    const done = await Promise.all(
-      event.Records.map((record) => one(record, rt).catch(() => false)),
-    );
+    const results = await Promise.allSettled(event.Records.map((record) => one(record, rt)));
     return {
       batchItemFailures: event.Records.flatMap((record, i) =>
-        done[i] ? [] : [{ itemIdentifier: record.messageId }],
+        results[i]?.status === 'rejected' ? [{ itemIdentifier: record.messageId }] : [],
       ),
     };
   };

@@ -21,6 +21,14 @@ export interface LedgerChange {
   readonly newImage?: Intent | undefined;
 }
 
+/** A message of the webhook queue: the event, the tries made so far, and when the next is due. */
+export interface WebhookMessage {
+  readonly event: OutcomeEvent;
+  readonly tries: number;
+  /** Epoch ms; absent: now. */
+  readonly notBefore?: number | undefined;
+}
+
 /** Signs and posts one outcome event as a Standard Webhook. */
 export interface WebhookPoster {
   post(event: OutcomeEvent): Promise<WebhookAnswer>;

@@ -5,7 +5,6 @@ import { secretJsonReader } from '../adapters/secrets/secrets-manager.ts';
 import { SqsWebhookQueue } from '../adapters/sqs/outcome-webhook-queue.ts';
 import { StandardWebhookPoster } from '../adapters/webhooks/standard-webhook-poster.ts';
 import { ConfigError } from '../contract/config-error.ts';
-import { MAX_WEBHOOK_RETRY_DELAY_MS } from '../contract/outcome-settings.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import type { OutcomeSink } from '../ports/outcome-sink.port.ts';
 import { awsClientAdopter } from './aws-clients.ts';
@@ -38,13 +37,13 @@ export const getOutcomeStreamRuntime = once(
   async (): Promise<OutcomeStreamRuntime> => ({ sinks: outcomeSinks(readConfig(process.env)) }),
 );
 
-/** OUTCOME_WEBHOOK_RETRY_SCHEDULE_MS, as whole milliseconds, each within what SQS can hide a message for. */
+/** OUTCOME_WEBHOOK_RETRY_SCHEDULE_MS, as whole milliseconds. */
 export function webhookRetrySchedule(config: Pick<Config, 'OUTCOME_WEBHOOK_RETRY_SCHEDULE_MS'>): number[] {
   return config.OUTCOME_WEBHOOK_RETRY_SCHEDULE_MS.map((entry) => {
     const ms = Number(entry);
-    if (!Number.isInteger(ms) || ms < 0 || ms > MAX_WEBHOOK_RETRY_DELAY_MS) {
+    if (!Number.isInteger(ms) || ms < 0) {
       throw new ConfigError(
-        `invalid configuration: OUTCOME_WEBHOOK_RETRY_SCHEDULE_MS must list whole milliseconds from 0 to ${MAX_WEBHOOK_RETRY_DELAY_MS}, comma-separated`,
+        'invalid configuration: OUTCOME_WEBHOOK_RETRY_SCHEDULE_MS must list whole milliseconds, comma-separated',
       );
     }
     return ms;
@@ -82,14 +81,22 @@ export async function buildOutcomeWebhooksRuntime(
   const config = readConfig(env);
   const adopt = awsClientAdopter('outcomeWebhooks');
   if (!config.OUTCOME_WEBHOOK_URL || !config.OUTCOME_WEBHOOK_QUEUE_URL) {
-    throw new ConfigError('invalid configuration: the webhook sender needs OUTCOME_WEBHOOK_URL and its queue');
+    throw new ConfigError(
+      'invalid configuration: the webhook sender needs OUTCOME_WEBHOOK_URL and its queue',
+    );
   }
   const secretText = config.OUTCOME_WEBHOOK_SECRET_ARN
     ? (await secretJsonReader(adopt)(config.OUTCOME_WEBHOOK_SECRET_ARN, 'OUTCOME_WEBHOOK_SECRET_ARN')).secrets
     : config.OUTCOME_WEBHOOK_SECRET;
-  const variable = config.OUTCOME_WEBHOOK_SECRET_ARN ? 'OUTCOME_WEBHOOK_SECRET_ARN' : 'OUTCOME_WEBHOOK_SECRET';
+  const variable = config.OUTCOME_WEBHOOK_SECRET_ARN
+    ? 'OUTCOME_WEBHOOK_SECRET_ARN'
+    : 'OUTCOME_WEBHOOK_SECRET';
   return {
-    queue: new SqsWebhookQueue(adopt(new SQSClient({})), config.OUTCOME_WEBHOOK_QUEUE_URL),
+    queue: new SqsWebhookQueue(
+      adopt(new SQSClient({})),
+      config.OUTCOME_WEBHOOK_QUEUE_URL,
+      config.OUTCOME_WEBHOOK_DLQ_URL,
+    ),
     poster: new StandardWebhookPoster({
       url: config.OUTCOME_WEBHOOK_URL,
       secrets: signingSecrets(typeof secretText === 'string' ? secretText : undefined, variable),

@@ -32,6 +32,9 @@ export interface OutcomeEventsProps {
   readonly secretNamePrefix: string;
 }
 
+/** Receives of one webhook message (not of its retries, which are new messages) before the DLQ. */
+export const WEBHOOK_MAX_RECEIVES = 5;
+
 /** How many times the stream consumer is handed a failing change (bisecting) before its DLQ. */
 export const STREAM_RETRY_ATTEMPTS = 10;
 
@@ -85,16 +88,13 @@ export class OutcomeEvents extends Construct {
       ...queueBase,
       retentionPeriod: Duration.days(14),
     });
-    // The visibility timeout covers one batch's POSTs; a retry hides its message for the
-    // schedule's delay itself. One receive per attempt: the schedule, then the DLQ.
+    // A retry is a new, delayed message (lambdas/adapters/sqs/outcome-webhook-queue.ts); the
+    // redrive policy catches only what the sender could not handle at all (a crash loop).
     this.webhookQueue = new Queue(this, 'Webhooks', {
       ...queueBase,
       retentionPeriod: Duration.days(4),
       visibilityTimeout: Duration.seconds(6 * webhookSenderTimeoutSeconds(props.webhookTimeoutMs)),
-      deadLetterQueue: {
-        queue: this.webhookDeadLetterQueue,
-        maxReceiveCount: props.retryScheduleMs.length + 1,
-      },
+      deadLetterQueue: { queue: this.webhookDeadLetterQueue, maxReceiveCount: WEBHOOK_MAX_RECEIVES },
     });
     acknowledge(this.webhookDeadLetterQueue, {
       rule: 'AwsSolutions-SQS3',
@@ -166,18 +166,26 @@ export class OutcomeEvents extends Construct {
     for (const fn of [consumer, sender]) {
       fn.function.addEnvironment('OUTCOME_WEBHOOK_URL', props.webhookUrl);
       fn.function.addEnvironment('OUTCOME_WEBHOOK_QUEUE_URL', this.webhookQueue.queueUrl);
+      fn.function.addEnvironment('OUTCOME_WEBHOOK_QUEUE_ARN', this.webhookQueue.queueArn);
     }
     sender.function.addEnvironment('OUTCOME_WEBHOOK_RETRY_SCHEDULE_MS', props.retryScheduleMs.join(','));
     sender.function.addEventSource(
-      new SqsEventSource(this.webhookQueue, { batchSize: 10, maxConcurrency: 5, reportBatchItemFailures: true }),
-    );
-    sender.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'RetryWebhooksLater',
-        actions: ['sqs:ChangeMessageVisibility'],
-        resources: [this.webhookQueue.queueArn],
+      new SqsEventSource(this.webhookQueue, {
+        batchSize: 10,
+        maxConcurrency: 5,
+        reportBatchItemFailures: true,
       }),
     );
+    // A retry is the same event sent again (delayed); a spent schedule goes to the DLQ.
+    sender.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'RequeueWebhooks',
+        actions: ['sqs:SendMessage'],
+        resources: [this.webhookQueue.queueArn, this.webhookDeadLetterQueue.queueArn],
+      }),
+    );
+    sender.function.addEnvironment('OUTCOME_WEBHOOK_DLQ_URL', this.webhookDeadLetterQueue.queueUrl);
+    sender.function.addEnvironment('OUTCOME_WEBHOOK_DLQ_ARN', this.webhookDeadLetterQueue.queueArn);
     sender.bindSecret(this.secret, 'OUTCOME_WEBHOOK_SECRET_ARN');
   }
 }

@@ -339,7 +339,8 @@ export class DeliveryStack extends Stack {
     new CfnOutput(this, 'OutcomeEventBusName', { value: this.outcomes.bus.eventBusName });
     new CfnOutput(this, 'OutcomeWebhookSecretArn', {
       value: this.outcomes.secret.secretArn,
-      description: 'Fill with { "secrets": "whsec_…" } when outcomeWebhookUrl is set (docs/outcome-events.md)',
+      description:
+        'Fill with { "secrets": "whsec_…" } when outcomeWebhookUrl is set (docs/outcome-events.md)',
     });
     new CfnOutput(this, 'OutcomeWebhookDeadLetterQueueUrl', {
       value: this.outcomes.webhookDeadLetterQueue.queueUrl,

@@ -98,6 +98,8 @@ export function enforceIam(options: IamOptions): LocalIam {
     'sendSms',
     'reconciler',
     'providerEvents',
+    'outcomeStream',
+    'outcomeWebhooks',
     'retryScheduler',
   ] as const) {
     const channel = SENDERS[role];

@@ -1,18 +1,16 @@
-import {
-  ChangeMessageVisibilityCommand,
-  SendMessageBatchCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
-import { MAX_WEBHOOK_RETRY_DELAY_MS } from '../../contract/outcome-settings.ts';
+import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { OutcomeEvent } from '../../domain/outcome-event.ts';
-import type { OutcomeSink } from '../../ports/outcome-sink.port.ts';
+import type { OutcomeSink, WebhookMessage } from '../../ports/outcome-sink.port.ts';
 
 const ENTRIES_PER_CALL = 10;
+/** SQS's longest DelaySeconds: a longer wait is made of several hops (`notBefore` says when). */
+const MAX_DELAY_MS = 15 * 60_000;
 
 /**
- * The queue of events owed to the webhook URL: one message per event (its body the event, id
- * included), consumed by the signing sender, which retries by hiding a message for the schedule's
- * next delay (`hide`) and lets the queue's redrive policy dead-letter it once the schedule is spent.
+ * The queue of events owed to the webhook URL: one message per event and try (its body a
+ * `WebhookMessage`), consumed by the signing sender. A retry is a new message, delayed (up to 15
+ * min per hop) until the schedule's next try; a spent schedule goes to the dead-letter queue (its
+ * alarm). The queue's own redrive policy catches what the sender cannot even read.
  */
 export class SqsWebhookQueue implements OutcomeSink {
   readonly name = 'webhook-queue';
@@ -20,6 +18,7 @@ export class SqsWebhookQueue implements OutcomeSink {
   constructor(
     private readonly client: SQSClient,
     private readonly queueUrl: string,
+    private readonly deadLetterQueueUrl?: string | undefined,
   ) {}
 
   async publish(events: readonly OutcomeEvent[]): Promise<void> {
@@ -28,7 +27,10 @@ export class SqsWebhookQueue implements OutcomeSink {
       const out = await this.client.send(
         new SendMessageBatchCommand({
           QueueUrl: this.queueUrl,
-          Entries: chunk.map((event, index) => ({ Id: String(index), MessageBody: JSON.stringify(event) })),
+          Entries: chunk.map((event, index) => ({
+            Id: String(index),
+            MessageBody: JSON.stringify({ event, tries: 0 } satisfies WebhookMessage),
+          })),
         }),
       );
       if (out.Failed && out.Failed.length > 0) {
@@ -37,14 +39,23 @@ export class SqsWebhookQueue implements OutcomeSink {
     }
   }
 
-  /** The next try of a received message in `delayMs` (at most SQS's 12 h). */
-  async hide(receiptHandle: string, delayMs: number): Promise<void> {
+  /** The message again, visible at `notBefore` (or after the longest delay SQS has, then again). */
+  async later(message: WebhookMessage, now: number): Promise<void> {
+    const waitMs = Math.max(0, (message.notBefore ?? now) - now);
     await this.client.send(
-      new ChangeMessageVisibilityCommand({
+      new SendMessageCommand({
         QueueUrl: this.queueUrl,
-        ReceiptHandle: receiptHandle,
-        VisibilityTimeout: Math.ceil(Math.min(delayMs, MAX_WEBHOOK_RETRY_DELAY_MS) / 1000),
+        MessageBody: JSON.stringify(message),
+        DelaySeconds: Math.ceil(Math.min(waitMs, MAX_DELAY_MS) / 1000),
       }),
+    );
+  }
+
+  /** A webhook no try of the schedule delivered, kept for a person (and the redrive). */
+  async deadLetter(message: WebhookMessage): Promise<void> {
+    if (!this.deadLetterQueueUrl) throw new Error('the webhook sender has no dead-letter queue');
+    await this.client.send(
+      new SendMessageCommand({ QueueUrl: this.deadLetterQueueUrl, MessageBody: JSON.stringify(message) }),
     );
   }
 }
