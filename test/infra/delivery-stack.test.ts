@@ -30,7 +30,15 @@ let template: Template;
 let synthMs = 0;
 
 type FunctionKey = keyof Synthesized['delivery']['functions'];
-const FUNCTIONS: readonly FunctionKey[] = ['http', 'sendEmail', 'sendSms', 'reconciler', 'providerEvents'];
+const FUNCTIONS: readonly FunctionKey[] = [
+  'http',
+  'sendEmail',
+  'sendSms',
+  'reconciler',
+  'providerEvents',
+  'outcomeStream',
+  'outcomeWebhooks',
+];
 
 beforeAll(() => {
   const started = performance.now();
@@ -156,6 +164,8 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
       ...scheduling,
     ],
     providerEvents: ['TWILIO_SECRET_ARN', 'PUBLIC_BASE_URL'],
+    outcomeStream: ['OUTCOME_EVENT_BUS', 'LEDGER_TABLE_STREAM_ARN'],
+    outcomeWebhooks: [],
   };
   /** What a function must not hold: another function's secrets, keys and provider settings. */
   const forbidden: Record<FunctionKey, string[]> = {
@@ -164,6 +174,8 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
     sendSms: ['FINGERPRINT_KEY_SECRET_ARN', 'SES_FROM_ADDRESS'],
     reconciler: ['FINGERPRINT_KEY_SECRET_ARN', 'SES_FROM_ADDRESS'],
     providerEvents: ['FINGERPRINT_KEY_SECRET_ARN', 'ENVELOPE_KMS_KEY_ID', 'SES_FROM_ADDRESS'],
+    outcomeStream: ['FINGERPRINT_KEY_SECRET_ARN', 'TWILIO_SECRET_ARN', 'OUTCOME_WEBHOOK_SECRET_ARN'],
+    outcomeWebhooks: ['FINGERPRINT_KEY_SECRET_ARN', 'TWILIO_SECRET_ARN', 'ENVELOPE_KMS_KEY_ID'],
   };
 
   it('sets only variables the runtime reads (no typos, no strays)', () => {
@@ -391,7 +403,8 @@ describe('delivery stack: SQS event sources', () => {
       }
       expect(channel.maxConcurrency).toBeGreaterThanOrEqual(2);
     }
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 6);
+    // The six lane queues, and the ledger's change stream (outcome events; no webhook URL here).
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 7);
   });
 });
 
@@ -797,18 +810,19 @@ describe('delivery stack: alarms and dashboard', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
     const count = (namespace: string, metric: string) =>
       alarms.filter((a) => a.Namespace === namespace && a.MetricName === metric).length;
-    // Each channel queue and lane queue; each of their DLQs and the provider events' DLQ.
+    // Each channel queue and lane queue; each of their DLQs, the provider events' DLQ, the outcome
+    // stream consumer's failures and the dead-lettered webhooks.
     expect(count('AWS/SQS', 'ApproximateAgeOfOldestMessage')).toBe(6);
-    expect(count('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toBe(7);
+    expect(count('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toBe(9);
     expect(count('NoticeLedger', 'Escalations')).toBe(1);
     expect(count('NoticeLedger', 'EscalationsPending')).toBe(1);
     expect(count('NoticeLedger', 'PoisonMessages')).toBe(1);
     // No silent waits: a provider's pre-send check unanswered for three periods in a row.
     expect(count('NoticeLedger', 'Deferred_provider_check_unavailable')).toBe(1);
-    expect(count('AWS/Lambda', 'Errors')).toBe(5);
+    expect(count('AWS/Lambda', 'Errors')).toBe(7);
     expect(count('NoticeLedger', 'HttpInternalErrors')).toBe(1);
     expect(count('AWS/ApiGateway', '5xx')).toBe(1);
-    expect(alarms).toHaveLength(25);
+    expect(alarms).toHaveLength(29);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       if (alarm.MetricName !== 'OldestUnresolvedAgeSeconds')
@@ -888,6 +902,8 @@ describe('delivery stack: outputs an operator names in a command', () => {
       sendSms: 'SendSms',
       reconciler: 'Reconciler',
       providerEvents: 'ProviderEvents',
+      outcomeStream: 'OutcomeStream',
+      outcomeWebhooks: 'OutcomeWebhooks',
     } as const satisfies Record<FunctionKey, string>;
     for (const key of FUNCTIONS) {
       expect(outputs[`${labels[key]}FunctionName`]?.Value, key).toEqual({ Ref: logicalId(fn(key).function) });
