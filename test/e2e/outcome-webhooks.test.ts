@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../client/cli/main.ts';
+import { runCliCaptured } from '../helpers/cli.ts';
 import { type StackProcess, startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
 import { outcomeEventValidator } from '../helpers/outcome-schema.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -177,5 +179,57 @@ describe('outcome webhooks', () => {
     // Another secret verifies neither.
     const stranger = `whsec_${randomBytes(24).toString('base64')}`;
     expect(() => new Webhook(stranger).verify(request.body, request.headers)).toThrow();
+  });
+});
+
+describe('notice-ledger events', () => {
+  it('prints the stream as a table, and --follow prints what comes next', { timeout: 60_000 }, async () => {
+    // Prepare
+    let followed = '';
+    const stop = new AbortController();
+    const following = runCli(['events', '--follow', '--endpoint', stack.apiUrl], {
+      stdout: (text) => {
+        followed += text;
+      },
+      stderr: () => undefined,
+      readStdin: async () => '',
+      env: {},
+      now: () => new Date(),
+      cwd: process.cwd(),
+      signal: stop.signal,
+    });
+
+    // Act
+    const created = await postNotice(stack.apiUrl, readmeNotice(`evt_${randomBytes(6).toString('hex')}`));
+    const noticeId = created.json.noticeId as string;
+    await waitFor(
+      'the first two transitions of each channel followed',
+      async () =>
+        (followed.match(new RegExp(`${noticeId} +(email|sms) +[12] `, 'g')) ?? []).length >= 4
+          ? true
+          : undefined,
+      { timeoutMs: 45_000, intervalMs: 200 },
+    ).finally(() => stop.abort());
+    expect(await following).toBe(0);
+    const once = await runCliCaptured(['events', '--endpoint', stack.apiUrl], {
+      env: {},
+      cwd: process.cwd(),
+    });
+
+    // Assess
+    expect(followed.split('\n')[0]).toMatch(
+      /^#\s+at \(UTC\)\s+type\s+notice\s+channel\s+seq\s+state\s+reason/,
+    );
+    expect(once.code).toBe(0);
+    const rows = once.stdout.split('\n').filter((line) => line.includes(noticeId));
+    for (const channel of ['email', 'sms']) {
+      expect(rows.filter((line) => new RegExp(` ${channel} +1 +reserved +intake `).test(line))).toHaveLength(
+        1,
+      );
+      expect(rows.filter((line) => new RegExp(` ${channel} +2 +sending +claimed `).test(line))).toHaveLength(
+        1,
+      );
+    }
+    for (const raw of RAW) expect(once.stdout).not.toContain(raw);
   });
 });
