@@ -342,9 +342,14 @@ export class DeliveryStack extends Stack {
       description:
         'Fill with { "secrets": "whsec_…" } when outcomeWebhookUrl is set (docs/outcome-events.md)',
     });
-    new CfnOutput(this, 'OutcomeWebhookDeadLetterQueueUrl', {
-      value: this.outcomes.webhookDeadLetterQueue.queueUrl,
+    // Labelled as their alarms are (`<Label>DeadLetters`), as the stateful stack's queues.
+    new CfnOutput(this, 'OutcomeWebhooksDeadLetterQueueArn', {
+      value: this.outcomes.webhookDeadLetterQueue.queueArn,
       description: 'Webhooks no retry delivered: redrive them to the webhook queue (docs/outcome-events.md)',
+    });
+    new CfnOutput(this, 'OutcomeStreamDeadLetterQueueArn', {
+      value: this.outcomes.streamFailureQueue.queueArn,
+      description: 'Ledger stream batches the outcome consumer could not relay (docs/outcome-events.md)',
     });
     // What an operator names in a command: a custom domain's API mapping, fresh instances after a
     // secret changes (update-function-configuration), a replay of the provider events' DLQ.
