@@ -90,7 +90,14 @@ export async function printEvents(options: EventsOptions): Promise<number> {
     if (events.length === 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pollMs);
-        options.signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        options.signal?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
     }
   }

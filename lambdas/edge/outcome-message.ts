@@ -3,7 +3,7 @@ import { OUTCOME_EVENT_TYPES, type OutcomeEventType } from '../domain/outcome-ev
 import { PRIORITIES, type Priority } from '../domain/priority.ts';
 import { INTENT_STATES, type IntentState } from '../domain/state-machine.ts';
 import type { WebhookMessage } from '../ports/outcome-sink.port.ts';
-import { PoisonMessageError } from './intent-message.ts';
+import { messageJson, PoisonMessageError } from './intent-message.ts';
 
 /** An outcome event, as the stream consumer wrote it. */
 const OutcomeEventSchema = z.object({
@@ -33,13 +33,7 @@ const WebhookMessageSchema = z.object({
 
 /** A webhook-queue message; a body that can never be sent is a PoisonMessageError. */
 export function parseWebhookMessage(body: string): WebhookMessage {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    throw new PoisonMessageError('message body is not JSON');
-  }
-  const parsed = WebhookMessageSchema.safeParse(json);
+  const parsed = WebhookMessageSchema.safeParse(messageJson(body));
   if (!parsed.success) {
     throw new PoisonMessageError(
       `message body is not an outcome webhook: ${parsed.error.issues[0]?.message}`,

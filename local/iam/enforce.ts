@@ -19,7 +19,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FunctionName } from '../../lambdas/contract/functions.ts';
+import { FUNCTION_NAMES, type FunctionName } from '../../lambdas/contract/functions.ts';
 import type { Channel } from '../../lambdas/domain/channel.ts';
 import {
   type AwsClientPlugin,
@@ -92,16 +92,7 @@ export function roleKey(role: LocalRole, providers: Readonly<Record<Channel, str
  */
 export function enforceIam(options: IamOptions): LocalIam {
   const keys = new Map<LocalRole, string>();
-  for (const role of [
-    'http',
-    'sendEmail',
-    'sendSms',
-    'reconciler',
-    'providerEvents',
-    'outcomeStream',
-    'outcomeWebhooks',
-    'retryScheduler',
-  ] as const) {
+  for (const role of [...FUNCTION_NAMES, 'retryScheduler'] as const) {
     const channel = SENDERS[role];
     // A channel whose provider is `none` has no sender (lib/stacks/delivery-stack.ts): no role.
     if (channel && options.providers[channel] === 'none') continue;

@@ -69,7 +69,12 @@ export function outcomeBusService(iam: LocalIam): LocalService {
         useAwsClientPlugin((fn) => {
           const own = iam.plugin(fn);
           return fn === 'outcomeStream' || fn === 'outcomeWebhooks'
-            ? { applyToStack: (stack) => (own.applyToStack(stack), journaled.plugin.applyToStack(stack)) }
+            ? {
+                applyToStack(stack) {
+                  own.applyToStack(stack);
+                  journaled.plugin.applyToStack(stack);
+                },
+              }
             : own;
         });
         if (vars.OUTCOME_WEBHOOK_QUEUE_URL) {

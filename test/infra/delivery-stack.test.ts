@@ -7,6 +7,7 @@ import {
   ESCALATION_DETAIL_TYPE as RUNTIME_ESCALATION_DETAIL_TYPE,
   ESCALATION_SOURCE as RUNTIME_ESCALATION_SOURCE,
 } from '../../lambdas/adapters/eventbridge/escalation-publishers.ts';
+import { FUNCTION_NAMES } from '../../lambdas/contract/functions.ts';
 import { LANE_BOOKING_HORIZON_MS } from '../../lambdas/contract/lanes.ts';
 import { DEFERRAL_CAUSES, deferralMetric, Metric } from '../../lambdas/contract/metrics.ts';
 import { UNRESOLVED_STATES as DOMAIN_UNRESOLVED_STATES } from '../../lambdas/domain/state-machine.ts';
@@ -30,15 +31,7 @@ let template: Template;
 let synthMs = 0;
 
 type FunctionKey = keyof Synthesized['delivery']['functions'];
-const FUNCTIONS: readonly FunctionKey[] = [
-  'http',
-  'sendEmail',
-  'sendSms',
-  'reconciler',
-  'providerEvents',
-  'outcomeStream',
-  'outcomeWebhooks',
-];
+const FUNCTIONS: readonly FunctionKey[] = FUNCTION_NAMES;
 
 beforeAll(() => {
   const started = performance.now();

@@ -392,7 +392,8 @@ describe('docs/deploy.md against the synthesized stacks', () => {
         if (r.Type === 'AWS::SQS::Queue' && target) redriveTargets.add(target);
       }
     }
-    expect(redriveTargets.size).toBe(6);
+    // The six work queues' DLQs and the outcome webhooks' (the stream failures' is no redrive target).
+    expect(redriveTargets.size).toBe(7);
     /** The queue an output's value is the ARN of. */
     const queueOfOutput = (name: string): string | undefined =>
       templates

@@ -25,7 +25,7 @@ beforeAll(() => {
 const grants = (s: Synthesized, key: 'outcomeStream' | 'outcomeWebhooks') =>
   grantsOf(roleStatements(s.deliveryTemplate, logicalId(s.delivery.functions[key].role)));
 
-const ref = (s: Synthesized, construct: Parameters<typeof logicalId>[0], attr?: string) =>
+const ref = (construct: Parameters<typeof logicalId>[0], attr?: string) =>
   attr ? { 'Fn::GetAtt': [logicalId(construct), attr] } : { Ref: logicalId(construct) };
 
 describe('outcome events: the stream and its consumer', () => {
@@ -43,25 +43,23 @@ describe('outcome events: the stream and its consumer', () => {
     expect(streams).toHaveLength(1);
     const failures = plain.delivery.outcomes.streamFailureQueue;
     expect(streams[0]?.Properties).toMatchObject({
-      FunctionName: ref(plain, plain.delivery.functions.outcomeStream.function),
+      FunctionName: ref(plain.delivery.functions.outcomeStream.function),
       StartingPosition: 'TRIM_HORIZON',
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: STREAM_RETRY_ATTEMPTS,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      DestinationConfig: { OnFailure: { Destination: ref(plain, failures, 'Arn') } },
+      DestinationConfig: { OnFailure: { Destination: ref(failures, 'Arn') } },
       FilterCriteria: {
         Filters: [{ Pattern: JSON.stringify({ dynamodb: { Keys: { pk: { S: [{ prefix: 'N#' }] } } } }) }],
       },
     });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'ApproximateNumberOfMessagesVisible',
-      Dimensions: [{ Name: 'QueueName', Value: ref(plain, failures, 'QueueName') }],
+      Dimensions: [{ Name: 'QueueName', Value: ref(failures, 'QueueName') }],
     });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'Errors',
-      Dimensions: [
-        { Name: 'FunctionName', Value: ref(plain, plain.delivery.functions.outcomeStream.function) },
-      ],
+      Dimensions: [{ Name: 'FunctionName', Value: ref(plain.delivery.functions.outcomeStream.function) }],
     });
   });
 
@@ -73,9 +71,7 @@ describe('outcome events: the stream and its consumer', () => {
     for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query']) {
       expect(g.has(action), action).toBe(false);
     }
-    expect(g.get('events:PutEvents')).toEqual([
-      JSON.stringify(ref(plain, plain.delivery.outcomes.bus, 'Arn')),
-    ]);
+    expect(g.get('events:PutEvents')).toEqual([JSON.stringify(ref(plain.delivery.outcomes.bus, 'Arn'))]);
     const statements = roleStatements(
       plain.deliveryTemplate,
       logicalId(plain.delivery.functions.outcomeStream.role),
@@ -97,7 +93,7 @@ describe('outcome events: the bus and its schema', () => {
       Content: readFileSync(join(ROOT, 'docs/outcome-events.schema.json'), 'utf8'),
     });
     expect(plain.deliveryTemplate.toJSON().Outputs.OutcomeEventBusName?.Value).toEqual(
-      ref(plain, plain.delivery.outcomes.bus),
+      ref(plain.delivery.outcomes.bus),
     );
   });
 
@@ -120,23 +116,23 @@ describe('outcome events: signed webhooks', () => {
     const o = withHooks.delivery.outcomes;
     const sender = withHooks.delivery.functions.outcomeWebhooks;
     t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: ref(withHooks, sender.function),
-      EventSourceArn: ref(withHooks, o.webhookQueue, 'Arn'),
+      FunctionName: ref(sender.function),
+      EventSourceArn: ref(o.webhookQueue, 'Arn'),
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
     t.hasResourceProperties('AWS::SQS::Queue', {
-      RedrivePolicy: { deadLetterTargetArn: ref(withHooks, o.webhookDeadLetterQueue, 'Arn') },
+      RedrivePolicy: { deadLetterTargetArn: ref(o.webhookDeadLetterQueue, 'Arn') },
     });
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'ApproximateNumberOfMessagesVisible',
-      Dimensions: [{ Name: 'QueueName', Value: ref(withHooks, o.webhookDeadLetterQueue, 'QueueName') }],
+      Dimensions: [{ Name: 'QueueName', Value: ref(o.webhookDeadLetterQueue, 'QueueName') }],
     });
     const g = grants(withHooks, 'outcomeWebhooks');
-    expect(g.get('secretsmanager:GetSecretValue')).toEqual([JSON.stringify(ref(withHooks, o.secret))]);
+    expect(g.get('secretsmanager:GetSecretValue')).toEqual([JSON.stringify(ref(o.secret))]);
     expect(new Set(g.get('sqs:SendMessage'))).toEqual(
       new Set([
-        JSON.stringify(ref(withHooks, o.webhookQueue, 'Arn')),
-        JSON.stringify(ref(withHooks, o.webhookDeadLetterQueue, 'Arn')),
+        JSON.stringify(ref(o.webhookQueue, 'Arn')),
+        JSON.stringify(ref(o.webhookDeadLetterQueue, 'Arn')),
       ]),
     );
     expect([...g.keys()].filter((a) => a.startsWith('dynamodb:') || a.startsWith('events:'))).toEqual([]);
@@ -145,11 +141,11 @@ describe('outcome events: signed webhooks', () => {
     expect(env).toMatchObject({
       OUTCOME_WEBHOOK_URL: URL,
       OUTCOME_WEBHOOK_RETRY_SCHEDULE_MS: '5000,300000,1800000,7200000,18000000,36000000,36000000',
-      OUTCOME_WEBHOOK_SECRET_ARN: ref(withHooks, withHooks.delivery.outcomes.secret),
+      OUTCOME_WEBHOOK_SECRET_ARN: ref(withHooks.delivery.outcomes.secret),
     });
     // The consumer may put events on the webhook queue, and no more of it.
     expect(grants(withHooks, 'outcomeStream').get('sqs:SendMessage')).toContain(
-      JSON.stringify(ref(withHooks, o.webhookQueue, 'Arn')),
+      JSON.stringify(ref(o.webhookQueue, 'Arn')),
     );
   });
 
