@@ -119,6 +119,12 @@ export class OutcomeEvents extends Construct {
         filters: [FilterCriteria.filter({ dynamodb: { Keys: { pk: { S: FilterRule.beginsWith('N#') } } } })],
       }),
     );
+    acknowledge(consumer, {
+      rule: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        "dynamodb:ListStreams takes no resource (IAM requires *): the DynamoDB event source's own grant; " +
+        'reading a stream (GetRecords, GetShardIterator, DescribeStream) is granted on the ledger stream alone.',
+    });
     consumer.role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'PublishOutcomes',
