@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { EventBus, type IEventBus } from 'aws-cdk-lib/aws-events';
 import { CfnRegistry, CfnSchema } from 'aws-cdk-lib/aws-eventschemas';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { EventSourceMapping, FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -105,26 +105,38 @@ export class OutcomeEvents extends Construct {
       reason: "It is the stream consumer's on-failure destination (a dead-letter queue itself).",
     });
 
-    // The consumer: intent rows only (the other item families never make an outcome).
-    consumer.function.addEventSource(
-      new DynamoEventSource(ledger.table, {
-        startingPosition: StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
-        bisectBatchOnError: true,
-        retryAttempts: STREAM_RETRY_ATTEMPTS,
-        maxRecordAge: Duration.days(1),
-        reportBatchItemFailures: true,
-        parallelizationFactor: 1,
-        onFailure: new SqsDlq(this.streamFailureQueue),
-        filters: [FilterCriteria.filter({ dynamodb: { Keys: { pk: { S: FilterRule.beginsWith('N#') } } } })],
+    // The consumer: intent rows only (the other item families never make an outcome). The mapping
+    // is written out (not DynamoEventSource) so that its grants are the three stream reads on this
+    // stream and the table key through DynamoDB only, in the function's one managed policy; Lambda
+    // names the stream by its ARN and needs no ListStreams (which would take Resource "*").
+    new EventSourceMapping(this, 'StreamSource', {
+      target: consumer.function,
+      eventSourceArn: ledger.table.tableStreamArn as string,
+      startingPosition: StartingPosition.TRIM_HORIZON,
+      batchSize: 100,
+      bisectBatchOnError: true,
+      retryAttempts: STREAM_RETRY_ATTEMPTS,
+      maxRecordAge: Duration.days(1),
+      reportBatchItemFailures: true,
+      parallelizationFactor: 1,
+      onFailure: new SqsDlq(this.streamFailureQueue),
+      filters: [FilterCriteria.filter({ dynamodb: { Keys: { pk: { S: FilterRule.beginsWith('N#') } } } })],
+    });
+    consumer.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ReadLedgerStream',
+        actions: ['dynamodb:DescribeStream', 'dynamodb:GetShardIterator', 'dynamodb:GetRecords'],
+        resources: [ledger.table.tableStreamArn as string],
       }),
     );
-    acknowledge(consumer, {
-      rule: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        "dynamodb:ListStreams takes no resource (IAM requires *): the DynamoDB event source's own grant; " +
-        'reading a stream (GetRecords, GetShardIterator, DescribeStream) is granted on the ledger stream alone.',
-    });
+    consumer.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'LedgerTableKeyThroughDynamoDB',
+        actions: ['kms:Decrypt'],
+        resources: [ledger.encryptionKey.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Stack.of(this).region}.amazonaws.com` } },
+      }),
+    );
     consumer.role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'PublishOutcomes',
