@@ -96,13 +96,11 @@ export class OutcomeEvents extends Construct {
       visibilityTimeout: Duration.seconds(6 * webhookSenderTimeoutSeconds(props.webhookTimeoutMs)),
       deadLetterQueue: { queue: this.webhookDeadLetterQueue, maxReceiveCount: WEBHOOK_MAX_RECEIVES },
     });
-    acknowledge(this.webhookDeadLetterQueue, {
-      rule: 'AwsSolutions-SQS3',
-      reason: 'It is the dead-letter queue of the webhook queue.',
-    });
     acknowledge(this.streamFailureQueue, {
       rule: 'AwsSolutions-SQS3',
-      reason: "It is the stream consumer's on-failure destination (a dead-letter queue itself).",
+      reason:
+        "It is the outcome stream consumer's on-failure destination: a dead-letter queue itself, holding the stream " +
+        'positions of batches no retry relayed, watched by the OutcomeStreamDeadLetters alarm.',
     });
 
     // The consumer: intent rows only (the other item families never make an outcome). The mapping
