@@ -82,9 +82,9 @@ export default {
 
     // The ports implemented over AWS (and in memory for tests and the local stack).
     ...may(
-      'adapters: the ports they implement, the AWS SDK',
+      'adapters: the ports they implement, the AWS SDK, the Standard Webhooks signer',
       { path: layer('adapters') },
-      [layer('adapters', 'ports', 'domain', 'contract'), npm('@aws-sdk/')],
+      [layer('adapters', 'ports', 'domain', 'contract'), npm('@aws-sdk/', 'standardwebhooks')],
       { node: true },
     ),
 

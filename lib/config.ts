@@ -18,6 +18,7 @@ import {
   type Setting,
   senderTimeoutMs,
 } from '../lambdas/contract/settings.ts';
+import { type OutcomeConfig, outcomeConfig } from './outcome-config.ts';
 import { PROVIDER_BINDINGS } from './providers/registry.ts';
 import { SETTINGS_FILE } from './settings-file.ts';
 
@@ -290,6 +291,8 @@ export interface NoticeLedgerConfig {
   readonly senderTimeoutSeconds: number;
   readonly alarms: { readonly oldestUnresolvedSeconds: number; readonly queueAgeSeconds: number };
   readonly reservedConcurrency: Readonly<Partial<Record<FunctionName, number>>>;
+  /** Outcome events and their signed webhooks (lib/outcome-config.ts). */
+  readonly outcomes: OutcomeConfig;
 }
 
 function kebab(value: string): string {
@@ -418,6 +421,7 @@ export function readConfig(
     providers,
     settings: c,
     runtimeEnvironment,
+    outcomes: outcomeConfig(c, source),
     alarmEmail: c.alarmEmail || undefined,
     callers,
     publicBaseUrl: c.publicBaseUrl ? c.publicBaseUrl.replace(/\/+$/, '') : undefined,

@@ -6,6 +6,8 @@
  *                                      each channel's last reason and next step; the channels failed
  *                                      in the last 24 hours; reloads itself every CONSOLE_REFRESH_SECONDS
  *   GET /console/notices/{noticeId}    the timeline page of one notice
+ *   GET /console/events.json           the outcome events on the local bus, oldest first
+ *                                      (`?after=<n>`: those after position n; `notice-ledger events`)
  *
  * They are local-only and not part of the route contract (lambdas/contract/routes.ts): the
  * deployed API is IAM-only and answers JSON, and a browser cannot sign SigV4, so a deployed
@@ -21,9 +23,10 @@ import { renderTimelinePage } from '../client/html/timeline-page.ts';
 import { matchRoute } from '../lambdas/contract/routes.ts';
 import type { NoticeList } from '../lambdas/edge/api-responses.ts';
 import type { Timeline } from '../lambdas/edge/timeline.ts';
+import { localOutcomeBus } from './services/outcomes.ts';
 
 /** The console's routes: local only, never deployed (test/infra/routes.test.ts checks both). */
-export const CONSOLE_ROUTES = ['/console', '/console/notices/{noticeId}'] as const;
+export const CONSOLE_ROUTES = ['/console', '/console/notices/{noticeId}', '/console/events.json'] as const;
 
 /** The console lists at most this many channels (pages of 200); the counts say when more exist. */
 const MAX_LISTED = 1000;
@@ -50,6 +53,22 @@ function html(status: number, body: string): APIGatewayProxyStructuredResultV2 {
       'x-content-type-options': 'nosniff',
     },
     body,
+  };
+}
+
+/** The local bus's outcome events after `?after=` (default 0), at most `?limit=` (default and cap 1000). */
+function outcomeEvents(event: APIGatewayProxyEventV2): APIGatewayProxyStructuredResultV2 {
+  const number = (value: string | undefined, fallback: number) => {
+    const n = Number(value);
+    return value !== undefined && Number.isInteger(n) && n >= 0 ? n : fallback;
+  };
+  const after = number(event.queryStringParameters?.after, 0);
+  const limit = Math.min(1000, Math.max(1, number(event.queryStringParameters?.limit, 1000)));
+  const events = localOutcomeBus()?.events(after, limit) ?? [];
+  return {
+    statusCode: 200,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+    body: JSON.stringify({ events, next: events[events.length - 1]?.n ?? after }),
   };
 }
 
@@ -166,6 +185,7 @@ export async function serveConsole(
   }
   const path = event.rawPath || '/';
   if (matchRoute('/console', path)) return listPage(event, api, now());
+  if (matchRoute('/console/events.json', path)) return outcomeEvents(event);
   const params = matchRoute('/console/notices/{noticeId}', path);
   if (params?.noticeId) {
     let noticeId: string;

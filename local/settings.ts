@@ -73,6 +73,10 @@ export const LOCAL_SETTINGS = {
   AWS_ENDPOINT_URL_SCHEDULER: {
     description: 'use this EventBridge Scheduler instead of starting the stand-in (local/scheduler/)',
   },
+  AWS_ENDPOINT_URL_EVENTBRIDGE: {
+    description:
+      'put outcome events on this EventBridge instead of the stand-in (local/event-bus/; `/console/events.json` and `notice-ledger events` then list none)',
+  },
   AWS_ENDPOINT_URL_PINPOINT_SMS_VOICE_V2: {
     description:
       '(`SMS_PROVIDER=eum`) use this End User Messaging SMS endpoint instead of starting the simulator (local/eum-simulator/) and its event feed',

@@ -30,6 +30,7 @@ import { localProvider } from './providers/registry.ts';
 import { externalService, type LocalService, type RunningService, type StackContext } from './service.ts';
 import { dynamodbService, jvmPidOf } from './services/dynamodb.ts';
 import { ledgerService } from './services/ledger.ts';
+import { outcomeBusService, outcomeConsumersService } from './services/outcomes.ts';
 import { ensureChannelQueue, type QueueInfo } from './services/queues.ts';
 import { SCHEDULER_ROLE_ARN, schedulerService } from './services/scheduler.ts';
 import { sqsService } from './services/sqs.ts';
@@ -244,7 +245,7 @@ async function start(
     label: 'IAM',
     service: { describe: iam.describe, stop: async () => stopEnforcingIam() },
   });
-  await run([schedulerService(iam)]);
+  await run([schedulerService(iam), outcomeBusService(iam)]);
   if (e.AWS_ENDPOINT_URL_SCHEDULER) e.SCHEDULER_ROLE_ARN ||= SCHEDULER_ROLE_ARN;
 
   // Imported only now: handler modules may read the environment while loading.
@@ -262,6 +263,8 @@ async function start(
       iam,
     }),
   ]);
+  // The outcome events' stream consumer and webhook sender (docs/outcome-events.md).
+  await run([outcomeConsumersService(iam, functionTimeoutMs)]);
   gateway.serve(dispatchHttp);
   signal?.throwIfAborted();
 
@@ -478,6 +481,8 @@ const LABELS: Readonly<Record<string, string>> = {
   ledger: 'Ledger',
   scheduler: 'Scheduler',
   functions: 'Functions',
+  outcomes: 'Outcomes',
+  'outcome-consumers': 'Outcome λs',
 };
 
 interface BannerInput {

@@ -6,6 +6,7 @@ import { type ApiResult, type Channel, NoticeLedgerClient, SigningError, Transpo
 import { toIsoDuration } from '../format.ts';
 import { renderTimelinePage } from '../html/timeline-page.ts';
 import { executeApiRegion, sigV4Signer } from '../sigv4.ts';
+import { printEvents } from './events.ts';
 import {
   batchText,
   cancelText,
@@ -37,6 +38,8 @@ export interface CliIo {
   readonly cwd: string;
   /** For tests; default global fetch. */
   readonly fetch?: typeof fetch;
+  /** Ends `events --follow` (tests); the CLI itself ends on Ctrl-C. */
+  readonly signal?: AbortSignal;
 }
 
 export const USAGE = `notice-ledger — operate a notice-ledger HTTP API
@@ -61,6 +64,8 @@ commands
 
   --actor names who acts on the local stack (default: local); behind IAM the signed identity is
   the actor and --actor is refused
+  events [--follow]                     local stack: the outcome events (docs/outcome-events.md), oldest
+                                        first; --follow prints new ones as they come (Ctrl-C ends)
   health                                liveness
   openapi                               the API's OpenAPI document
 
@@ -100,6 +105,7 @@ const OPTIONS = {
   reason: { type: 'string' },
   evidence: { type: 'string' },
   actor: { type: 'string' },
+  follow: { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -114,6 +120,7 @@ const COMMAND_OPTIONS: Readonly<Record<string, readonly (keyof Values)[]>> = {
   suppress: ['reason', 'actor'],
   health: [],
   openapi: [],
+  events: ['follow'],
 };
 const GLOBAL_OPTIONS: readonly (keyof Values)[] = [
   'endpoint',
@@ -282,6 +289,16 @@ async function dispatch(command: string, args: string[], values: Values, io: Cli
       }
       return report(await client.submitNotice(input), values, io, recordedText);
     }
+    case 'events':
+      return printEvents({
+        endpoint: values.endpoint ?? io.env[ENDPOINT_VARIABLE] ?? DEFAULT_ENDPOINT,
+        follow: values.follow === true,
+        json: values.json === true,
+        timeoutMs: values.timeout === undefined ? 30_000 : Number(values.timeout),
+        stdout: io.stdout,
+        fetch: io.fetch ?? fetch,
+        signal: io.signal,
+      });
     case 'get': {
       const noticeId = positional(args, 0, 'noticeId');
       const file = values.html === undefined ? undefined : await htmlTarget(values.html, io);

@@ -27,6 +27,10 @@ export const FUNCTIONS = {
   reconciler: { handler: 'reconciler.ts', facets: ['lookup', 'status'], providers: 'answering' },
   /** Webhooks at POST /v1/provider-events/{provider} and EventBridge provider events. */
   providerEvents: { handler: 'provider-events.ts', facets: ['inbound'], providers: 'answering' },
+  /** The ledger table's change stream → outcome events on the bus and the webhook queue (issue 23). */
+  outcomeStream: { handler: 'outcome-stream.ts', facets: [], providers: 'none' },
+  /** The webhook queue → signed Standard Webhooks to OUTCOME_WEBHOOK_URL, retried, dead-lettered. */
+  outcomeWebhooks: { handler: 'outcome-webhooks.ts', facets: [], providers: 'none' },
 } as const satisfies Readonly<Record<string, FunctionSpec>>;
 
 export type FunctionName = keyof typeof FUNCTIONS;

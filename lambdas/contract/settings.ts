@@ -20,6 +20,7 @@
  */
 
 import { FAILOVER_SETTINGS } from './failover-settings.ts';
+import { OUTCOME_SETTINGS, OUTCOME_WIRING_SETTINGS } from './outcome-settings.ts';
 import { CALLER_SETTINGS, CALLER_WIRING_SETTINGS } from './principals.ts';
 import { SEND_WINDOW_SETTINGS } from './send-windows.ts';
 
@@ -295,6 +296,8 @@ export const OPERATOR_SETTINGS = {
   },
   // Send windows per channel and their default zone (./send-windows.ts, docs/architecture.md §12).
   ...SEND_WINDOW_SETTINGS,
+  // Outcome events and their signed webhooks (issue 23).
+  ...OUTCOME_SETTINGS,
 } as const satisfies Readonly<Record<string, Setting>>;
 
 /**
@@ -360,6 +363,7 @@ export const WIRING_SETTINGS = {
   },
   SCHEDULER_ROLE_ARN: { kind: 'text', description: 'role EventBridge Scheduler assumes to enqueue' },
   ...CALLER_WIRING_SETTINGS,
+  ...OUTCOME_WIRING_SETTINGS,
   ESCALATION_EVENT_BUS: {
     kind: 'text',
     description: 'EventBridge bus for escalations; unset: escalations are log lines',

@@ -17,14 +17,18 @@ export class PoisonMessageError extends Error {
   }
 }
 
-/** Parses a channel-queue message body; a body that can never be processed is a PoisonMessageError. */
-export function parseIntentMessage(body: string, expectedChannel: Channel): IntentRef {
-  let json: unknown;
+/** A queue message's body as JSON; one that is not can never be processed: a PoisonMessageError. */
+export function messageJson(body: string): unknown {
   try {
-    json = JSON.parse(body);
+    return JSON.parse(body);
   } catch {
     throw new PoisonMessageError('message body is not JSON');
   }
+}
+
+/** Parses a channel-queue message body; a body that can never be processed is a PoisonMessageError. */
+export function parseIntentMessage(body: string, expectedChannel: Channel): IntentRef {
+  const json = messageJson(body);
   const parsed = IntentMessageSchema.safeParse(json);
   if (!parsed.success)
     throw new PoisonMessageError(

@@ -1,5 +1,12 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import { LedgerTable as Schema } from '../../lambdas/contract/ledger-table.ts';
@@ -52,6 +59,8 @@ export class LedgerTable extends Construct {
       encryption: TableEncryption.CUSTOMER_MANAGED,
       encryptionKey: props.encryptionKey,
       timeToLiveAttribute: Schema.ttlAttribute,
+      // The change stream outcome events are derived from (lib/constructs/outcome-events.ts).
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
       removalPolicy: RemovalPolicy.RETAIN,
     });
     // Sparse: only unresolved intents carry the shard and due time, so the reconciler's Query

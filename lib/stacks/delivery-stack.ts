@@ -13,6 +13,7 @@ import { Escalations } from '../constructs/escalations.ts';
 import { IntakeApi } from '../constructs/intake-api.ts';
 import { Monitoring } from '../constructs/monitoring.ts';
 import { NoticeFunction, type NoticeFunctionProps } from '../constructs/notice-function.ts';
+import { OutcomeEvents, webhookSenderTimeoutSeconds } from '../constructs/outcome-events.ts';
 import { ReconcilerSchedule } from '../constructs/reconciler-schedule.ts';
 import { acknowledge } from '../nag.ts';
 import type { DeployedProvider, ProviderBinding } from '../providers/binding.ts';
@@ -46,6 +47,8 @@ export class DeliveryStack extends Stack {
   readonly functions: Readonly<Record<FunctionName, NoticeFunction>>;
   readonly api: IntakeApi;
   readonly escalations: Escalations;
+  /** Outcome events: the stream consumer's bus, the signed webhooks (docs/outcome-events.md). */
+  readonly outcomes: OutcomeEvents;
   readonly monitoring: Monitoring;
   /** Inbound events the provider-events function could not take (after retries), kept for replay. */
   readonly providerEventsDeadLetterQueue: Queue;
@@ -258,7 +261,30 @@ export class DeliveryStack extends Stack {
       providerEvents,
     });
 
-    this.functions = { http, sendEmail, sendSms, reconciler, providerEvents };
+    // Outcome events (issue 23): the table's change stream → the bus and the signed webhooks.
+    const outcomeStream = make('OutcomeStream', 'outcomeStream', {
+      description: 'notice-ledger outcome events: the ledger stream → the bus and the webhook queue',
+      timeout: Duration.seconds(60),
+      invocation: 'sync',
+    });
+    const outcomeWebhooks = make('OutcomeWebhooks', 'outcomeWebhooks', {
+      description: 'notice-ledger outcome webhooks: sign (Standard Webhooks), POST, retry, dead-letter',
+      timeout: Duration.seconds(webhookSenderTimeoutSeconds(config.outcomes.webhookTimeoutMs)),
+      invocation: 'sync',
+    });
+    this.outcomes = new OutcomeEvents(this, 'OutcomeEvents', {
+      ledger,
+      consumer: outcomeStream,
+      sender: outcomeWebhooks,
+      busName: config.outcomes.eventBusName,
+      webhookUrl: config.outcomes.webhookUrl,
+      retryScheduleMs: config.outcomes.retryScheduleMs,
+      webhookTimeoutMs: config.outcomes.webhookTimeoutMs,
+      secretsKey: keys.data,
+      secretNamePrefix: config.resourcePrefix,
+    });
+
+    this.functions = { http, sendEmail, sendSms, reconciler, providerEvents, outcomeStream, outcomeWebhooks };
     // Each function under one label: its alarm (`<Label>Errors`), its output (`<Label>FunctionName`).
     const labelled = {
       Http: http.function,
@@ -266,6 +292,8 @@ export class DeliveryStack extends Stack {
       SendSms: sendSms.function,
       Reconciler: reconciler.function,
       ProviderEvents: providerEvents.function,
+      OutcomeStream: outcomeStream.function,
+      OutcomeWebhooks: outcomeWebhooks.function,
     };
 
     this.monitoring = new Monitoring(this, 'Monitoring', {
@@ -277,6 +305,8 @@ export class DeliveryStack extends Stack {
       deadLetterQueues: [
         ...allQueues.map((q) => ({ label: queueLabel(q), queue: q.deadLetterQueue })),
         { label: 'ProviderEvents', queue: this.providerEventsDeadLetterQueue },
+        { label: 'OutcomeStream', queue: this.outcomes.streamFailureQueue },
+        { label: 'OutcomeWebhooks', queue: this.outcomes.webhookDeadLetterQueue },
       ],
       api: this.api.api,
       oldestUnresolvedAlarmSeconds: config.alarms.oldestUnresolvedSeconds,
@@ -314,6 +344,21 @@ export class DeliveryStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
     new CfnOutput(this, 'EscalationBusName', { value: this.escalations.bus.eventBusName });
+    new CfnOutput(this, 'OutcomeEventBusName', { value: this.outcomes.bus.eventBusName });
+    new CfnOutput(this, 'OutcomeWebhookSecretArn', {
+      value: this.outcomes.secret.secretArn,
+      description:
+        'Fill with { "secrets": "whsec_…" } when outcomeWebhookUrl is set (docs/outcome-events.md)',
+    });
+    // Labelled as their alarms are (`<Label>DeadLetters`), as the stateful stack's queues.
+    new CfnOutput(this, 'OutcomeWebhooksDeadLetterQueueArn', {
+      value: this.outcomes.webhookDeadLetterQueue.queueArn,
+      description: 'Webhooks no retry delivered: redrive them to the webhook queue (docs/outcome-events.md)',
+    });
+    new CfnOutput(this, 'OutcomeStreamDeadLetterQueueArn', {
+      value: this.outcomes.streamFailureQueue.queueArn,
+      description: 'Ledger stream batches the outcome consumer could not relay (docs/outcome-events.md)',
+    });
     // What an operator names in a command: a custom domain's API mapping, fresh instances after a
     // secret changes (update-function-configuration), a replay of the provider events' DLQ.
     new CfnOutput(this, 'ApiId', {

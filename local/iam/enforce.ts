@@ -19,7 +19,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FunctionName } from '../../lambdas/contract/functions.ts';
+import { FUNCTION_NAMES, type FunctionName } from '../../lambdas/contract/functions.ts';
 import type { Channel } from '../../lambdas/domain/channel.ts';
 import {
   type AwsClientPlugin,
@@ -99,14 +99,7 @@ export function enforceIam(options: IamOptions): LocalIam {
   const keys = new Map<LocalRole, string>();
   /** The policies file's entries a key joins (a sender with a fallback: both providers'). */
   const parts = new Map<string, readonly string[]>();
-  for (const role of [
-    'http',
-    'sendEmail',
-    'sendSms',
-    'reconciler',
-    'providerEvents',
-    'retryScheduler',
-  ] as const) {
+  for (const role of [...FUNCTION_NAMES, 'retryScheduler'] as const) {
     const channel = SENDERS[role];
     // A channel whose provider is `none` has no sender (lib/stacks/delivery-stack.ts): no role.
     if (channel && options.providers[channel] === 'none') continue;

@@ -24,6 +24,8 @@ type Rule = (command: string, input: Input, place: LocalPlace) => AuthorizationR
 /** The IAM service prefix of each SDK client the functions build (`context.clientName`). */
 const SERVICES: Readonly<Record<string, { readonly prefix: string; readonly rule: Rule }>> = {
   DynamoDBClient: { prefix: 'dynamodb', rule: dynamodb },
+  // The event source of a stream consumer reads the stream as the function's role (Lambda does too).
+  DynamoDBStreamsClient: { prefix: 'dynamodb', rule: dynamodbStreams },
   SQSClient: { prefix: 'sqs', rule: sqs },
   SchedulerClient: { prefix: 'scheduler', rule: scheduler },
   SESv2Client: { prefix: 'ses', rule: ses },
@@ -91,6 +93,17 @@ function dynamodb(command: string, input: Input, place: LocalPlace): Authorizati
       return [{ action: command, resource: tableArn(place, table, text(input.IndexName)) }];
     }
   }
+}
+
+/**
+ * A table's change stream by its ARN (as DynamoDB Local writes it, the variable that names it in
+ * the policy holds it whole); GetRecords names a shard iterator only, which belongs to the stream
+ * the iterator was made for: authorized against the stream the local event source reads.
+ */
+function dynamodbStreams(command: string, input: Input, place: LocalPlace): AuthorizationRequest[] {
+  if (command === 'ListStreams') return [{ action: command, resource: '*' }];
+  const stream = text(input.StreamArn) ?? place.env.LEDGER_TABLE_STREAM_ARN;
+  return [{ action: command, resource: required(stream, 'StreamArn', command) }];
 }
 
 /** A queue by its URL; the batch calls are authorized as their single forms. */
@@ -186,10 +199,14 @@ function smsVoice(command: string, input: Input, place: LocalPlace): Authorizati
 /** PutEvents: each entry's bus (the default bus when it names none). */
 function events(command: string, input: Input, place: LocalPlace): AuthorizationRequest[] {
   if (command !== 'PutEvents') throw new UnmodelledCallError(`local IAM: no rule for events:${command}`);
-  return list(input.Entries).map((entry) => ({
-    action: command,
-    resource: eventBusArn(place, text(record(entry).EventBusName)),
-  }));
+  return list(input.Entries).map((entry) => {
+    const source = text(record(entry).Source);
+    return {
+      action: command,
+      resource: eventBusArn(place, text(record(entry).EventBusName)),
+      ...(source ? { context: { 'events:source': source } } : {}),
+    };
+  });
 }
 
 /**

@@ -49,6 +49,9 @@ export interface SynthesizeOptions {
   readonly settings?: Readonly<Record<string, unknown>>;
 }
 
+/** Any https URL: with one the stack grants the webhook queue to the consumer and the sender. */
+const OUTCOME_WEBHOOK_URL = 'https://receiver.invalid/notice-ledger/outcomes';
+
 /** An `origination identity` the EUM binding can pin (any `phone-…` id; written as its variable). */
 const EUM_IDENTITY = 'phone-local0000000000000000000000';
 
@@ -115,6 +118,8 @@ function synthesizeVariant(
   const stacks = createNoticeLedgerApp({
     settings: {
       eumOriginationIdentity: EUM_IDENTITY,
+      // The signed webhooks' grants exist only with a URL: the most a deployment grants.
+      outcomeWebhookUrl: OUTCOME_WEBHOOK_URL,
       ...settings,
       emailProvider: variant.email,
       smsProvider: variant.sms,

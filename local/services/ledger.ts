@@ -6,7 +6,7 @@ import { ensureLedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.
 import { ConfigError } from '../../lambdas/contract/config-error.ts';
 import { keyCheckValue } from '../../lambdas/domain/identity.ts';
 import { LOCAL_SECRETS_FILE } from '../local-secrets.ts';
-import type { LocalService } from '../service.ts';
+import type { LocalService, RunningService } from '../service.ts';
 
 const b64 = (value: string) => new Uint8Array(Buffer.from(value, 'base64'));
 
@@ -22,11 +22,11 @@ const b64 = (value: string) => new Uint8Array(Buffer.from(value, 'base64'));
 export function ledgerService(options: { readonly keysGiven: boolean }): LocalService {
   return {
     name: 'ledger',
-    async start({ env, dataDir, region, log }) {
+    async start({ env, dataDir, region, log }): Promise<RunningService> {
       const client = new DynamoDBClient({ endpoint: env.AWS_ENDPOINT_URL_DYNAMODB, region });
       try {
         const tableName = env.LEDGER_TABLE_NAME || 'notice-ledger';
-        await ensureLedgerTable(client, tableName);
+        const streamArn = await ensureLedgerTable(client, tableName);
         const store = new DynamoDbLedgerStore({ client, tableName });
         const ours = { fingerprint: env.FINGERPRINT_KEY ?? '', envelope: env.ENVELOPE_LOCAL_KEY ?? '' };
         const { recorded, mismatched } = await store.checkKeys({
@@ -34,7 +34,12 @@ export function ledgerService(options: { readonly keysGiven: boolean }): LocalSe
           envelope: keyCheckValue(b64(ours.envelope)),
           keysFrom: join(dataDir, LOCAL_SECRETS_FILE),
         });
-        if (mismatched.length === 0) return { describe: `table ${tableName}`, stop: async () => undefined };
+        if (mismatched.length === 0)
+          return {
+            env: { LEDGER_TABLE_STREAM_ARN: streamArn },
+            describe: `table ${tableName}`,
+            stop: async () => undefined,
+          };
         const adopted = options.keysGiven ? undefined : await adoptable(recorded.keysFrom, recorded);
         if (!adopted) {
           const where = recorded.keysFrom ? ` (kept in ${recorded.keysFrom})` : '';
@@ -46,7 +51,11 @@ export function ledgerService(options: { readonly keysGiven: boolean }): LocalSe
         }
         log(`keys: using the ledger table's keys from ${recorded.keysFrom} (this data dir's differ)`);
         return {
-          env: { FINGERPRINT_KEY: adopted.fingerprintKey, ENVELOPE_LOCAL_KEY: adopted.envelopeKey },
+          env: {
+            FINGERPRINT_KEY: adopted.fingerprintKey,
+            ENVELOPE_LOCAL_KEY: adopted.envelopeKey,
+            LEDGER_TABLE_STREAM_ARN: streamArn,
+          },
           describe: `table ${tableName}; keys from ${recorded.keysFrom}`,
           stop: async () => undefined,
         };

@@ -13,6 +13,7 @@ export interface QueueInfo {
   readonly url: string;
   readonly arn: string;
   readonly dlqUrl: string;
+  readonly dlqArn: string;
 }
 
 const DEFAULT_REGION = 'us-east-1';
@@ -34,6 +35,20 @@ export async function ensureChannelQueue(
 ): Promise<QueueInfo> {
   // A lane with its own queue (docs/architecture.md §11): `notice-ledger-<channel>-<lane>`.
   const name = lane ? `notice-ledger-${channel}-${lane}` : `notice-ledger-${channel}`;
+  return createQueueWithDeadLetters(client, name, { VisibilityTimeout: String(visibilityTimeoutS) }, log);
+}
+
+/**
+ * `name` and `name-dlq` when missing: the DLQ keeps what it catches for SQS's longest retention,
+ * the queue moves a message there after `maxReceiveCount` receives (default 5).
+ */
+export async function createQueueWithDeadLetters(
+  client: SQSClient,
+  name: string,
+  attributes: Record<string, string> & { maxReceiveCount?: string },
+  log: (line: string) => void,
+): Promise<QueueInfo> {
+  const { maxReceiveCount = String(MAX_RECEIVE_COUNT), ...queueAttributes } = attributes;
   const dlqUrl = await createQueue(
     client,
     `${name}-dlq`,
@@ -45,12 +60,15 @@ export async function ensureChannelQueue(
     client,
     name,
     {
-      VisibilityTimeout: String(visibilityTimeoutS),
-      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: MAX_RECEIVE_COUNT }),
+      ...queueAttributes,
+      RedrivePolicy: JSON.stringify({
+        deadLetterTargetArn: dlqArn,
+        maxReceiveCount: Number(maxReceiveCount),
+      }),
     },
     log,
   );
-  return { name, url, arn: await queueArn(client, url), dlqUrl };
+  return { name, url, arn: await queueArn(client, url), dlqUrl, dlqArn };
 }
 
 async function createQueue(

@@ -64,6 +64,7 @@ describe('deployment settings (deploy/settings.json)', () => {
       SMS_SEND_RATE_PER_SECOND: String(runtime.SMS_SEND_RATE_PER_SECOND),
       RATE_BUDGET_LEAD_MS: String(runtime.RATE_BUDGET_LEAD_MS),
       RATE_BUDGET_MAX_WAIT_MS: String(runtime.RATE_BUDGET_MAX_WAIT_MS),
+      OUTCOME_WEBHOOK_TIMEOUT_MS: String(runtime.OUTCOME_WEBHOOK_TIMEOUT_MS),
       // The one declared difference: a deployment expires terminal rows, a local ledger keeps them.
       LEDGER_RETENTION_DAYS: String(OPERATOR_SETTINGS.LEDGER_RETENTION_DAYS.deployDefault),
     });

@@ -7,6 +7,7 @@ import {
   ESCALATION_DETAIL_TYPE as RUNTIME_ESCALATION_DETAIL_TYPE,
   ESCALATION_SOURCE as RUNTIME_ESCALATION_SOURCE,
 } from '../../lambdas/adapters/eventbridge/escalation-publishers.ts';
+import { FUNCTION_NAMES } from '../../lambdas/contract/functions.ts';
 import { LANE_BOOKING_HORIZON_MS } from '../../lambdas/contract/lanes.ts';
 import { DEFERRAL_CAUSES, deferralMetric, Metric } from '../../lambdas/contract/metrics.ts';
 import { UNRESOLVED_STATES as DOMAIN_UNRESOLVED_STATES } from '../../lambdas/domain/state-machine.ts';
@@ -30,7 +31,7 @@ let template: Template;
 let synthMs = 0;
 
 type FunctionKey = keyof Synthesized['delivery']['functions'];
-const FUNCTIONS: readonly FunctionKey[] = ['http', 'sendEmail', 'sendSms', 'reconciler', 'providerEvents'];
+const FUNCTIONS: readonly FunctionKey[] = FUNCTION_NAMES;
 
 beforeAll(() => {
   const started = performance.now();
@@ -156,6 +157,8 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
       ...scheduling,
     ],
     providerEvents: ['TWILIO_SECRET_ARN', 'PUBLIC_BASE_URL'],
+    outcomeStream: ['OUTCOME_EVENT_BUS', 'LEDGER_TABLE_STREAM_ARN'],
+    outcomeWebhooks: [],
   };
   /** What a function must not hold: another function's secrets, keys and provider settings. */
   const forbidden: Record<FunctionKey, string[]> = {
@@ -164,6 +167,8 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
     sendSms: ['FINGERPRINT_KEY_SECRET_ARN', 'SES_FROM_ADDRESS'],
     reconciler: ['FINGERPRINT_KEY_SECRET_ARN', 'SES_FROM_ADDRESS'],
     providerEvents: ['FINGERPRINT_KEY_SECRET_ARN', 'ENVELOPE_KMS_KEY_ID', 'SES_FROM_ADDRESS'],
+    outcomeStream: ['FINGERPRINT_KEY_SECRET_ARN', 'TWILIO_SECRET_ARN', 'OUTCOME_WEBHOOK_SECRET_ARN'],
+    outcomeWebhooks: ['FINGERPRINT_KEY_SECRET_ARN', 'TWILIO_SECRET_ARN', 'ENVELOPE_KMS_KEY_ID'],
   };
 
   it('sets only variables the runtime reads (no typos, no strays)', () => {
@@ -176,10 +181,16 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
   });
 
   it('sets what each function needs', () => {
+    // The outcome functions read the table's stream (or nothing of it), never its items.
+    const itemless = new Set<FunctionKey>(['outcomeStream', 'outcomeWebhooks']);
     for (const key of FUNCTIONS) {
+      const common = itemless.has(key)
+        ? everyFunction.filter((name) => name !== 'LEDGER_TABLE_NAME' && name !== 'LEDGER_RETENTION_DAYS')
+        : everyFunction;
       expect(Object.keys(environmentOf(key)), key).toEqual(
-        expect.arrayContaining([...everyFunction, ...required[key]]),
+        expect.arrayContaining([...common, ...required[key]]),
       );
+      if (itemless.has(key)) expect(environmentOf(key).LEDGER_TABLE_NAME, key).toBeUndefined();
     }
   });
 
@@ -355,7 +366,8 @@ describe('delivery stack: least privilege', () => {
   });
 
   it('uses the table key only through DynamoDB and the data key only through Secrets Manager for secrets', () => {
-    for (const key of FUNCTIONS) {
+    // Every function but the webhook sender, which reads nothing of the table.
+    for (const key of FUNCTIONS.filter((k) => k !== 'outcomeWebhooks')) {
       const statements = roleStatements(template, logicalId(fn(key).role));
       const viaDynamo = statements.find((s) => s.Sid === 'LedgerTableKeyThroughDynamoDB');
       expect(JSON.stringify(viaDynamo?.Condition), key).toContain('dynamodb.');
@@ -391,7 +403,8 @@ describe('delivery stack: SQS event sources', () => {
       }
       expect(channel.maxConcurrency).toBeGreaterThanOrEqual(2);
     }
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 6);
+    // The six lane queues, and the ledger's change stream (outcome events; no webhook URL here).
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 7);
   });
 });
 
@@ -797,9 +810,10 @@ describe('delivery stack: alarms and dashboard', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
     const count = (namespace: string, metric: string) =>
       alarms.filter((a) => a.Namespace === namespace && a.MetricName === metric).length;
-    // Each channel queue and lane queue; each of their DLQs and the provider events' DLQ.
+    // Each channel queue and lane queue; each of their DLQs, the provider events' DLQ, the outcome
+    // stream consumer's failures and the dead-lettered webhooks.
     expect(count('AWS/SQS', 'ApproximateAgeOfOldestMessage')).toBe(6);
-    expect(count('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toBe(7);
+    expect(count('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toBe(9);
     expect(count('NoticeLedger', 'Escalations')).toBe(1);
     expect(count('NoticeLedger', 'EscalationsPending')).toBe(1);
     expect(count('NoticeLedger', 'PoisonMessages')).toBe(1);
@@ -807,10 +821,10 @@ describe('delivery stack: alarms and dashboard', () => {
     expect(count('NoticeLedger', 'ProviderFailovers')).toBe(1);
     // No silent waits: a provider's pre-send check unanswered for three periods in a row.
     expect(count('NoticeLedger', 'Deferred_provider_check_unavailable')).toBe(1);
-    expect(count('AWS/Lambda', 'Errors')).toBe(5);
+    expect(count('AWS/Lambda', 'Errors')).toBe(7);
     expect(count('NoticeLedger', 'HttpInternalErrors')).toBe(1);
     expect(count('AWS/ApiGateway', '5xx')).toBe(1);
-    expect(alarms).toHaveLength(26);
+    expect(alarms).toHaveLength(30);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       if (alarm.MetricName !== 'OldestUnresolvedAgeSeconds')
@@ -890,6 +904,8 @@ describe('delivery stack: outputs an operator names in a command', () => {
       sendSms: 'SendSms',
       reconciler: 'Reconciler',
       providerEvents: 'ProviderEvents',
+      outcomeStream: 'OutcomeStream',
+      outcomeWebhooks: 'OutcomeWebhooks',
     } as const satisfies Record<FunctionKey, string>;
     for (const key of FUNCTIONS) {
       expect(outputs[`${labels[key]}FunctionName`]?.Value, key).toEqual({ Ref: logicalId(fn(key).function) });

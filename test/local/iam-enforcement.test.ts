@@ -505,6 +505,11 @@ describe('local IAM: the mapping covers the committed role policies', () => {
       'EUM_OPT_OUT_LIST',
       'EUM_ORIGINATION_IDENTITY',
       ...['EMAIL', 'SMS'].flatMap((c) => ['', '_CRITICAL', '_BULK'].map((lane) => `${c}${lane}_QUEUE_ARN`)),
+      // Outcome events (docs/outcome-events.md): the stream, the local bus, the webhook queues.
+      'LEDGER_TABLE_STREAM_ARN',
+      'OUTCOME_EVENT_BUS',
+      'OUTCOME_WEBHOOK_QUEUE_ARN',
+      'OUTCOME_WEBHOOK_DLQ_ARN',
     ]);
     // AWS only: locally escalations are log lines, envelopes use a local key, keys come from the
     // environment, providers' credentials too, and no configuration set is named.
@@ -518,12 +523,15 @@ describe('local IAM: the mapping covers the committed role policies', () => {
       'INFRAI_SECRET_ARN',
       'SES_CONFIGURATION_SET',
       'EUM_CONFIGURATION_SET',
+      // Locally the signing secret is OUTCOME_WEBHOOK_SECRET itself.
+      'OUTCOME_WEBHOOK_SECRET_ARN',
     ]);
     const KEYS = new Set([
       'kms:viaservice',
       'kms:encryptioncontext:purpose',
       'iam:passedtoservice',
       'ses:fromaddress',
+      'events:source',
     ]);
     const placeholders = new Set<string>();
     const conditionKeys = new Set<string>();

@@ -37,11 +37,16 @@ export function ledgerTableDefinition(tableName: string): CreateTableCommandInpu
         Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...LedgerTable.openIndexProjection] },
       },
     ],
+    // The change stream outcome events are derived from (docs/outcome-events.md).
+    StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
   };
 }
 
-/** Creates the table if it is missing (two local stacks may share one DynamoDB); waits until ACTIVE. */
-export async function ensureLedgerTable(client: DynamoDBClient, tableName: string): Promise<void> {
+/**
+ * Creates the table if it is missing (two local stacks may share one DynamoDB); waits until ACTIVE.
+ * A table made before outcome events gets its change stream. Answers the stream's ARN.
+ */
+export async function ensureLedgerTable(client: DynamoDBClient, tableName: string): Promise<string> {
   try {
     await client.send(new CreateTableCommand(ledgerTableDefinition(tableName)));
     await client.send(
@@ -53,8 +58,26 @@ export async function ensureLedgerTable(client: DynamoDBClient, tableName: strin
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }
-  const table = await waitUntilActive(client, tableName);
-  if (openIndexOutdated(table)) await rebuildOpenIndex(client, tableName);
+  let table = await waitUntilActive(client, tableName);
+  if (openIndexOutdated(table)) table = await rebuildOpenIndex(client, tableName);
+  if (!table.LatestStreamArn || table.StreamSpecification?.StreamViewType !== 'NEW_AND_OLD_IMAGES') {
+    if (table.StreamSpecification?.StreamEnabled) {
+      // Another view type: a stream cannot change its view; the old one goes first.
+      await client.send(
+        new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: false } }),
+      );
+      await waitUntilActive(client, tableName);
+    }
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        StreamSpecification: ledgerTableDefinition(tableName).StreamSpecification,
+      }),
+    );
+    table = await waitUntilActive(client, tableName, (t) => Boolean(t.LatestStreamArn));
+  }
+  if (!table.LatestStreamArn) throw new Error(`table ${tableName} has no change stream`);
+  return table.LatestStreamArn;
 }
 
 async function waitUntilActive(
@@ -91,7 +114,7 @@ export function openIndexOutdated(table: TableDescription): boolean {
  * backfilled from the rows). For the local stack's data dir and shared local services; a
  * deployed table follows docs/deploy.md "Upgrading the open index".
  */
-async function rebuildOpenIndex(client: DynamoDBClient, tableName: string): Promise<void> {
+async function rebuildOpenIndex(client: DynamoDBClient, tableName: string): Promise<TableDescription> {
   const { GlobalSecondaryIndexes } = ledgerTableDefinition(tableName);
   const index = GlobalSecondaryIndexes?.[0];
   if (!index) throw new Error('the ledger table definition has no open index');
@@ -122,5 +145,5 @@ async function rebuildOpenIndex(client: DynamoDBClient, tableName: string): Prom
       ],
     }),
   );
-  await waitUntilActive(client, tableName, hasIndex);
+  return await waitUntilActive(client, tableName, hasIndex);
 }
