@@ -4,7 +4,9 @@
  * BOTH transports are deployed; every function is told the fallback; a fallback that cannot be one is
  * refused naming the key.
  */
+
 import { describe, expect, it } from 'vitest';
+import { FUNCTION_NAMES } from '../../lambdas/contract/functions.ts';
 import { readConfig } from '../../lib/config.ts';
 import { bundleSelection } from '../../lib/stacks/delivery-stack.ts';
 import { actionsOf, logicalId, roleStatements, synthesize } from './synth.ts';
@@ -51,7 +53,7 @@ describe('smsProvider: twilio, smsFallbackProvider: eum', () => {
 
   it('tells every function the fallback; it is selected, not retained', () => {
     const functions = Object.values(delivery.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(5);
+    expect(functions).toHaveLength(FUNCTION_NAMES.length);
     for (const fn of functions) {
       expect(fn.Properties.Environment.Variables.SMS_FALLBACK_PROVIDER).toBe('eum');
       expect(fn.Properties.Environment.Variables.RETAINED_PROVIDERS).toBeUndefined();

@@ -3,9 +3,11 @@
  * the schemas say): a grant changed in lib/ without `npm run iam:policies` fails here, so the local
  * stack never enforces yesterday's policies.
  */
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FUNCTION_NAMES } from '../../lambdas/contract/functions.ts';
 import { ROLE_POLICIES_FILE } from '../../local/iam/enforce.ts';
 import { providerVariants, rolePoliciesJson, synthesizeRolePolicies } from '../../local/iam/synthesize.ts';
 import { requireIntegrationTier } from '../helpers/tier.ts';
@@ -34,7 +36,13 @@ describe(ROLE_POLICIES_FILE, () => {
     };
     const senders = providerVariants().flatMap((v) => [`sendEmail@${v.email}`, `sendSms@${v.sms}`]);
     expect(Object.keys(roles).sort()).toEqual(
-      [...new Set([...senders, 'http', 'reconciler', 'providerEvents', 'retryScheduler'])].sort(),
+      [
+        ...new Set([
+          ...senders,
+          ...FUNCTION_NAMES.filter((fn) => fn !== 'sendEmail' && fn !== 'sendSms'),
+          'retryScheduler',
+        ]),
+      ].sort(),
     );
   });
 });
