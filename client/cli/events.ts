@@ -5,6 +5,7 @@
  * on an EventBridge bus, read with rules of one's own (docs/outcome-events.md).
  */
 import type { OutcomeEventData } from '../../lambdas/domain/outcome-event.ts';
+import { TransportError } from '../client.ts';
 import { formatUtc } from '../format.ts';
 import { table } from './output.ts';
 
@@ -56,27 +57,33 @@ function row(e: BusEvent): unknown[] {
   ];
 }
 
-/** Answers the exit code: 0, or 1 when the stack could not be read. */
+/** Answers exit code 0; a stack it cannot read is a TransportError (the CLI's exit 1). */
 export async function printEvents(options: EventsOptions): Promise<number> {
   let after = 0;
   let first = true;
   const pollMs = options.pollMs ?? 1_000;
   while (!options.signal?.aborted) {
     let events: BusEvent[];
+    const url = `${options.endpoint.replace(/\/+$/, '')}/console/events.json?after=${after}`;
+    let response: Response;
     try {
-      const response = await options.fetch(
-        `${options.endpoint.replace(/\/+$/, '')}/console/events.json?after=${after}`,
-        {
-          signal: AbortSignal.timeout(options.timeoutMs),
-        },
-      );
-      if (response.status !== 200)
-        throw new Error(`the stack answered ${response.status} (a local stack serves the events)`);
-      events = ((await response.json()) as { events: BusEvent[] }).events;
+      response = await options.fetch(url, { signal: AbortSignal.timeout(options.timeoutMs) });
     } catch (error) {
       if (options.signal?.aborted) break;
-      throw error;
+      // Not reached: said as the other commands say it (main.ts answers a TransportError with exit 1).
+      const reason =
+        error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : 'failed';
+      throw new TransportError(`GET ${new URL(url).origin}/console/events.json failed: ${reason}`, url, {
+        cause: error,
+      });
     }
+    if (response.status !== 200) {
+      throw new TransportError(
+        `GET ${new URL(url).origin}/console/events.json answered ${response.status} (a local stack serves the events)`,
+        url,
+      );
+    }
+    events = ((await response.json()) as { events: BusEvent[] }).events;
     if (options.json) {
       for (const e of events) options.stdout(`${JSON.stringify(e.detail)}\n`);
     } else if (events.length > 0 || first) {

@@ -538,6 +538,16 @@ describe('commands', () => {
     expect(down.stderr).toMatch(/^error: GET http:\/\/127\.0\.0\.1:9\/v1\/health failed/);
   });
 
+  it('events: an unreachable stack is exit 1 with the reason, as for the other commands', async () => {
+    const down = await cli(['events', '--endpoint', 'http://127.0.0.1:9', '--timeout', '2000']);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/^error: GET http:\/\/127\.0\.0\.1:9\/console\/events\.json failed: /);
+    replies = [{ status: 404, body: { status: 404 } }];
+    const elsewhere = await cli(['events']);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toMatch(/answered 404 \(a local stack serves the events\)/);
+  });
+
   it('--actor names the actor on the local stack and is refused where SigV4 signs (exit 2, nothing sent)', async () => {
     replies = [{ status: 200, body: { noticeId: NOTICE_ID, channels: [] } }];
     const local = await cli(['cancel', NOTICE_ID, '--reason', 'x', '--actor', 'ops-7']);
