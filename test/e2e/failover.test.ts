@@ -6,22 +6,14 @@
  * synthesized grants. The SMS ends at EUM after one refused attempt; the timeline names both.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
+import { refusingOrigin } from '../helpers/raw-socket.ts';
 import { getTimeline, noticeBody, postNotice, testRecipient, waitFor } from './support.ts';
 
 afterAll(async () => {
   await stopAllStacks();
 });
-
-async function refusingOrigin(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
 
 describe('npm start with SMS_PROVIDER=twilio SMS_FALLBACK_PROVIDER=eum', () => {
   it('Twilio refusing connections: the SMS is accepted by EUM after one refused attempt; the timeline names both', {

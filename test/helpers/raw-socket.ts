@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 /**
  * Writes `chunks` to a raw TCP connection (pausing where asked) and resolves with everything
@@ -36,4 +36,13 @@ export function rawExchange(
       );
     }, giveUpMs).unref();
   });
+}
+
+/** A loopback origin that refuses connections: a port bound once to learn a free one, then closed. */
+export async function refusingOrigin(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
 }

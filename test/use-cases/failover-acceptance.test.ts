@@ -4,7 +4,6 @@
  * User Messaging SMS (its simulator) as `SMS_FALLBACK_PROVIDER`, on the in-memory ledger with the
  * real clock. Twilio "unreachable" is a loopback port nothing listens on: a real refused connection.
  */
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readConfig } from '../../lambdas/edge/config.ts';
 import type { LookupFacet, TransportFacet } from '../../lambdas/ports/provider.port.ts';
@@ -17,6 +16,7 @@ import { loadFacet } from '../../lambdas/wiring/providers.ts';
 import { type EumSimulator, startEumSimulator } from '../../local/eum-simulator/server.ts';
 import { type SmsSimulator, startSmsSimulator } from '../../local/sms-simulator/server.ts';
 import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld } from '../helpers/fakes.ts';
+import { refusingOrigin } from '../helpers/raw-socket.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -31,15 +31,6 @@ function registered(id: string) {
   const provider = PROVIDERS.find((p) => p.descriptor.id === id);
   if (!provider) throw new Error(`${id} is not registered`);
   return provider;
-}
-
-/** A loopback port that refuses connections: bound once to learn a free one, then closed. */
-async function refusingOrigin(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
 }
 
 function must<T>(value: T | undefined, what: string): T {
