@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 it('a critical notice overtakes a bulk burst; deadlines the backlog cannot meet are warned at once; one message each', {
-  timeout: 90_000,
+  timeout: 150_000,
 }, async () => {
   // Prepare
   const providers = await startProviders();
@@ -91,7 +91,9 @@ it('a critical notice overtakes a bulk burst; deadlines the backlog cannot meet 
     stack.apiUrl,
     [...bulk, ...late].map((n) => n.noticeId),
     allResolved,
-    { timeoutMs: 40_000, intervalMs: 1000, what: 'every notice to resolve' },
+    // Bounded by the drain plus one reconciler pass (RECONCILE_INTERVAL_MS, 60 s): on a loaded
+    // machine a late row's message has come back after its deadline past the 40 s this once had.
+    { timeoutMs: 80_000, intervalMs: 1000, what: 'every notice to resolve' },
   );
   const side = await providerSide(providers);
   for (const notice of [...bulk, critical]) expect(textsFor(side, notice.phone)).toHaveLength(1);
