@@ -1,6 +1,7 @@
 import { LedgerTable } from '../contract/ledger-table.ts';
 import type { Channel } from '../domain/channel.ts';
 import type { FailedRef, RecentFailures } from '../ports/recent-failures.port.ts';
+import { compareRowIds } from './list-unresolved.ts';
 
 /**
  * `GET /v1/notices?state=failed`: the channels that failed in the last day, newest first, from
@@ -35,11 +36,7 @@ export interface FailedPage {
 
 /** Negative when `a` is listed first: newest first, then by id. */
 export function compareFailed(a: FailedPosition, b: FailedPosition): number {
-  return (
-    b.failedAt - a.failedAt ||
-    (a.noticeId < b.noticeId ? -1 : a.noticeId > b.noticeId ? 1 : 0) ||
-    (a.channel < b.channel ? -1 : a.channel > b.channel ? 1 : 0)
-  );
+  return b.failedAt - a.failedAt || compareRowIds(a, b);
 }
 
 export async function listRecentFailures(

@@ -36,13 +36,20 @@ export interface UnresolvedPage {
   readonly next?: ListPosition | undefined;
 }
 
-/** Negative when `a` sorts first. */
-export function comparePositions(a: ListPosition, b: ListPosition): number {
+/** The tie-break of every operator list's order: by notice id, then channel. */
+export function compareRowIds(
+  a: { readonly noticeId: string; readonly channel: Channel },
+  b: { readonly noticeId: string; readonly channel: Channel },
+): number {
   return (
-    a.createdAt - b.createdAt ||
     (a.noticeId < b.noticeId ? -1 : a.noticeId > b.noticeId ? 1 : 0) ||
     (a.channel < b.channel ? -1 : a.channel > b.channel ? 1 : 0)
   );
+}
+
+/** Negative when `a` sorts first. */
+export function comparePositions(a: ListPosition, b: ListPosition): number {
+  return a.createdAt - b.createdAt || compareRowIds(a, b);
 }
 
 function matches(ref: OpenIntentRef, query: UnresolvedQuery): boolean {
