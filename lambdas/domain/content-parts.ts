@@ -16,7 +16,8 @@ export interface DifferingPart {
   readonly certainty: 'differs' | 'may_differ';
 }
 
-type Comparable = Pick<
+/** What a conflict compares: the content fields a row (or a key record) and a request share. */
+export type Comparable = Pick<
   Intent,
   | 'channel'
   | 'templateId'

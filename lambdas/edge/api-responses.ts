@@ -130,8 +130,15 @@ export const LastReasonSchema = z
   })
   .meta({ description: "the channel's last record: why it is where it is" });
 
+/** Where a channel's story was read (lambdas/use-cases/read-notice.ts). */
+const StorySourceSchema = z.enum(['ledger', 'archive']);
+
 export const TimelineChannelSchema = z.object({
   channel: ChannelSchema,
+  source: StorySourceSchema.meta({
+    description:
+      'where this channel was read: ledger, the table (where a channel stays HOT_RETENTION after it resolved); archive, the write-once archive once its row left the table: final, its next step is none',
+  }),
   state: StateSchema,
   destination: z.object({ fingerprint: z.string(), masked: z.string() }),
   provider: nullable(z.string()),
@@ -163,6 +170,10 @@ export const TimelineChannelSchema = z.object({
 
 export const TimelineSchema = z.object({
   noticeId: z.string(),
+  source: z.enum([...StorySourceSchema.options, 'mixed']).meta({
+    description:
+      "where the notice was read: ledger, every channel from the table; archive, every channel from the archive (the notice is past the hot window); mixed, some of each (each channel's source says which)",
+  }),
   eventId: z.string(),
   eventType: z.string(),
   recipientId: z.string(),

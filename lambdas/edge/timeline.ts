@@ -9,6 +9,7 @@ import {
 } from '../domain/next-step.ts';
 import { type Priority, priorityOf } from '../domain/priority.ts';
 import type { IntentState } from '../domain/state-machine.ts';
+import type { ReadChannel, StorySource } from '../use-cases/read-notice.ts';
 
 /**
  * The operator timeline of `GET /v1/notices/{noticeId}` (docs/architecture.md §6, field names fixed).
@@ -57,13 +58,24 @@ export interface RowViewContext {
   readonly policy?: NextStepPolicy | undefined;
 }
 
-export function nextStepView(row: Intent, context: RowViewContext): NextStepView {
-  const step = nextStepOf(row, context.now, context.policy);
+/**
+ * A channel read from the archive left the table resolved, HOT_RETENTION after it resolved: it
+ * is final, and nothing more happens to it (not even an escalation a person might still owe:
+ * that was the table's, long before).
+ */
+const ARCHIVED_STEP: NextStep = { kind: 'none' };
+
+export function nextStepView(
+  row: Intent,
+  context: RowViewContext,
+  source: StorySource = 'ledger',
+): NextStepView {
+  const step = source === 'archive' ? ARCHIVED_STEP : nextStepOf(row, context.now, context.policy);
   const at = nextStepAt(step);
   return {
     kind: step.kind,
     at: at === undefined ? null : iso(at),
-    summary: describeNextStep(step, row.state),
+    summary: `${describeNextStep(step, row.state)}${source === 'archive' ? ' (archived: past the hot window, final)' : ''}`,
   };
 }
 
@@ -74,6 +86,11 @@ export function lastReasonView(row: Intent): LastReasonView | null {
 
 export interface TimelineChannel {
   readonly channel: Channel;
+  /**
+   * Where this channel's story was read: `ledger`, the table (HOT_RETENTION after it resolved);
+   * `archive`, the write-once archive once its row left the table (final: nothing happens next).
+   */
+  readonly source: StorySource;
   readonly state: IntentState;
   readonly destination: { readonly fingerprint: string; readonly masked: string };
   readonly provider: string | null;
@@ -101,6 +118,8 @@ export interface TimelineChannel {
 
 export interface Timeline {
   readonly noticeId: string;
+  /** `ledger`: every channel from the table; `archive`: every channel from the archive; `mixed`: some of each. */
+  readonly source: StorySource | 'mixed';
   readonly eventId: string;
   readonly eventType: string;
   readonly recipientId: string;
@@ -127,9 +146,11 @@ function toTransition(record: TransitionRecord): TimelineTransition {
 export function toTimelineChannel(
   row: Intent,
   context: RowViewContext = { now: Date.now() },
+  source: StorySource = 'ledger',
 ): TimelineChannel {
   return {
     channel: row.channel,
+    source,
     state: row.state,
     destination: { fingerprint: row.destination.fingerprint, masked: row.destination.masked },
     provider: row.provider ?? null,
@@ -139,7 +160,7 @@ export function toTimelineChannel(
     nextAttemptAt: row.nextAttemptAt !== undefined ? iso(row.nextAttemptAt) : null,
     escalatedAt: row.escalatedAt !== undefined ? iso(row.escalatedAt) : null,
     submittedBy: row.submitter ?? null,
-    next: nextStepView(row, context),
+    next: nextStepView(row, context, source),
     transitions: [...row.transitions].sort((a, b) => a.seq - b.seq).map(toTransition),
     ...(row.channel === 'sms'
       ? {
@@ -156,21 +177,26 @@ export function toTimelineChannel(
  * times. Channels recorded by a later request (a replay that added a channel) can have their
  * own createdAt and deadline: the timeline shows the earliest creation and the latest deadline,
  * i.e. the span in which the notice was owed, and the revision the notice was first recorded with.
+ * The same for a channel read from the table and one read from the archive (its row as the table
+ * held it when it resolved): one builder, one shape, each channel saying where it was read.
  */
 export function toTimeline(
-  rows: readonly [Intent, ...Intent[]],
+  read: readonly [ReadChannel, ...ReadChannel[]],
   context: RowViewContext = { now: Date.now() },
 ): Timeline {
-  const channels = [...rows].sort((a, b) => a.channel.localeCompare(b.channel));
+  const rows = read.map(({ row }) => row);
+  const channels = [...read].sort((a, b) => a.row.channel.localeCompare(b.row.channel));
   const first = rows.reduce((earliest, row) => (row.createdAt < earliest.createdAt ? row : earliest));
+  const sources = new Set(read.map(({ source }) => source));
   return {
     noticeId: first.noticeId,
+    source: sources.size > 1 ? 'mixed' : read[0].source,
     eventId: first.eventId,
     eventType: first.eventType,
     recipientId: first.recipientId,
     template: { id: first.templateId, version: first.templateVersion },
     createdAt: iso(Math.min(...rows.map((row) => row.createdAt))),
     deadline: iso(Math.max(...rows.map((row) => row.deadline))),
-    channels: channels.map((row) => toTimelineChannel(row, context)),
+    channels: channels.map(({ row, source }) => toTimelineChannel(row, context, source)),
   };
 }

@@ -10,6 +10,7 @@ import type { EscalationPublisher } from '../ports/escalation.port.ts';
 import type { IntentReservations, IntentTransitions, NoticeReader } from '../ports/intent-ledger.port.ts';
 import type { IntentQueue, RetryScheduler } from '../ports/intent-queue.port.ts';
 import type { LedgerStore } from '../ports/ledger-store.port.ts';
+import type { ArchivedRowReader, KeyRecordReader } from '../ports/notice-archive.port.ts';
 import type { EscalationMarkers, OpenIndex } from '../ports/open-index.port.ts';
 import type { RecentFailures } from '../ports/recent-failures.port.ts';
 import type { SendGate } from '../ports/send-gate.port.ts';
@@ -24,6 +25,13 @@ import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
  */
 export interface Dependencies {
   readonly store: LedgerStore;
+  /**
+   * The key records of resolved rows (`K#<noticeId>`, kept for the archive's retention): intake
+   * answers a replay from them once the row left the table (docs/archive.md).
+   */
+  readonly keyRecords: KeyRecordReader;
+  /** The archive's resolved rows: the timeline of a notice past the hot window. */
+  readonly archivedRows: ArchivedRowReader;
   readonly queue: IntentQueue;
   readonly scheduler: RetryScheduler;
   readonly escalations: EscalationPublisher;
@@ -117,6 +125,7 @@ export type ReconcilerLedger = WorkerLedger &
 
 /** Intake (the http function). */
 export type IntakeDependencies = WithLedger<
+  | 'keyRecords'
   | 'queue'
   | 'sealer'
   | 'catalog'
@@ -136,9 +145,12 @@ export type IntakeDependencies = WithLedger<
 export type SuppressionDependencies = WithLedger<'fingerprintKey' | 'clock', Suppressions> &
   Partial<Pick<Dependencies, 'queue' | 'sealer'>>;
 
-/** Operators' acts on rows (resolution, cancel) and the list (the http function too). */
+/**
+ * Operators' acts on rows (resolution, cancel), the timeline (the table first, then the key
+ * records and the archive's rows of channels that left it) and the list (the http function too).
+ */
 export type OperatorDependencies = WithLedger<
-  'queue' | 'clock' | 'timing' | 'retryPolicy' | 'random',
+  'keyRecords' | 'archivedRows' | 'queue' | 'clock' | 'timing' | 'retryPolicy' | 'random',
   OperatorLedger
 >;
 

@@ -1,4 +1,4 @@
-import { type Caller, canSee } from '../domain/caller.ts';
+import type { Caller } from '../domain/caller.ts';
 import type { Channel } from '../domain/channel.ts';
 import type { Intent } from '../domain/intent.ts';
 import {
@@ -11,6 +11,7 @@ import {
 import type { IntentState } from '../domain/state-machine.ts';
 import { laneRef } from '../ports/intent-queue.port.ts';
 import type { OperatorDependencies } from './dependencies.ts';
+import { readNotice } from './read-notice.ts';
 
 /**
  * What people do to rows through the API (docs/operators.md): settle an `unknown` channel on an
@@ -34,6 +35,8 @@ export type ResolutionResult =
   | { readonly kind: 'not_found' }
   /** Only `unknown` channels are resolved by people: unchanged. */
   | { readonly kind: 'not_unknown'; readonly state: IntentState }
+  /** The channel resolved and its row left the table (past the hot window): final, unchanged. */
+  | { readonly kind: 'archived'; readonly state: IntentState }
   | { readonly kind: 'contended' };
 
 /**
@@ -48,6 +51,10 @@ export async function resolveChannel(
   deps: OperatorDependencies,
 ): Promise<ResolutionResult> {
   let row = await deps.store.get(noticeId, channel);
+  if (!row) {
+    const record = (await deps.keyRecords.keyRecordsOf(noticeId)).find((r) => r.channel === channel);
+    return record ? { kind: 'archived', state: record.state } : { kind: 'not_found' };
+  }
   for (let race = 0; race < MAX_RACES; race++) {
     if (!row) return { kind: 'not_found' };
     const decision = planResolution(
@@ -78,12 +85,17 @@ export interface CancelledChannel {
   readonly state: IntentState;
   /** The channel is called off (now, or by an earlier cancel). */
   readonly cancelled: boolean;
-  /** What was decided; `contended` when the row kept moving under several tries (nothing written). */
-  readonly decision: CancelDecision['kind'] | 'contended';
+  /**
+   * What was decided; `contended` when the row kept moving under several tries (nothing written);
+   * `archived` for a channel whose row left the table, resolved (past the hot window): final.
+   */
+  readonly decision: CancelDecision['kind'] | 'contended' | 'archived';
 }
 
 export type CancelResult =
   | { readonly kind: 'cancelled'; readonly channels: readonly CancelledChannel[] }
+  /** Every channel the caller may see left the table resolved: nothing could be cancelled. */
+  | { readonly kind: 'archived'; readonly channels: readonly CancelledChannel[] }
   | { readonly kind: 'not_found' };
 
 /**
@@ -93,7 +105,10 @@ export type CancelResult =
  * worker's claim and a cancel race on the row's version: whichever writes first wins, the other
  * sees the row moved (the worker leaves it; the cancel re-plans and answers `cancelled: false`).
  * A caller cancels the channels it may see (a submitter: those its principal submitted); a notice
- * with none of them is `not_found`, as one that does not exist.
+ * with none of them is `not_found`, as one that does not exist. Its channels are found as the
+ * timeline finds them (./read-notice.ts): a channel read from the archive left the table resolved
+ * and is final (`archived`: cancelled only if an earlier cancel ended it); a notice whose every
+ * channel is archived is `archived` as a whole.
  */
 export async function cancelNotice(
   noticeId: string,
@@ -101,38 +116,55 @@ export async function cancelNotice(
   caller: Caller,
   deps: OperatorDependencies,
 ): Promise<CancelResult> {
-  const rows = (await deps.store.getNotice(noticeId)).filter((row) => canSee(caller, row));
-  if (rows.length === 0) return { kind: 'not_found' };
+  const read = await readNotice(noticeId, caller, deps);
+  if (!read) return { kind: 'not_found' };
   const channels: CancelledChannel[] = [];
-  for (const first of rows) {
-    let row: Intent | undefined = first;
-    let answer: CancelledChannel | undefined;
-    for (let race = 0; row && !answer && race < MAX_RACES; race++) {
-      const decision = planCancel(row, { ...request, now: deps.clock.now() }, deps.timing);
-      if (decision.kind !== 'cancel') {
-        answer = {
-          channel: row.channel,
-          state: row.state,
-          cancelled: isCancelled(decision),
-          decision: decision.kind,
-        };
-        break;
-      }
-      const result = await deps.store.apply(decision.plan);
-      if (result.kind === 'applied') {
-        answer = { channel: row.channel, state: result.intent.state, cancelled: true, decision: 'cancel' };
-      } else {
-        row = result.current ?? (await deps.store.get(first.noticeId, first.channel));
-      }
+  for (const channel of read) {
+    if (channel.source === 'archive') {
+      const { row } = channel;
+      const cancelled = isCancelled(planCancel(row, { ...request, now: deps.clock.now() }, deps.timing));
+      channels.push({ channel: row.channel, state: row.state, cancelled, decision: 'archived' });
+    } else {
+      channels.push(await cancelChannel(channel.row, request, deps));
     }
-    // Still moving after several tries (or gone): report what is there now, not cancelled.
-    answer ??= {
+  }
+  const archived = channels.every((c) => c.decision === 'archived');
+  return { kind: archived ? 'archived' : 'cancelled', channels };
+}
+
+/** One channel in the table: planned, written conditionally, re-planned when the row moved. */
+async function cancelChannel(
+  first: Intent,
+  request: { readonly reason: string; readonly actor: string },
+  deps: OperatorDependencies,
+): Promise<CancelledChannel> {
+  let row: Intent | undefined = first;
+  let answer: CancelledChannel | undefined;
+  for (let race = 0; row && !answer && race < MAX_RACES; race++) {
+    const decision = planCancel(row, { ...request, now: deps.clock.now() }, deps.timing);
+    if (decision.kind !== 'cancel') {
+      answer = {
+        channel: row.channel,
+        state: row.state,
+        cancelled: isCancelled(decision),
+        decision: decision.kind,
+      };
+      break;
+    }
+    const result = await deps.store.apply(decision.plan);
+    if (result.kind === 'applied') {
+      answer = { channel: row.channel, state: result.intent.state, cancelled: true, decision: 'cancel' };
+    } else {
+      row = result.current ?? (await deps.store.get(first.noticeId, first.channel));
+    }
+  }
+  // Still moving after several tries (or gone): report what is there now, not cancelled.
+  return (
+    answer ?? {
       channel: first.channel,
       state: (await deps.store.get(first.noticeId, first.channel))?.state ?? first.state,
       cancelled: false,
       decision: 'contended',
-    };
-    channels.push(answer);
-  }
-  return { kind: 'cancelled', channels };
+    }
+  );
 }

@@ -1,12 +1,12 @@
 import { type Caller, canSee } from '../domain/caller.ts';
 import type { Channel } from '../domain/channel.ts';
-import { type DifferingPart, differingParts } from '../domain/content-parts.ts';
+import { type Comparable, type DifferingPart, differingParts } from '../domain/content-parts.ts';
 import { type ResolvedDestination, resolveDestination } from '../domain/destination.ts';
 import { InvalidDestinationError } from '../domain/errors.ts';
-import { withFallback } from '../domain/fallback.ts';
+import { type FallbackSpec, withFallback } from '../domain/fallback.ts';
 import { containsContactData, deriveNoticeId, variableDigests } from '../domain/identity.ts';
-import { createIntent, type Intent, type SmsShape } from '../domain/intent.ts';
-import { DEFAULT_PRIORITY } from '../domain/priority.ts';
+import { createIntent, type Intent, isSameContent, type SmsShape } from '../domain/intent.ts';
+import { DEFAULT_PRIORITY, type Priority } from '../domain/priority.ts';
 import { applySendWindow } from '../domain/send-window.ts';
 import { smsShape } from '../domain/sms-shape.ts';
 import type { IntentState } from '../domain/state-machine.ts';
@@ -14,6 +14,7 @@ import type { TemplateDefinition } from '../domain/template.ts';
 import { renderEmail, renderSms } from '../domain/template-render.ts';
 import { checkVariables } from '../domain/template-variables.ts';
 import { laneRef } from '../ports/intent-queue.port.ts';
+import type { KeyRecord } from '../ports/notice-archive.port.ts';
 import {
   type DeadlineRiskDependencies,
   estimateAtIntake,
@@ -78,7 +79,6 @@ export const MAX_DEADLINE_MS = 30 * 86_400_000;
 
 function validate(
   request: NoticeRequest,
-  now: number,
   template: TemplateDefinition | undefined,
   configuredChannels: readonly Channel[],
 ): Violation[] {
@@ -125,20 +125,22 @@ function validate(
       });
     }
   }
-  if (request.deadline !== undefined && request.deadline <= now) {
-    violations.push({
-      path: 'deadline',
-      code: 'deadline_not_in_future',
-      message: 'deadline must lie in the future',
-    });
-  } else if (request.deadline !== undefined && request.deadline > now + MAX_DEADLINE_MS) {
-    violations.push({
-      path: 'deadline',
-      code: 'deadline_too_far',
-      message: 'deadline must lie within 30 days',
-    });
-  }
   return violations;
+}
+
+/**
+ * The deadline's rules. They concern the channels this request would record: a request whose
+ * every channel is recorded already (a replay of a notice past the hot window, answered from its
+ * key records) is answered whatever its deadline says.
+ */
+function deadlineViolations(request: NoticeRequest, now: number): Violation[] {
+  if (request.deadline !== undefined && request.deadline <= now) {
+    return [{ path: 'deadline', code: 'deadline_not_in_future', message: 'deadline must lie in the future' }];
+  }
+  if (request.deadline !== undefined && request.deadline > now + MAX_DEADLINE_MS) {
+    return [{ path: 'deadline', code: 'deadline_too_far', message: 'deadline must lie within 30 days' }];
+  }
+  return [];
 }
 
 function resolveAll(request: NoticeRequest, deps: Pick<IntakeDependencies, 'fingerprintKey'>) {
@@ -163,26 +165,85 @@ function resolveAll(request: NoticeRequest, deps: Pick<IntakeDependencies, 'fing
 }
 
 /**
+ * The requested content of one channel, as a conflict compares it (domain/content-parts.ts): the
+ * same fields whether it is recorded now or compared with a row, or a key record, recorded before.
+ */
+function requestedContent(
+  request: NoticeRequest,
+  template: TemplateDefinition,
+  { channel, destination }: { channel: Channel; destination: ResolvedDestination },
+  priority: Priority,
+  deps: Pick<IntakeDependencies, 'fingerprintKey'>,
+  fallback: FallbackSpec | undefined,
+): Comparable {
+  return {
+    channel,
+    templateId: template.id,
+    templateVersion: template.version,
+    contentDigest: channelDigest(
+      deps,
+      template,
+      request.variables,
+      destination.fingerprint,
+      priority,
+      fallback,
+    ),
+    variableDigests: variableDigests(deps.fingerprintKey, request.variables),
+    destination: { fingerprint: destination.fingerprint, masked: destination.masked },
+    priority,
+    fallback,
+  };
+}
+
+/**
+ * A channel whose row resolved, answered from its key record (kept for the archive's retention,
+ * lambdas/ports/notice-archive.port.ts) as a row would answer: the same content is a replay, other
+ * content a conflict naming what differs. Never reserved again, whether or not its row is still
+ * in the table: a notice past the hot window is never sent twice.
+ */
+function answerFromKeyRecord(record: KeyRecord, requested: Comparable): ChannelResult {
+  if (isSameContent(record, requested))
+    return { channel: record.channel, state: record.state, outcome: 'duplicate' };
+  return {
+    channel: record.channel,
+    state: record.state,
+    outcome: 'conflict',
+    differs: differingParts(record, requested),
+  };
+}
+
+/**
  * Intake. Primary course:
  *  1. check the request against the channels this deployment sends, the template catalog, the
  *     clock and the destinations (422 material) before anything is sealed or written;
- *  2. per channel: render once (proves it renders, measures SMS segments), seal destination +
- *     variables, build the `reserved` intent;
- *  3. reserve the channels in one atomic write (created / duplicate / conflict per channel), so
+ *  2. read the notice's key records (one eventually consistent Query): a requested channel with
+ *     one resolved already, and its row may have left the table (HOT_RETENTION): it is answered
+ *     from the key record (duplicate or conflict) and not reserved;
+ *  3. per channel still to record: render once (proves it renders, measures SMS segments), seal
+ *     destination + variables, build the `reserved` intent;
+ *  4. reserve those channels in one atomic write (created / duplicate / conflict per channel), so
  *     that of concurrent identical requests exactly one is told 202;
- *  4. enqueue a reference for each newly created channel; answer 409 if any channel conflicts.
+ *  5. enqueue a reference for each newly created channel; answer 409 if any channel conflicts.
  * A channel this request added is recorded and sent even when another channel conflicts (the
  * 409 lists per channel what happened): taking it back would race a concurrent replay that was
- * already told the row exists.
- * A crash between 3 and 4 loses nothing: the reconciler re-enqueues reserved rows that no
+ * already told the row exists. The same holds across the hot window: a request that adds a
+ * channel to a notice whose other channel left the table records the new channel and answers the
+ * old one from its key record.
+ * A crash between 4 and 5 loses nothing: the reconciler re-enqueues reserved rows that no
  * worker claimed within SEND_LEASE_MS.
+ *
+ * A key record exists from a row's resolution on (the archiver writes it within minutes; the row
+ * stays HOT_RETENTION, at least a day, in the table), so no moment exists where a resolved
+ * channel is in neither and could be reserved again. The deadline's rules (and a fallback's)
+ * concern the channels this request records: a replay whose every channel is answered from key
+ * records is answered whatever its deadline says (which has usually passed by then).
  *
  * `caller` (docs/api.md "Callers"): every row this request reserves records its principal as the
  * submitter; a submitter's request that meets a channel of the notice it may not see (another
- * principal's, or one recorded before submitters were) writes nothing and answers `taken`, so a
- * replay of someone else's event neither reveals nor alters their notice. Operators replay any
- * notice. Without a caller (benchmarks, use-case tests) no submitter is recorded and no row is
- * refused: the HTTP routes always pass one.
+ * principal's, or one recorded before submitters were), in the table or in a key record, writes
+ * nothing and answers `taken`, so a replay of someone else's event neither reveals nor alters
+ * their notice. Operators replay any notice. Without a caller (benchmarks, use-case tests) no
+ * submitter is recorded and no row is refused: the HTTP routes always pass one.
  */
 export async function submitNotice(
   request: NoticeRequest,
@@ -191,28 +252,63 @@ export async function submitNotice(
 ): Promise<SubmitResult> {
   const now = deps.clock.now();
   const template = deps.catalog.lookup(request.template.id, request.template.version);
-  const violations = validate(request, now, template, deps.configuredChannels);
-  if (violations.length > 0 || !template) return { kind: 'invalid', violations };
+  const violations = validate(request, template, deps.configuredChannels);
+  if (!template) return { kind: 'invalid', violations };
+  const late = deadlineViolations(request, now);
+  if (violations.length > 0) return { kind: 'invalid', violations: [...violations, ...late] };
   const { resolved, violations: destinationViolations } = resolveAll(request, deps);
-  if (destinationViolations.length > 0) return { kind: 'invalid', violations: destinationViolations };
+  if (destinationViolations.length > 0) {
+    return { kind: 'invalid', violations: [...destinationViolations, ...late] };
+  }
 
   const noticeId = deriveNoticeId(request.eventType, request.eventId, request.recipient.id);
+  const keyRecords = new Map(
+    (await deps.keyRecords.keyRecordsOf(noticeId)).map((record) => [record.channel, record]),
+  );
+  const visible = caller ? (existing: Pick<Intent, 'submitter'>) => canSee(caller, existing) : undefined;
+  const unseen = request.channels.some((channel) => {
+    const record = keyRecords.get(channel);
+    return record !== undefined && visible?.(record) === false;
+  });
+  if (unseen) return { kind: 'taken', noticeId };
+  const toRecord = resolved.filter(({ channel }) => !keyRecords.has(channel));
+  if (toRecord.length > 0 && late.length > 0) return { kind: 'invalid', violations: late };
+
   const deadline = request.deadline ?? now + deps.defaultDeadlineMs;
   const priority = request.priority ?? template.priority ?? DEFAULT_PRIORITY;
-  // Channel fallback (docs/architecture.md §12): checked, then sealed like any channel.
+  // Channel fallback (docs/architecture.md §12): checked, then sealed like any channel. Its
+  // rules bind when its first channel is recorded now; an archived one keeps the fallback it had.
   const fallback = effectiveFallback(request, template, deps.configuredChannels);
-  const fallbackProblems = fallback
-    ? fallbackViolations(fallback, template, deps.configuredChannels, now, deadline)
-    : [];
+  const fallbackProblems =
+    fallback && !keyRecords.has(fallback.from)
+      ? fallbackViolations(fallback, template, deps.configuredChannels, now, deadline)
+      : [];
   if (fallbackProblems.length > 0) return { kind: 'invalid', violations: fallbackProblems };
   const sealedFallback = fallback
     ? await sealFallback(fallback, request, template, { noticeId, priority }, deps)
     : undefined;
   if (sealedFallback?.kind === 'invalid') return { kind: 'invalid', violations: [sealedFallback.violation] };
+  const carriedBy = (channel: Channel) =>
+    channel === fallback?.from && sealedFallback?.kind === 'sealed' ? sealedFallback : undefined;
+
+  const answered = new Map<Channel, ChannelResult>();
+  for (const target of resolved) {
+    const record = keyRecords.get(target.channel);
+    if (!record) continue;
+    const requested = requestedContent(
+      request,
+      template,
+      target,
+      priority,
+      deps,
+      carriedBy(target.channel)?.spec,
+    );
+    answered.set(target.channel, answerFromKeyRecord(record, requested));
+  }
   const prepared: PreparedChannel[] = [];
-  for (const { channel, destination } of resolved) {
-    const carried =
-      channel === fallback?.from && sealedFallback?.kind === 'sealed' ? sealedFallback : undefined;
+  for (const target of toRecord) {
+    const { channel, destination } = target;
+    const carried = carriedBy(channel);
     let sms: SmsShape | undefined;
     if (channel === 'sms') sms = smsShape(renderSms(template, request.variables).text);
     else renderEmail(template, request.variables);
@@ -220,6 +316,7 @@ export async function submitNotice(
       { destination: destination.normalized, variables: request.variables },
       { noticeId, channel },
     );
+    const content = requestedContent(request, template, target, priority, deps, carried?.spec);
     const reserved = createIntent(
       {
         noticeId,
@@ -227,18 +324,11 @@ export async function submitNotice(
         eventId: request.eventId,
         eventType: request.eventType,
         recipientId: request.recipient.id,
-        templateId: template.id,
-        templateVersion: template.version,
-        contentDigest: channelDigest(
-          deps,
-          template,
-          request.variables,
-          destination.fingerprint,
-          priority,
-          carried?.spec,
-        ),
-        variableDigests: variableDigests(deps.fingerprintKey, request.variables),
-        destination: { fingerprint: destination.fingerprint, masked: destination.masked },
+        templateId: content.templateId,
+        templateVersion: content.templateVersion,
+        contentDigest: content.contentDigest,
+        variableDigests: content.variableDigests,
+        destination: content.destination,
         createdAt: now,
         deadline,
         sms,
@@ -258,39 +348,44 @@ export async function submitNotice(
     prepared.push({ channel, intent: estimate.intent, estimate });
   }
 
-  const visible = caller ? (existing: Intent) => canSee(caller, existing) : undefined;
-  const reservations = await deps.store.reserveNotice(
-    prepared.map(({ intent }) => intent),
-    visible,
-  );
+  const reservations =
+    prepared.length > 0
+      ? await deps.store.reserveNotice(
+          prepared.map(({ intent }) => intent),
+          visible,
+        )
+      : [];
   const refusedUnseen = reservations.some(
     (r) => (r.kind === 'duplicate' || r.kind === 'conflict') && visible?.(r.existing) === false,
   );
   if (refusedUnseen || reservations.some((r) => r.kind === 'skipped')) return { kind: 'taken', noticeId };
-  const channels: ChannelResult[] = reservations.map((result, i) => {
-    const channel = (prepared[i] as PreparedChannel).channel;
+  reservations.forEach((result, i) => {
+    const { channel, intent: requested, estimate } = prepared[i] as PreparedChannel;
     if (result.kind === 'created') {
-      const { estimatedSendAt, atRisk } = (prepared[i] as PreparedChannel).estimate;
+      const { estimatedSendAt, atRisk } = estimate;
       const held = result.intent.notBefore !== undefined;
       if (!held) deps.backlog?.enqueued(channel, priority, 1);
-      return {
+      answered.set(channel, {
         channel,
         state: result.intent.state,
         outcome: 'created',
         ...(estimatedSendAt !== undefined ? { estimatedSendAt, deadlineAtRisk: atRisk } : {}),
         ...(held ? { heldForSendWindow: true } : {}),
-      };
+      });
+    } else if (result.kind === 'duplicate') {
+      answered.set(channel, { channel, state: result.existing.state, outcome: 'duplicate' });
+    } else if (result.kind === 'conflict') {
+      answered.set(channel, {
+        channel,
+        state: result.existing.state,
+        outcome: 'conflict',
+        differs: differingParts(result.existing, requested),
+      });
+    } else {
+      throw new Error('a skipped reservation is answered as taken above');
     }
-    if (result.kind === 'duplicate') return { channel, state: result.existing.state, outcome: 'duplicate' };
-    if (result.kind === 'skipped') throw new Error('a skipped reservation is answered as taken above');
-    const requested = (prepared[i] as PreparedChannel).intent;
-    return {
-      channel,
-      state: result.existing.state,
-      outcome: 'conflict',
-      differs: differingParts(result.existing, requested),
-    };
   });
+  const channels = request.channels.map((channel) => answered.get(channel) as ChannelResult);
 
   for (const reservation of reservations) {
     if (reservation.kind === 'created' && reservation.intent.escalationPending)

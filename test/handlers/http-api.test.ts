@@ -690,11 +690,13 @@ describe('GET /v1/notices/{noticeId}', () => {
         'eventType',
         'noticeId',
         'recipientId',
+        'source',
         'template',
       ].sort(),
     );
     expect(reply.json).toMatchObject({
       noticeId: created.noticeId,
+      source: 'ledger',
       eventId: 'evt_8f31',
       eventType: 'lab-result-ready',
       recipientId: 'pat_1042',
@@ -713,6 +715,7 @@ describe('GET /v1/notices/{noticeId}', () => {
       'priority',
       'provider',
       'providerReceiptId',
+      'source',
       'state',
       'submittedBy',
       'transitions',
@@ -721,6 +724,7 @@ describe('GET /v1/notices/{noticeId}', () => {
     expect(Object.keys(smsChannel).sort()).toEqual([...channelKeys, 'sms'].sort());
     expect(emailChannel).toEqual({
       channel: 'email',
+      source: 'ledger',
       state: 'reserved',
       destination: { fingerprint: email.fingerprint, masked: email.masked },
       provider: null,

@@ -3,6 +3,8 @@ import {
   StaticDataKeySource,
 } from '../../lambdas/adapters/crypto/aes-gcm-envelope-sealer.ts';
 import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
+import { MemoryNoticeArchive } from '../../lambdas/adapters/memory/memory-notice-archive.ts';
+import type { Intent } from '../../lambdas/domain/intent.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import type { LookupVerdict } from '../../lambdas/domain/reconcile.ts';
 import type { Escalation } from '../../lambdas/ports/escalation.port.ts';
@@ -67,6 +69,8 @@ export class ManualClock {
 export interface FakeWorld {
   readonly deps: Dependencies & ReconcilerDependencies;
   readonly store: MemoryLedgerStore;
+  /** What the archiver leaves behind: key records and archived rows (`passHotWindow`). */
+  readonly archive: MemoryNoticeArchive;
   readonly clock: ManualClock;
   readonly enqueued: { ref: IntentRef; delayMs?: number | undefined }[];
   readonly scheduled: { ref: IntentRef; attempt: number; at: number }[];
@@ -80,6 +84,7 @@ export interface FakeWorld {
 /** Use cases wired to in-memory fakes; the sealer and template catalog are the real ones. */
 export function fakeWorld(overrides: Partial<Dependencies & ReconcilerDependencies> = {}): FakeWorld {
   const store = new MemoryLedgerStore();
+  const archive = new MemoryNoticeArchive();
   const clock = new ManualClock();
   const enqueued: FakeWorld['enqueued'] = [];
   const scheduled: FakeWorld['scheduled'] = [];
@@ -97,6 +102,8 @@ export function fakeWorld(overrides: Partial<Dependencies & ReconcilerDependenci
   });
   const deps: Dependencies & ReconcilerDependencies = {
     store,
+    keyRecords: archive,
+    archivedRows: archive,
     queue: {
       enqueue: async (refs, options) => {
         for (const ref of refs) enqueued.push({ ref, delayMs: options?.delayMs });
@@ -128,7 +135,19 @@ export function fakeWorld(overrides: Partial<Dependencies & ReconcilerDependenci
     followUp: { graceMs: 15 * 60_000, deadlineMs: 72 * 3_600_000 },
     ...overrides,
   } as Dependencies & ReconcilerDependencies;
-  return { deps, store, clock, enqueued, scheduled, escalations, email, sms, lookupAnswers, lookupQueries };
+  return {
+    deps,
+    store,
+    archive,
+    clock,
+    enqueued,
+    scheduled,
+    escalations,
+    email,
+    sms,
+    lookupAnswers,
+    lookupQueries,
+  };
 }
 
 export const EXAMPLE_REQUEST = {
@@ -139,3 +158,24 @@ export const EXAMPLE_REQUEST = {
   template: { id: 'lab-result-ready', version: 'v3' },
   variables: { firstName: 'Ada' },
 };
+
+/**
+ * A notice past the hot window: each of its resolved rows archived as the archiver leaves it (the
+ * row in a `rows/` object, its key record) and then gone from the table, as TTL removes it.
+ * `channels`: only these (default: every row of the notice in the table). Returns the rows as
+ * they were.
+ */
+export async function passHotWindow(
+  world: Pick<FakeWorld, 'store' | 'archive'>,
+  noticeId: string,
+  channels?: readonly ('email' | 'sms')[],
+): Promise<Intent[]> {
+  const rows = (await world.store.getNotice(noticeId)).filter(
+    (row) => !channels || channels.includes(row.channel),
+  );
+  for (const row of rows) {
+    world.archive.archive(row);
+    world.store.expire(row.noticeId, row.channel);
+  }
+  return rows;
+}

@@ -4,6 +4,7 @@ import {
   StaticDataKeySource,
 } from '../../lambdas/adapters/crypto/aes-gcm-envelope-sealer.ts';
 import { MemoryLedgerStore } from '../../lambdas/adapters/memory/memory-ledger-store.ts';
+import { MemoryNoticeArchive } from '../../lambdas/adapters/memory/memory-notice-archive.ts';
 import { findRoute } from '../../lambdas/contract/routes.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import type { TemplateCatalog } from '../../lambdas/domain/template.ts';
@@ -74,6 +75,7 @@ export class FakeSmsTransport implements SmsTransport {
 export function harness(
   options: {
     store?: MemoryLedgerStore;
+    archive?: MemoryNoticeArchive;
     catalog?: TemplateCatalog;
     callers?: CallerDirectory;
     /** The channels this deployment sends (default both); `<CHANNEL>_PROVIDER=none` leaves one out. */
@@ -81,11 +83,14 @@ export function harness(
   } = {},
 ) {
   const store = options.store ?? new MemoryLedgerStore();
+  const archive = options.archive ?? new MemoryNoticeArchive();
   const enqueued: IntentRef[] = [];
   const clock = { now: T0 };
   const sms = new FakeSmsTransport();
   const deps: Dependencies = {
     store,
+    keyRecords: archive,
+    archivedRows: archive,
     queue: {
       enqueue: async (refs) => {
         enqueued.push(...refs);
@@ -128,7 +133,7 @@ export function harness(
     bodies.push(raw.body ?? '');
     return { status: raw.statusCode ?? 0, json: responseJson(raw), raw };
   }
-  return { store, enqueued, clock, sms, deps, runtime, call, bodies };
+  return { store, archive, enqueued, clock, sms, deps, runtime, call, bodies };
 }
 
 export type Harness = ReturnType<typeof harness>;

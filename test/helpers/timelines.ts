@@ -5,8 +5,15 @@ import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import { Reason } from '../../lambdas/domain/state-machine.ts';
 import { planTransition, planUnknownEscalation } from '../../lambdas/domain/transition.ts';
 import { type Timeline, toTimeline } from '../../lambdas/edge/timeline.ts';
+import type { ReadChannel } from '../../lambdas/use-cases/read-notice.ts';
 import { newIntent, T0, TEST_TIMING } from './factories.ts';
 import { TEST_ACTOR } from './ledger-properties.ts';
+
+/** Rows as the timeline reads them from the table. */
+export function fromLedger(rows: readonly [Intent, ...Intent[]]): [ReadChannel, ...ReadChannel[]] {
+  const [first, ...rest] = rows;
+  return [{ row: first, source: 'ledger' }, ...rest.map((row) => ({ row, source: 'ledger' as const }))];
+}
 
 const POLICY = { baseMs: 1000, capMs: 60_000, maxAttempts: 5 };
 
@@ -54,7 +61,7 @@ export function throttledAndResolvedTimeline(
     const at = T0 + 10_250 + options.escalatedAfterMs;
     sms = planUnknownEscalation(sms, { at, detail: 'outcome still unknown', dueAt: at + 60_000 }).next;
   }
-  if (options.unresolved) return toTimeline([email, sms]);
+  if (options.unresolved) return toTimeline(fromLedger([email, sms]));
   const resolved = planResolution(
     sms,
     {
@@ -67,5 +74,5 @@ export function throttledAndResolvedTimeline(
     { timing: TEST_TIMING, policy: POLICY, random: () => 0.5 },
   );
   if (resolved.kind !== 'transition') throw new Error('not resolved');
-  return toTimeline([email, resolved.plan.next]);
+  return toTimeline(fromLedger([email, resolved.plan.next]));
 }

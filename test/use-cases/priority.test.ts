@@ -9,6 +9,7 @@ import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { templateCatalog } from '../../templates/catalog.ts';
 import { EXAMPLE_REQUEST, fakeWorld } from '../helpers/fakes.ts';
+import { fromLedger } from '../helpers/timelines.ts';
 
 describe('priority at intake (docs/architecture.md §11)', () => {
   it('is stored on every channel, shown in the timeline, and the sender admits in its lane', async () => {
@@ -26,7 +27,7 @@ describe('priority at intake (docs/architecture.md §11)', () => {
     if (result.kind !== 'recorded') throw new Error(result.kind);
     const rows = await world.store.getNotice(result.noticeId);
     expect(rows.map((r) => r.priority)).toEqual(['critical', 'critical']);
-    expect(toTimeline(rows as [Intent, ...Intent[]]).channels.map((c) => c.priority)).toEqual([
+    expect(toTimeline(fromLedger(rows as [Intent, ...Intent[]])).channels.map((c) => c.priority)).toEqual([
       'critical',
       'critical',
     ]);

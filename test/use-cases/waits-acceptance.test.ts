@@ -138,7 +138,7 @@ describe('a provider check that cannot be answered is recorded, backs off, ends 
       }),
     ]);
     expect(waiting?.dueAt).toBe((down.deferrals.at(-1)?.untilMs as number) + w.deps.timing.leaseMs);
-    const timeline = toTimeline([waiting as never], { now: clock.now() });
+    const timeline = toTimeline([{ row: waiting as never, source: 'ledger' }], { now: clock.now() });
     expect(timeline.channels[0]?.next).toMatchObject({
       kind: 'check',
       at: new Date(waiting?.deadline as number).toISOString(),
@@ -244,7 +244,7 @@ describe('a channel hold is on the timeline of every row it delays', () => {
     expect(held?.transitions.filter((t) => t.reason === 'channel_held')).toEqual([
       expect.objectContaining({ from: 'reserved', to: 'reserved', detail: holdDetail }),
     ]);
-    const timeline = toTimeline([held as never], { now: clock.now() });
+    const timeline = toTimeline([{ row: held as never, source: 'ledger' }], { now: clock.now() });
     expect(timeline.channels[0]?.transitions.map((t) => t.reason)).toEqual(['intake', 'channel_held']);
     expect(timeline.channels[0]?.next).toEqual({
       kind: 'held',

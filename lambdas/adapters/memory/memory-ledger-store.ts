@@ -1,6 +1,7 @@
 import type { Channel } from '../../domain/channel.ts';
 import type { Intent } from '../../domain/intent.ts';
 import { isSameContent } from '../../domain/intent.ts';
+import { isTerminal } from '../../domain/state-machine.ts';
 import {
   type SuppressionRecord,
   type SuppressionState,
@@ -110,6 +111,17 @@ export class MemoryLedgerStore implements LedgerStore {
       });
     }
     return Promise.all(intents.map((intent) => this.reserve(intent)));
+  }
+
+  /**
+   * What TTL does to a terminal row HOT_RETENTION after it resolved: the row leaves the table
+   * (its story stays in the archive). Refuses an unresolved row, which carries no TTL.
+   */
+  expire(noticeId: string, channel: Channel): Intent {
+    const row = this.intents.get(key(noticeId, channel));
+    if (!row || !isTerminal(row.state)) throw new Error(`${noticeId} ${channel}: no terminal row to expire`);
+    this.intents.delete(key(noticeId, channel));
+    return row;
   }
 
   async get(noticeId: string, channel: Channel): Promise<Intent | undefined> {

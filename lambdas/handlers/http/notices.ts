@@ -246,7 +246,8 @@ function submitItems(items: readonly unknown[], deps: IntakeDependencies, caller
 /**
  * `GET /v1/notices/{noticeId}` → 200 timeline / 404 / 400 for an id that cannot be one. A
  * submitter sees the channels its principal submitted; a notice with none of them is the same
- * 404 as one that does not exist.
+ * 404 as one that does not exist. Channels whose rows left the table are read from the archive
+ * (`source`, docs/archive.md).
  */
 export async function getNoticeRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
   const noticeId = request.params.noticeId ?? '';
@@ -258,9 +259,10 @@ export async function getNoticeRoute(request: HttpRequest, runtime: HttpRuntime)
     };
     return { response: problemResponse(invalidRequest([error])) };
   }
-  const rows = await readNotice(noticeId, callerOf(request), runtime.deps);
-  const [first, ...rest] = rows ?? [];
+  const channels = await readNotice(noticeId, callerOf(request), runtime.deps);
+  const [first, ...rest] = channels ?? [];
   if (!first) return { response: problemResponse(notFound('no notice with this id')), noticeId };
   const context = { now: runtime.deps.clock.now(), policy: runtime.deps.nextStepPolicy };
-  return { response: jsonResponse(200, toTimeline([first, ...rest], context)), noticeId };
+  const timeline = toTimeline([first, ...rest], context);
+  return { response: jsonResponse(200, timeline), noticeId, log: { source: timeline.source } };
 }

@@ -80,7 +80,7 @@ function operatorBody<T extends { readonly actor?: string | undefined }>(
 
 /**
  * `POST /v1/notices/{noticeId}/channels/{channel}/resolution` → 200 the channel as the timeline
- * shows it / 409 when the channel is not `unknown` (unchanged) / 404 / 400.
+ * shows it / 409 when the channel is not `unknown`, or resolved and archived (unchanged) / 404 / 400.
  */
 export async function resolveChannelRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
   const path = unwrap(parseNoticePath(request.params, true));
@@ -122,6 +122,23 @@ export async function resolveChannelRoute(request: HttpRequest, runtime: HttpRun
         ),
         noticeId,
       };
+    case 'archived':
+      return {
+        response: problemResponse(
+          problem(409, ProblemType.stateConflict, {
+            detail: `this channel resolved as ${result.state} and left the table after the hot window: it is final, kept in the write-once archive (unchanged)`,
+            errors: [
+              {
+                path: 'channel',
+                code: 'archived',
+                message: `resolved as ${result.state} and archived: final`,
+              },
+            ],
+            extensions: { noticeId, channel, state: result.state, source: 'archive' },
+          }),
+        ),
+        noticeId,
+      };
     case 'contended':
       return {
         response: problemResponse(
@@ -139,9 +156,9 @@ export async function resolveChannelRoute(request: HttpRequest, runtime: HttpRun
 }
 
 /**
- * `POST /v1/notices/{noticeId}/cancel` → 200 per channel: cancelled or why not / 404 / 400. A
- * submitter cancels the channels its principal submitted; another's notice is the 404 of an
- * unknown one.
+ * `POST /v1/notices/{noticeId}/cancel` → 200 per channel: cancelled or why not / 409 when every
+ * channel resolved and left the table (archived: final) / 404 / 400. A submitter cancels the
+ * channels its principal submitted; another's notice is the 404 of an unknown one.
  */
 export async function cancelNoticeRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
   const path = unwrap(parseNoticePath(request.params, false));
@@ -160,6 +177,24 @@ export async function cancelNoticeRoute(request: HttpRequest, runtime: HttpRunti
   }
   const decisions: Record<string, string> = {};
   for (const c of result.channels) decisions[c.channel] = c.decision;
+  if (result.kind === 'archived') {
+    return {
+      response: problemResponse(
+        problem(409, ProblemType.stateConflict, {
+          detail:
+            'every channel of this notice resolved and left the table after the hot window: it is final, kept in the write-once archive (unchanged)',
+          errors: [{ path: 'noticeId', code: 'archived', message: 'resolved and archived: final' }],
+          extensions: {
+            noticeId,
+            source: 'archive',
+            channels: result.channels.map(({ channel, state, cancelled }) => ({ channel, state, cancelled })),
+          },
+        }),
+      ),
+      noticeId,
+      log: { decisions },
+    };
+  }
   return {
     response: jsonResponse(200, {
       noticeId,
