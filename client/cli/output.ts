@@ -76,9 +76,21 @@ export function batchText(body: BatchResponse): string {
   );
 }
 
+/** Where the story was read (`source`): the table, or the write-once archive past the hot window. */
+export function sourceText(source: Timeline['source']): string {
+  switch (source) {
+    case 'ledger':
+      return 'read from the ledger table';
+    case 'archive':
+      return 'read from the archive: past the hot window, final';
+    case 'mixed':
+      return 'read from the ledger table and, for the channels marked archived, the archive (final)';
+  }
+}
+
 function channelText(channel: TimelineChannel, now: Date): string {
   const head = [
-    `${channel.channel}: ${channel.state}  to ${channel.destination.masked}  (${channel.destination.fingerprint})`,
+    `${channel.channel}: ${channel.state}${channel.source === 'archive' ? ' (archived)' : ''}  to ${channel.destination.masked}  (${channel.destination.fingerprint})`,
     ...(channel.next ? [`  next: ${channel.next.summary}`] : []),
     `  priority ${channel.priority}  provider ${channel.provider ?? '—'}  receipt ${channel.providerReceiptId ?? '—'}  attempts ${channel.attempts}${
       channel.nextAttemptAt ? `  next attempt ${when(channel.nextAttemptAt, now)}` : ''
@@ -114,6 +126,8 @@ export function timelineText(timeline: Timeline, now: Date): string {
     `notice ${timeline.noticeId}`,
     `  event ${timeline.eventType} ${timeline.eventId}  recipient ${timeline.recipientId}  template ${timeline.template.id} ${timeline.template.version}`,
     `  created ${when(timeline.createdAt, now)}  deadline ${when(timeline.deadline, now)}`,
+    // Absent from servers older than the archive (issue 22): their timelines are the table's.
+    ...(timeline.source ? [`  ${sourceText(timeline.source)}`] : []),
     '',
     ...timeline.channels.flatMap((c) => [channelText(c, now), '']),
   ]

@@ -16,15 +16,24 @@ import { BASE_CSS, escapeHtml, page, stateBadge } from './html.ts';
  */
 
 /**
- * A channel as the page reads it (`escalatedAt` and `next` optional: pages of timelines saved
- * before they existed).
+ * A channel as the page reads it (`escalatedAt`, `next` and `source` optional: pages of timelines
+ * saved before they existed).
  */
-export type TimelinePageChannel = Omit<TimelineChannel, 'escalatedAt' | 'next'> & {
+export type TimelinePageChannel = Omit<TimelineChannel, 'escalatedAt' | 'next' | 'source'> & {
   readonly escalatedAt?: string | null;
   readonly next?: TimelineChannel['next'];
+  readonly source?: TimelineChannel['source'];
 };
-export type TimelinePageInput = Omit<Timeline, 'channels'> & {
+export type TimelinePageInput = Omit<Timeline, 'channels' | 'source'> & {
+  readonly source?: Timeline['source'];
   readonly channels: readonly TimelinePageChannel[];
+};
+
+/** Where the story was read, in the header: the table, or the write-once archive past the hot window. */
+const SOURCE_TEXT: Readonly<Record<Timeline['source'], string>> = {
+  ledger: 'the ledger table',
+  archive: 'the archive: past the hot window, final',
+  mixed: 'the ledger table and, for the channels marked archived, the archive (final)',
 };
 
 export interface TimelinePageOptions {
@@ -200,6 +209,12 @@ function channelFacts(channel: TimelinePageChannel, now: Date): string {
   if (channel.submittedBy) {
     facts.push(['submitted by', `<span class="mono">${escapeHtml(channel.submittedBy)}</span>`]);
   }
+  if (channel.source) {
+    facts.push([
+      'read from',
+      `<span data-source="${escapeHtml(channel.source)}">${channel.source === 'archive' ? 'the archive (final)' : 'the ledger table'}</span>`,
+    ]);
+  }
   if (channel.sms) {
     facts.push([
       'sms',
@@ -239,6 +254,8 @@ table.transitions td:nth-child(-n+5) { white-space: nowrap; }
 td.detail { max-width: 420px; overflow-wrap: anywhere; }
 td.actor { font-family: ui-monospace, monospace; font-size: 12px; color: var(--person); overflow-wrap: anywhere; }
 .esc { color: var(--bad); font-weight: 600; font-size: 12px; }
+.archived { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600;
+  color: var(--muted); border: 1px solid var(--line); background: #fff; }
 .legend span { margin-right: 14px; }
 `;
 
@@ -252,7 +269,7 @@ export function renderTimelinePage(timeline: TimelinePageInput, options: Timelin
   const channels = timeline.channels
     .map(
       (channel) => `<section class="card channel" data-channel="${escapeHtml(channel.channel)}">
-<h2>${escapeHtml(channel.channel)} ${stateBadge(channel.state)}</h2>
+<h2>${escapeHtml(channel.channel)} ${stateBadge(channel.state)}${channel.source === 'archive' ? ' <span class="archived">archived</span>' : ''}</h2>
 ${channelFacts(channel, now)}
 ${lane(channel, x)}
 ${transitionTable(channel, start)}
@@ -266,11 +283,15 @@ ${transitionTable(channel, start)}
 <dt>recipient</dt><dd class="mono">${escapeHtml(timeline.recipientId)}</dd>
 <dt>template</dt><dd>${escapeHtml(timeline.template.id)} <span class="mono">${escapeHtml(timeline.template.version)}</span></dd>
 <dt>created</dt><dd>${escapeHtml(formatUtc(timeline.createdAt))} <span class="muted">(${escapeHtml(formatAge(timeline.createdAt, now))})</span></dd>
-<dt>deadline</dt><dd>${escapeHtml(formatUtc(timeline.deadline))} <span class="muted">(${escapeHtml(formatAge(timeline.deadline, now))})</span></dd>
+<dt>deadline</dt><dd>${escapeHtml(formatUtc(timeline.deadline))} <span class="muted">(${escapeHtml(formatAge(timeline.deadline, now))})</span></dd>${
+    timeline.source
+      ? `\n<dt>read from</dt><dd data-source="${escapeHtml(timeline.source)}">${escapeHtml(SOURCE_TEXT[timeline.source])}</dd>`
+      : ''
+  }
 </dl>
 <p class="legend muted"><span>● point: a transition at its time (logarithmic time axis)</span><span>▬ bar: a wait</span><span style="color:var(--person)">● a person's action, with actor</span><span style="color:var(--bad)">◎ escalation</span></p>
 </header>
 ${channels}
-<footer class="muted">Rendered ${escapeHtml(formatUtc(now))} from GET /v1/notices/${escapeHtml(timeline.noticeId)}. Destinations are masked; the ledger holds fingerprints only.</footer>`;
+<footer class="muted">Rendered ${escapeHtml(formatUtc(now))} from GET /v1/notices/${escapeHtml(timeline.noticeId)}. Destinations are masked; the ledger and the archive hold fingerprints only.</footer>`;
   return page(`Notice ${timeline.noticeId}`, BASE_CSS + TIMELINE_CSS, body);
 }

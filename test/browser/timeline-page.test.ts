@@ -152,6 +152,33 @@ describe('timeline page in Chromium', () => {
     await hostile.close();
   });
 
+  it('says where the story was read: the table, or the archive for a channel past the hot window', async () => {
+    expect(await page.locator('header [data-source]').getAttribute('data-source')).toBe('ledger');
+    expect(await page.locator('.archived').count()).toBe(0);
+    const archived = await open(
+      renderTimelinePage(throttledAndResolvedTimeline({ archived: ['email'] }), {
+        now: new Date(T0 + 40 * 86_400_000),
+      }),
+      'archived.html',
+    );
+    const header = archived.locator('header [data-source]');
+    expect(await header.getAttribute('data-source')).toBe('mixed');
+    expect(await header.textContent()).toContain('archive');
+    const badge = archived.locator('[data-channel="email"] h2 .archived');
+    expect(await badge.isVisible()).toBe(true);
+    expect(await badge.textContent()).toBe('archived');
+    expect(await archived.locator('[data-channel="sms"] h2 .archived').count()).toBe(0);
+    expect(await archived.locator('[data-channel="email"] [data-next]').textContent()).toBe(
+      'nothing: delivered (archived: past the hot window, final)',
+    );
+    expect(await archived.locator('[data-channel="email"] [data-source]').textContent()).toBe(
+      'the archive (final)',
+    );
+    // The same story: the archived lane draws every transition.
+    expect(await archived.locator('[data-lane="email"] .point[data-seq]').count()).toBe(6);
+    await archived.close();
+  });
+
   it('renders to a screenshot', async () => {
     const shot = await page.screenshot({ fullPage: true });
     expect(shot.byteLength).toBeGreaterThan(10_000);

@@ -272,6 +272,28 @@ describe('commands', () => {
     expect(result.stdout).toMatch(/reserved → reserved\s+deadline_at_risk \(escalated\)\s+estimatedSendAt/);
   });
 
+  it('get: a notice past the hot window says it was read from the archive, each archived channel marked', async () => {
+    const [channel] = timeline.channels;
+    const delivered = {
+      ...channel,
+      state: 'delivered',
+      source: 'archive',
+      next: { kind: 'none', at: null, summary: 'nothing: delivered (archived: past the hot window, final)' },
+    };
+    replies = [
+      { status: 200, body: { ...timeline, source: 'archive', channels: [delivered] } },
+      { status: 200, body: { ...timeline, source: 'ledger', channels: [{ ...channel, source: 'ledger' }] } },
+    ];
+    const archived = await cli(['get', NOTICE_ID]);
+    const ledger = await cli(['get', NOTICE_ID]);
+    expect(archived.code).toBe(0);
+    expect(archived.stdout).toContain('  read from the archive: past the hot window, final');
+    expect(archived.stdout).toContain('sms: delivered (archived)  to +1******4567');
+    expect(archived.stdout).toContain('  next: nothing: delivered (archived: past the hot window, final)');
+    expect(ledger.stdout).toContain('  read from the ledger table');
+    expect(ledger.stdout).not.toContain('archive');
+  });
+
   it('get --json prints the body as the API gave it', async () => {
     replies = [{ status: 200, body: timeline }];
     const result = await cli(['get', NOTICE_ID, '--json']);

@@ -9,10 +9,15 @@ import type { ReadChannel } from '../../lambdas/use-cases/read-notice.ts';
 import { newIntent, T0, TEST_TIMING } from './factories.ts';
 import { TEST_ACTOR } from './ledger-properties.ts';
 
-/** Rows as the timeline reads them from the table. */
-export function fromLedger(rows: readonly [Intent, ...Intent[]]): [ReadChannel, ...ReadChannel[]] {
+/** Rows as the timeline reads them from the table (the channels in `archived`: from the archive). */
+export function fromLedger(
+  rows: readonly [Intent, ...Intent[]],
+  archived: readonly Intent['channel'][] = [],
+): [ReadChannel, ...ReadChannel[]] {
+  const read = (row: Intent): ReadChannel =>
+    archived.includes(row.channel) ? { row, source: 'archive' } : { row, source: 'ledger' };
   const [first, ...rest] = rows;
-  return [{ row: first, source: 'ledger' }, ...rest.map((row) => ({ row, source: 'ledger' as const }))];
+  return [read(first), ...rest.map(read)];
 }
 
 const POLICY = { baseMs: 1000, capMs: 60_000, maxAttempts: 5 };
@@ -34,7 +39,13 @@ function outcome(row: Intent, result: ProviderOutcome, now: number, provider: st
  * `detail` lets a test plant hostile text in the operator's words.
  */
 export function throttledAndResolvedTimeline(
-  options: { operatorWords?: string; escalatedAfterMs?: number; unresolved?: boolean } = {},
+  options: {
+    operatorWords?: string;
+    escalatedAfterMs?: number;
+    unresolved?: boolean;
+    /** Channels read from the archive (their rows left the table). */
+    archived?: readonly Intent['channel'][];
+  } = {},
 ): Timeline {
   const eventId = `evt_timeline_${T0}`;
   let email = newIntent({ eventId, channel: 'email' });
@@ -74,5 +85,5 @@ export function throttledAndResolvedTimeline(
     { timing: TEST_TIMING, policy: POLICY, random: () => 0.5 },
   );
   if (resolved.kind !== 'transition') throw new Error('not resolved');
-  return toTimeline(fromLedger([email, resolved.plan.next]));
+  return toTimeline(fromLedger([email, resolved.plan.next], options.archived));
 }

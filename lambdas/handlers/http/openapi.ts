@@ -285,7 +285,8 @@ function buildDocument() {
           responses: {
             202: { description: 'recorded by this request', ...json(ref('NoticeRecorded')) },
             200: {
-              description: 'a replay of a recorded notice (same content)',
+              description:
+                'a replay of a recorded notice (same content), also after its channels left the table (past the hot window: answered from their key records, whatever the replayed deadline says)',
               ...json(ref('NoticeRecorded')),
             },
             409: {
@@ -327,11 +328,12 @@ function buildDocument() {
       '/v1/notices/{noticeId}': {
         get: {
           operationId: 'getNotice',
-          summary: 'the operator timeline',
+          summary: 'the operator timeline, from the table or, past the hot window, from the archive',
           parameters: [noticeIdParameter],
           responses: {
             200: {
-              description: 'timeline (a submitter: the channels its principal submitted)',
+              description:
+                'timeline (a submitter: the channels its principal submitted); `source` says where it was read (ledger, archive, mixed)',
               ...json(ref('Timeline')),
             },
             400: PROBLEMS[400],
@@ -350,7 +352,7 @@ function buildDocument() {
             400: PROBLEMS[400],
             404: problem('no such notice or channel'),
             409: problem(
-              'state-conflict: the channel is not unknown (its `state` is in the problem); unchanged',
+              'state-conflict: the channel is not unknown (its `state` is in the problem), or it resolved and left the table (code archived: final); unchanged',
             ),
             413: PROBLEMS[413],
             415: PROBLEMS[415],
@@ -367,6 +369,9 @@ function buildDocument() {
             200: { description: 'per channel: cancelled or why not', ...json(ref('CancelResponse')) },
             400: PROBLEMS[400],
             404: problem('no such notice, or none the caller may see (the same answer)'),
+            409: problem(
+              'state-conflict (code archived): every channel resolved and left the table, past the hot window: final; unchanged',
+            ),
             413: PROBLEMS[413],
             415: PROBLEMS[415],
           },
