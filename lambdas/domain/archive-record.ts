@@ -98,10 +98,10 @@ export interface ArchiveBatch {
 /** One `facts/` line: the columns of lambdas/contract/archive.ts, absent where it has no value. */
 export type FactLine = { readonly [Column in ArchiveFactColumn]?: string | number };
 
-/** A row a change left resolved, and since when it is resolved (the key record's retention starts there). */
+/** A row a change left settled, and since when (the key record's retention starts there). */
 export interface ResolvedRow {
   readonly row: ArchivedIntent;
-  /** Epoch ms: the row's first move into a terminal state (or its removal, for a row removed open). */
+  /** Epoch ms: the row's first move into a terminal state, else its latest record (its removal, for a row removed unsettled). */
   readonly resolvedAt: number;
 }
 
@@ -253,34 +253,40 @@ export function archivedIntentOf(intent: Intent): ArchivedIntent {
   return JSON.parse(JSON.stringify(row)) as ArchivedIntent;
 }
 
-/** When the row first entered a terminal state (its history says; the row's creation otherwise). */
-function resolvedAtOf(intent: Intent): number {
-  const first = intent.transitions.find((record) => record.from !== record.to && isTerminal(record.to));
-  return first?.at ?? intent.createdAt;
+/**
+ * Whether the system owes the row nothing more: a terminal state, or a row out of the open index
+ * (an `accepted` row whose delivery follow-up ended, `delivery_unconfirmed`). Its archived form
+ * and key record are written from then on, so a row can never leave the table before both exist.
+ */
+function isSettled(intent: Intent): boolean {
+  return isTerminal(intent.state) || intent.dueAt === undefined;
+}
+
+/** When the row settled: its first move into a terminal state, else its latest record. */
+function settledAtOf(intent: Intent): number {
+  const terminal = intent.transitions.find((record) => record.from !== record.to && isTerminal(record.to));
+  return terminal?.at ?? intent.transitions[intent.transitions.length - 1]?.at ?? intent.createdAt;
 }
 
 /**
- * The row a change leaves resolved: a terminal row whose archived form the change altered (it
- * became terminal, or a late fact was appended), or a row removed while still open (TTL never
- * removes one; if anything did, its last form is kept all the same). Unchanged archived content
- * (a terminal row's escalation marker aside, say) is not written again.
+ * The row a change leaves settled, to (re)write under `rows/` with its key record: a row that
+ * settled with this change, or a settled row whose archived form it altered (a late fact, the
+ * escalation marker cleared); or a row removed while not settled (TTL never removes one; if
+ * anything did, its last form is kept all the same). A change that alters nothing the archive
+ * keeps (the TTL attribute, say) writes nothing.
  */
 function resolvedRowOf(change: IntentChange): ResolvedRow | undefined {
   const { oldImage, newImage } = change;
   if (!newImage) {
-    if (!oldImage || isTerminal(oldImage.state)) return undefined;
+    if (!oldImage || isSettled(oldImage)) return undefined;
     return { row: archivedIntentOf(oldImage), resolvedAt: change.createdAt };
   }
-  if (!isTerminal(newImage.state)) return undefined;
+  if (!isSettled(newImage)) return undefined;
   const row = archivedIntentOf(newImage);
-  if (
-    oldImage &&
-    isTerminal(oldImage.state) &&
-    canonicalJson(archivedIntentOf(oldImage)) === canonicalJson(row)
-  ) {
+  if (oldImage && isSettled(oldImage) && canonicalJson(archivedIntentOf(oldImage)) === canonicalJson(row)) {
     return undefined;
   }
-  return { row, resolvedAt: resolvedAtOf(newImage) };
+  return { row, resolvedAt: settledAtOf(newImage) };
 }
 
 /** What the archive keeps of one change: its fact lines and the row it leaves resolved. */
