@@ -41,15 +41,7 @@ import {
   type RetentionMode,
   retainUntil,
 } from './object-lock.ts';
-import {
-  type Answer,
-  element,
-  elementTexts,
-  emptyAnswer,
-  S3_NS,
-  s3Error,
-  xmlAnswer,
-} from './xml.ts';
+import { type Answer, element, elementTexts, emptyAnswer, S3_NS, s3Error, xmlAnswer } from './xml.ts';
 
 export interface S3FrontOptions {
   /** s3rver's endpoint. */
@@ -84,7 +76,7 @@ export async function startS3Front(options: S3FrontOptions): Promise<S3Front> {
   /** Runs `fn` alone for `id` (a bucket/key): check-then-write is atomic per key, as S3's conditional writes are. */
   async function exclusive<T>(id: string, fn: () => Promise<T>): Promise<T> {
     const before = tails.get(id) ?? Promise.resolve();
-    let release = () => undefined as void;
+    let release: () => void = () => undefined;
     const mine = new Promise<void>((resolve) => {
       release = resolve;
     });

@@ -122,7 +122,9 @@ describe('local S3 store: what s3rver honours', () => {
       StorageClass: 'GLACIER_IR',
       ContentLength: body.length,
     });
-    const listed = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'facts/day=2027-03-01/' }));
+    const listed = await s3.send(
+      new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'facts/day=2027-03-01/' }),
+    );
     expect(listed.Contents?.map((c) => [c.Key, c.Size, c.StorageClass])).toEqual([
       ['facts/day=2027-03-01/shard-1/000100.jsonl.gz', body.length, 'GLACIER_IR'],
     ]);
