@@ -18,35 +18,3 @@ export interface ArchivedRowReader {
   /** The row of (noticeId, channel) in the named `rows/` object; undefined when it is not there. */
   archivedRow(objectKey: string, noticeId: string, channel: Channel): Promise<ArchivedIntent | undefined>;
 }
-
-/** The row as the archive's `rows/` objects keep it: without what never leaves the table. */
-export function toArchivedIntent(row: Intent): ArchivedIntent {
-  const {
-    envelope: _envelope,
-    fallbackEnvelope: _fallbackEnvelope,
-    leaseOwner: _leaseOwner,
-    leaseExpiresAt: _leaseExpiresAt,
-    dueAt: _dueAt,
-    ...archived
-  } = row;
-  return archived;
-}
-
-/** A resolved row's key record, pointing at the `rows/` object that holds the row. */
-export function toKeyRecord(row: ArchivedIntent, rowsObject: string): KeyRecord {
-  return {
-    noticeId: row.noticeId,
-    channel: row.channel,
-    state: row.state,
-    submitter: row.submitter,
-    templateId: row.templateId,
-    templateVersion: row.templateVersion,
-    destination: row.destination,
-    contentDigest: row.contentDigest,
-    variableDigests: row.variableDigests,
-    priority: row.priority,
-    fallback: row.fallback,
-    createdAt: row.createdAt,
-    rowsObject,
-  };
-}

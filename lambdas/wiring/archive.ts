@@ -5,6 +5,7 @@ import { DEFAULT_ARCHIVE_RETENTION_YEARS } from '../contract/archive.ts';
 import { ConfigError } from '../contract/config-error.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
+import type { ArchivedRowReader } from '../ports/notice-archive.port.ts';
 import type { ArchiverDependencies } from '../use-cases/archive-changes.ts';
 import { type AwsClients, buildAwsClients } from './aws-clients.ts';
 import { ledgerTable } from './ledger.ts';
@@ -24,6 +25,22 @@ export function archiveS3Client(
   adopt: AwsClients['adopt'],
 ): S3Client {
   return adopt(new S3Client(config.AWS_ENDPOINT_URL_S3 ? { forcePathStyle: true } : {}));
+}
+
+/**
+ * The archive's read side for the http function: a timeline past the hot window is read from the
+ * bucket's `rows/` objects (GetObject only).
+ */
+export function archivedRowReader(
+  config: Pick<Config, 'ARCHIVE_BUCKET' | 'AWS_ENDPOINT_URL_S3'>,
+  adopt: AwsClients['adopt'],
+): ArchivedRowReader {
+  if (!config.ARCHIVE_BUCKET) {
+    throw new ConfigError(
+      'invalid configuration: the http function needs ARCHIVE_BUCKET (a timeline past the hot window is read from the archive)',
+    );
+  }
+  return new S3ArchiveObjects(archiveS3Client(config, adopt), config.ARCHIVE_BUCKET);
 }
 
 /**

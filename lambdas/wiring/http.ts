@@ -1,4 +1,5 @@
 import { templateCatalog } from '../../templates/catalog.ts';
+import { dynamoDbKeyRecords } from '../adapters/dynamodb/ledger/key-records.ts';
 import type { NextStepPolicy } from '../domain/next-step.ts';
 import { type CallerDirectory, callerDirectory } from '../edge/caller.ts';
 import { type Config, readConfig } from '../edge/config.ts';
@@ -9,6 +10,7 @@ import type {
   OperatorDependencies,
   SuppressionDependencies,
 } from '../use-cases/dependencies.ts';
+import { archivedRowReader } from './archive.ts';
 import { buildAwsClients } from './aws-clients.ts';
 import { configuredChannels, retryPolicyOf, timingOf } from './core.ts';
 import { buildDeadlineRisk } from './deadline-risk.ts';
@@ -20,9 +22,10 @@ import { buildQueue } from './queue.ts';
 import { sendWindowsOf } from './send-windows.ts';
 
 /**
- * The http function (intake, timelines, operator routes and suppressions): the ledger, both
- * channel queues, envelope sealing, the fingerprint key and the retry policy (an operator's
- * "not sent" schedules a resend). No provider code: inbound provider events have a function of
+ * The http function (intake, timelines, operator routes and suppressions): the ledger (with the
+ * key records of rows past the hot window), the archive's rows (read only), both channel queues,
+ * envelope sealing, the fingerprint key and the retry policy (an operator's "not sent" schedules
+ * a resend). No provider code: inbound provider events have a function of
  * their own (./provider-events.ts).
  */
 export interface HttpRuntime {
@@ -49,6 +52,9 @@ export async function buildHttpRuntime(
     config,
     deps: {
       store: httpLedger(table),
+      // A channel whose row left the table (HOT_RETENTION): intake's replay, the timeline's read.
+      keyRecords: { keyRecordsOf: dynamoDbKeyRecords(table).keyRecordsOf },
+      archivedRows: archivedRowReader(config, clients.adopt),
       queue: buildQueue(config, clients.sqs),
       sealer,
       catalog: templateCatalog,

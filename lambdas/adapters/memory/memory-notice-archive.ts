@@ -1,14 +1,13 @@
 import { Archive } from '../../contract/archive.ts';
+import { archivedIntentOf, keyRecordOf } from '../../domain/archive-record.ts';
 import type { Channel } from '../../domain/channel.ts';
 import type { Intent } from '../../domain/intent.ts';
 import { isTerminal } from '../../domain/state-machine.ts';
-import {
-  type ArchivedIntent,
-  type ArchivedRowReader,
-  type KeyRecord,
-  type KeyRecordReader,
-  toArchivedIntent,
-  toKeyRecord,
+import type {
+  ArchivedIntent,
+  ArchivedRowReader,
+  KeyRecord,
+  KeyRecordReader,
 } from '../../ports/notice-archive.port.ts';
 
 const key = (noticeId: string, channel: Channel) => `${noticeId}|${channel}`;
@@ -37,9 +36,9 @@ export class MemoryNoticeArchive implements KeyRecordReader, ArchivedRowReader {
     const day = new Date(row.transitions.at(-1)?.at ?? row.createdAt).toISOString().slice(0, 10);
     this.written += 1;
     const objectKey = `${Archive.rowsPrefix}${Archive.partitionKey}=${day}/memory/${this.written}${Archive.objectSuffix}`;
-    const archived = toArchivedIntent(row);
+    const archived = archivedIntentOf(row);
     this.objects.set(objectKey, [archived]);
-    const record = toKeyRecord(archived, objectKey);
+    const record = keyRecordOf(archived, objectKey);
     this.keyRecords.set(key(row.noticeId, row.channel), record);
     return record;
   }
