@@ -1,0 +1,110 @@
+/**
+ * Intake on DynamoDB Local with the real key-record reader (issue 22): what the replay check costs
+ * (one eventually consistent Query per request; AWS bills 0.5 read units for it, records or none,
+ * while they fit in 4 KB), and that a notice whose rows left the table is answered from its key
+ * records without a write.
+ */
+import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  AesGcmEnvelopeSealer,
+  StaticDataKeySource,
+} from '../../lambdas/adapters/crypto/aes-gcm-envelope-sealer.ts';
+import { DynamoDbLedgerStore } from '../../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
+import { dynamoDbKeyRecords } from '../../lambdas/adapters/dynamodb/ledger/key-records.ts';
+import { LedgerTableClient } from '../../lambdas/adapters/dynamodb/ledger/table-client.ts';
+import { ensureLedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
+import { archivedIntentOf, keyRecordOf } from '../../lambdas/domain/archive-record.ts';
+import type { IntakeDependencies } from '../../lambdas/use-cases/dependencies.ts';
+import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
+import { templateCatalog } from '../../templates/catalog.ts';
+import { ddbClient, uniqueTableName } from '../helpers/dynamodb.ts';
+import { T0, TEST_KEY, TEST_TIMING } from '../helpers/factories.ts';
+import { EXAMPLE_REQUEST } from '../helpers/fakes.ts';
+
+const client = ddbClient();
+const tableName = uniqueTableName('intake-key-records');
+/** Every request with the read or write units it consumed, in order. */
+const requests: { operation: string; units: number | undefined }[] = [];
+const tableOptions = {
+  client,
+  tableName,
+  onConsumedCapacity: (operation: string, capacity: { CapacityUnits?: number } | undefined) => {
+    requests.push({ operation: operation.replace(/:.*/, ''), units: capacity?.CapacityUnits });
+  },
+};
+const store = new DynamoDbLedgerStore(tableOptions);
+const keyRecords = dynamoDbKeyRecords(new LedgerTableClient(tableOptions));
+
+const deps: IntakeDependencies = {
+  store,
+  keyRecords,
+  queue: { enqueue: async () => undefined },
+  sealer: new AesGcmEnvelopeSealer(new StaticDataKeySource(new Uint8Array(32).fill(7))),
+  catalog: templateCatalog,
+  clock: { now: () => T0 },
+  fingerprintKey: TEST_KEY,
+  timing: TEST_TIMING,
+  defaultDeadlineMs: 86_400_000,
+  configuredChannels: ['email', 'sms'],
+  sendWindows: undefined,
+};
+
+beforeAll(async () => {
+  await ensureLedgerTable(client, tableName);
+});
+
+describe('intake with key records on DynamoDB Local', () => {
+  it('a new notice costs one Query of its key records before its one reservation (one transaction)', async () => {
+    requests.length = 0;
+    const result = await submitNotice({ ...EXAMPLE_REQUEST, eventId: 'evt_kr_cost' }, deps);
+    expect(result).toMatchObject({ kind: 'recorded', created: true });
+    expect(requests.map((r) => r.operation)).toEqual(['keyRecordsOf', 'reserve']);
+    // DynamoDB Local reports 0 for a Query that finds nothing (as for an empty open-index shard,
+    // docs/table-design.md); AWS bills such a Query its minimum, 0.5 RRU eventually consistent.
+    expect(requests[0]?.units).toBe(0);
+  });
+
+  it('a notice whose rows left the table is answered from its key records: one Query, no write', async () => {
+    // Prepare: recorded, delivered (planned as a report would), archived, then gone as TTL removes it
+    const submitted = await submitNotice({ ...EXAMPLE_REQUEST, eventId: 'evt_kr_gone' }, deps);
+    if (submitted.kind !== 'recorded') throw new Error(submitted.kind);
+    const rows = await store.getNotice(submitted.noticeId);
+    // The key records' fields are the row's fixed ones and its state; its history is the archive's.
+    const records = rows.map((row) =>
+      keyRecordOf(
+        archivedIntentOf({ ...row, state: 'delivered' }),
+        `rows/day=2026-11-30/shard/${row.channel}.jsonl.gz`,
+      ),
+    );
+    await keyRecords.writeKeyRecords(records.map((record) => ({ record, expiresAt: T0 + 1e12 })));
+    for (const row of rows) {
+      await client.send(
+        new DeleteItemCommand({
+          TableName: tableName,
+          Key: marshall({ pk: `N#${row.noticeId}`, sk: `C#${row.channel}` }),
+        }),
+      );
+    }
+    requests.length = 0;
+
+    // Act
+    const replay = await submitNotice({ ...EXAMPLE_REQUEST, eventId: 'evt_kr_gone' }, deps);
+
+    // Assess
+    expect(replay).toEqual({
+      kind: 'recorded',
+      noticeId: submitted.noticeId,
+      created: false,
+      channels: [
+        { channel: 'email', state: 'delivered', outcome: 'duplicate' },
+        { channel: 'sms', state: 'delivered', outcome: 'duplicate' },
+      ],
+    });
+    expect(requests.map((r) => r.operation)).toEqual(['keyRecordsOf']);
+    // Two small key records: still one read unit's half (eventually consistent, under 4 KB).
+    expect(requests[0]?.units).toBe(0.5);
+    expect(await store.getNotice(submitted.noticeId)).toEqual([]);
+  });
+});
