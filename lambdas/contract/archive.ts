@@ -139,27 +139,3 @@ export function streamLabelOf(streamArn: string | undefined): string {
   const label = streamArn?.split('/stream/')[1];
   return label ? label.replace(/[^A-Za-z0-9.-]/g, '') : 'stream';
 }
-
-/**
- * What the stack wires for the archive: spread into ./settings.ts (WIRING_SETTINGS), the one
- * vocabulary; kept here so that file stays short.
- */
-export const ARCHIVE_WIRING_SETTINGS = {
-  ARCHIVE_BUCKET: {
-    kind: 'text',
-    description:
-      'the Object Lock bucket the archiver writes the facts and resolved rows to (locally the S3-compatible store’s)',
-  },
-  AWS_ENDPOINT_URL_S3: {
-    kind: 'url',
-    description:
-      'local stack: the S3-compatible store (read by the AWS SDK itself); set, the archive’s S3 client ' +
-      'addresses the bucket in the path (a local endpoint serves no per-bucket host names)',
-  },
-} as const;
-
-/**
- * ARCHIVE_RETENTION_YEARS until the operator setting lands (the main session adds it with
- * HOT_RETENTION): the archive's and the key records' retention, in years.
- */
-export const DEFAULT_ARCHIVE_RETENTION_YEARS = 6;
