@@ -1,6 +1,6 @@
 import { type Caller, canSee } from '../domain/caller.ts';
 import type { Channel } from '../domain/channel.ts';
-import { type Comparable, type DifferingPart, differingParts } from '../domain/content-parts.ts';
+import { type ComparableContent, type DifferingPart, differingParts } from '../domain/content-parts.ts';
 import { type ResolvedDestination, resolveDestination } from '../domain/destination.ts';
 import { InvalidDestinationError } from '../domain/errors.ts';
 import { type FallbackSpec, withFallback } from '../domain/fallback.ts';
@@ -175,7 +175,7 @@ function requestedContent(
   priority: Priority,
   deps: Pick<IntakeDependencies, 'fingerprintKey'>,
   fallback: FallbackSpec | undefined,
-): Comparable {
+): ComparableContent {
   return {
     channel,
     templateId: template.id,
@@ -201,7 +201,7 @@ function requestedContent(
  * content a conflict naming what differs. Never reserved again, whether or not its row is still
  * in the table: a notice past the hot window is never sent twice.
  */
-function answerFromKeyRecord(record: KeyRecord, requested: Comparable): ChannelResult {
+function answerFromKeyRecord(record: KeyRecord, requested: ComparableContent): ChannelResult {
   if (isSameContent(record, requested))
     return { channel: record.channel, state: record.state, outcome: 'duplicate' };
   return {

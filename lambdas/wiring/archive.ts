@@ -1,11 +1,9 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { dynamoDbKeyRecords } from '../adapters/dynamodb/ledger/key-records.ts';
 import { S3ArchiveObjects } from '../adapters/s3/archive-objects.ts';
-import { DEFAULT_ARCHIVE_RETENTION_YEARS } from '../contract/archive.ts';
 import { ConfigError } from '../contract/config-error.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
-import type { ArchivedRowReader } from '../ports/notice-archive.port.ts';
 import type { ArchiverDependencies } from '../use-cases/archive-changes.ts';
 import { type AwsClients, buildAwsClients } from './aws-clients.ts';
 import { ledgerTable } from './ledger.ts';
@@ -28,28 +26,16 @@ export function archiveS3Client(
 }
 
 /**
- * The archive's read side for the http function: a timeline past the hot window is read from the
- * bucket's `rows/` objects (GetObject only).
+ * The archive bucket (ARCHIVE_BUCKET) as its functions use it: the archiver writes its objects,
+ * the http function reads a timeline past the hot window from its `rows/` objects.
  */
-export function archivedRowReader(
+export function archiveObjects(
   config: Pick<Config, 'ARCHIVE_BUCKET' | 'AWS_ENDPOINT_URL_S3'>,
   adopt: AwsClients['adopt'],
-): ArchivedRowReader {
-  if (!config.ARCHIVE_BUCKET) {
-    throw new ConfigError(
-      'invalid configuration: the http function needs ARCHIVE_BUCKET (a timeline past the hot window is read from the archive)',
-    );
-  }
+  user: string,
+): S3ArchiveObjects {
+  if (!config.ARCHIVE_BUCKET) throw new ConfigError(`invalid configuration: ${user} needs ARCHIVE_BUCKET`);
   return new S3ArchiveObjects(archiveS3Client(config, adopt), config.ARCHIVE_BUCKET);
-}
-
-/**
- * ARCHIVE_RETENTION_YEARS: the operator setting (with HOT_RETENTION) lands on main separately;
- * until it does, the default (six years, HIPAA's 45 CFR 164.316).
- */
-function archiveRetentionYears(config: Config): number {
-  const years = (config as Partial<Record<'ARCHIVE_RETENTION_YEARS', number>>).ARCHIVE_RETENTION_YEARS;
-  return years ?? DEFAULT_ARCHIVE_RETENTION_YEARS;
 }
 
 /** The archiver's ports: the archive bucket, and the key records in the ledger table. */
@@ -58,14 +44,11 @@ export function buildArchiverRuntime(
   clients: AwsClients = buildAwsClients('archiver'),
 ): ArchiverDependencies {
   const config = readConfig(env);
-  if (!config.ARCHIVE_BUCKET) {
-    throw new ConfigError('invalid configuration: the archiver needs ARCHIVE_BUCKET');
-  }
   return {
-    store: new S3ArchiveObjects(archiveS3Client(config, clients.adopt), config.ARCHIVE_BUCKET),
+    store: archiveObjects(config, clients.adopt, 'the archiver'),
     keyRecords: dynamoDbKeyRecords(ledgerTable(config, clients.dynamodb)),
     clock: systemClock,
-    retentionYears: archiveRetentionYears(config),
+    retentionYears: config.ARCHIVE_RETENTION_YEARS,
   };
 }
 

@@ -10,7 +10,7 @@ import type {
   OperatorDependencies,
   SuppressionDependencies,
 } from '../use-cases/dependencies.ts';
-import { archivedRowReader } from './archive.ts';
+import { archiveObjects } from './archive.ts';
 import { buildAwsClients } from './aws-clients.ts';
 import { configuredChannels, retryPolicyOf, timingOf } from './core.ts';
 import { buildDeadlineRisk } from './deadline-risk.ts';
@@ -54,7 +54,11 @@ export async function buildHttpRuntime(
       store: httpLedger(table),
       // A channel whose row left the table (HOT_RETENTION): intake's replay, the timeline's read.
       keyRecords: { keyRecordsOf: dynamoDbKeyRecords(table).keyRecordsOf },
-      archivedRows: archivedRowReader(config, clients.adopt),
+      archivedRows: archiveObjects(
+        config,
+        clients.adopt,
+        'the http function (a timeline past the hot window)',
+      ),
       queue: buildQueue(config, clients.sqs),
       sealer,
       catalog: templateCatalog,
