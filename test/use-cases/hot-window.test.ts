@@ -55,9 +55,13 @@ async function deliverQueued(world: FakeWorld): Promise<void> {
 
 const sent = (world: FakeWorld) => world.email.sent.length + world.sms.sent.length;
 
-/** A two-channel notice submitted, sent, delivered, and HOT_RETENTION later gone from the table. */
-async function archivedNotice(world = fakeWorld(), caller?: typeof SUBMITTER_A) {
-  const first = await submitNotice(requestAt(world), world.deps, caller);
+/** A notice (both channels, or `channels`) submitted, sent, delivered, and HOT_RETENTION later gone from the table. */
+async function archivedNotice(
+  world = fakeWorld(),
+  caller?: typeof SUBMITTER_A,
+  channels: readonly Channel[] = ['email', 'sms'],
+) {
+  const first = await submitNotice(requestAt(world, { channels: [...channels] }), world.deps, caller);
   if (first.kind !== 'recorded') throw new Error(first.kind);
   await deliverQueued(world);
   const before = await readNotice(first.noticeId, OPERATOR, world.deps);
@@ -156,12 +160,7 @@ describe('intake after the hot window', () => {
 
   it('a request that adds a channel after the window records and sends only the new channel', async () => {
     // Prepare: an e-mail-only notice, delivered, past the window
-    const world = fakeWorld();
-    const emailOnly = await submitNotice(requestAt(world, { channels: ['email'] }), world.deps);
-    if (emailOnly.kind !== 'recorded') throw new Error(emailOnly.kind);
-    await deliverQueued(world);
-    world.clock.advance(HOT_RETENTION_MS);
-    await passHotWindow(world, emailOnly.noticeId);
+    const { world, noticeId } = await archivedNotice(fakeWorld(), undefined, ['email']);
     expect(world.email.sent).toHaveLength(1);
 
     // Act: the business system now asks for e-mail and SMS
@@ -172,7 +171,7 @@ describe('intake after the hot window', () => {
     // of the same notice, recorded and sent once, as when a replay adds a channel in the table
     expect(result).toEqual({
       kind: 'recorded',
-      noticeId: emailOnly.noticeId,
+      noticeId,
       created: true,
       channels: [
         { channel: 'email', state: 'delivered', outcome: 'duplicate' },
@@ -181,11 +180,11 @@ describe('intake after the hot window', () => {
     });
     expect(world.email.sent).toHaveLength(1);
     expect(world.sms.sent).toHaveLength(1);
-    const rows = await world.store.getNotice(emailOnly.noticeId);
+    const rows = await world.store.getNotice(noticeId);
     expect(rows.map((row) => [row.channel, row.state])).toEqual([['sms', 'delivered']]);
 
     // And the timeline tells both: e-mail from the archive, SMS from the table
-    const read = await readNotice(emailOnly.noticeId, OPERATOR, world.deps);
+    const read = await readNotice(noticeId, OPERATOR, world.deps);
     if (!read) throw new Error('not found');
     const timeline = toTimeline(read as [(typeof read)[number], ...typeof read]);
     expect(timeline.source).toBe('mixed');
@@ -231,13 +230,11 @@ describe('intake after the hot window', () => {
       { ...EXAMPLE_REQUEST, channels: ['sms'], deadline: passed },
       world.deps,
     );
-    const world2 = fakeWorld();
-    world2.clock.current = world.clock.current;
-    const emailOnly = await submitNotice(requestAt(world2, { channels: ['email'] }), world2.deps);
-    if (emailOnly.kind !== 'recorded') throw new Error(emailOnly.kind);
-    await deliverQueued(world2);
-    await passHotWindow(world2, emailOnly.noticeId);
-    const adding = await submitNotice({ ...EXAMPLE_REQUEST, deadline: passed }, world2.deps);
+    const { world: world2, noticeId: emailOnly } = await archivedNotice(fakeWorld(), undefined, ['email']);
+    const adding = await submitNotice(
+      { ...EXAMPLE_REQUEST, deadline: world2.clock.now() - DAY },
+      world2.deps,
+    );
 
     // Assess
     expect(replay).toMatchObject({ kind: 'recorded', created: false });
@@ -247,7 +244,7 @@ describe('intake after the hot window', () => {
         { path: 'deadline', code: 'deadline_not_in_future', message: 'deadline must lie in the future' },
       ],
     });
-    expect(await world2.store.getNotice(emailOnly.noticeId)).toEqual([]);
+    expect(await world2.store.getNotice(emailOnly)).toEqual([]);
   });
 
   it('the batch path is the same path: an archived item is a 200 replay, the new ones are enqueued', async () => {
@@ -388,17 +385,12 @@ describe('operator acts on an archived notice', () => {
 
   it('a cancel of a notice with a channel still open cancels that one and reports the archived one', async () => {
     // Prepare: e-mail delivered and archived; SMS added by a later request, not yet sent
-    const world = fakeWorld();
-    const emailOnly = await submitNotice(requestAt(world, { channels: ['email'] }), world.deps);
-    if (emailOnly.kind !== 'recorded') throw new Error(emailOnly.kind);
-    await deliverQueued(world);
-    world.clock.advance(HOT_RETENTION_MS);
-    await passHotWindow(world, emailOnly.noticeId);
+    const { world, noticeId } = await archivedNotice(fakeWorld(), undefined, ['email']);
     await submitNotice(requestAt(world), world.deps);
 
     // Act
     const cancel = await cancelNotice(
-      emailOnly.noticeId,
+      noticeId,
       { reason: 'called off', actor: OPERATOR.principal },
       OPERATOR,
       world.deps,
