@@ -36,3 +36,31 @@ export const Archive = {
   firstDay: '2026-01-01',
   keyRecordPartitionPrefix: 'K#',
 } as const;
+
+// TEMPORARY (helper C): the archiver's helper (A) defines the column list here; taken from A at merge.
+export const ARCHIVE_FACT_COLUMNS = [
+  { name: 'kind', type: 'string' },
+  { name: 'notice_id', type: 'string' },
+  { name: 'channel', type: 'string' },
+  { name: 'seq', type: 'int' },
+  { name: 'at', type: 'string' },
+  { name: 'from_state', type: 'string' },
+  { name: 'to_state', type: 'string' },
+  { name: 'reason', type: 'string' },
+  { name: 'attempt', type: 'int' },
+  { name: 'detail', type: 'string' },
+  { name: 'actor', type: 'string' },
+  { name: 'event_type', type: 'string' },
+  { name: 'event_id', type: 'string' },
+  { name: 'recipient_id', type: 'string' },
+  { name: 'template_id', type: 'string' },
+  { name: 'template_version', type: 'string' },
+  { name: 'dest_fingerprint', type: 'string' },
+  { name: 'dest_masked', type: 'string' },
+  { name: 'submitter', type: 'string' },
+  { name: 'provider', type: 'string' },
+  { name: 'provider_receipt_id', type: 'string' },
+  { name: 'created_at', type: 'string' },
+  { name: 'deadline', type: 'string' },
+  { name: 'stream_sequence', type: 'string' },
+] as const;

@@ -196,6 +196,16 @@ export const OPERATOR_SETTINGS = {
       'days a terminal row is kept before DynamoDB TTL removes it; 0 keeps rows forever (the local ' +
       'stack’s default; a deployment keeps them 400 days)',
   },
+  // TEMPORARY (helper C, issue 22): main's settings change defines this; taken from main at merge.
+  ARCHIVE_RETENTION_YEARS: {
+    kind: 'integer',
+    default: 6,
+    min: 1,
+    max: 100,
+    deployMin: 6,
+    description:
+      'years every archived fact is kept write-once (S3 Object Lock, compliance mode) and key records are kept',
+  },
   // Delivery follow-up and operator holds (issue 13).
   DELIVERY_REPORT_GRACE_MS: {
     kind: 'integer',
@@ -367,6 +377,11 @@ export const WIRING_SETTINGS = {
   ESCALATION_EVENT_BUS: {
     kind: 'text',
     description: 'EventBridge bus for escalations; unset: escalations are log lines',
+  },
+  // TEMPORARY (helper C): the archiver's helper (A) defines this; taken from A at merge.
+  ARCHIVE_BUCKET: {
+    kind: 'text',
+    description: 'the write-once archive bucket (lambdas/contract/archive.ts)',
   },
 } as const satisfies Readonly<Record<string, Setting>>;
 
