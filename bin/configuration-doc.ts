@@ -8,6 +8,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { formatDuration } from '../lambdas/contract/duration.ts';
 import type { ProviderSettingSpec } from '../lambdas/contract/providers.ts';
 import {
   BUNDLE_SWITCH_PREFIX,
@@ -71,6 +72,8 @@ function range(setting: Setting): string {
       return 'a URL (deployed: https)';
     case 'text':
       return 'text';
+    case 'duration':
+      return `an ISO 8601 duration, at least ${formatDuration(setting.minMs)}${setting.deployMinMs ? ` (deployed: at least ${formatDuration(setting.deployMinMs)})` : ''}`;
   }
 }
 

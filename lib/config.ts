@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { z } from 'zod';
 import { ConfigError } from '../lambdas/contract/config-error.ts';
+import { formatDuration, parseIsoDuration } from '../lambdas/contract/duration.ts';
 import { FUNCTION_NAMES, type FunctionName } from '../lambdas/contract/functions.ts';
 import { invalidPrincipalEntries } from '../lambdas/contract/principals.ts';
 import type { ProviderChannel } from '../lambdas/contract/providers.ts';
@@ -64,6 +65,7 @@ function deploymentDefault(name: OperatorSettingName, setting: Setting): unknown
     case 'number':
       return setting.deployDefault ?? setting.default;
     case 'enum':
+    case 'duration':
       return setting.default;
     case 'list':
       return [];
@@ -91,6 +93,12 @@ function deploymentSchema(setting: Setting): z.ZodType {
       return text.regex(/^(https:\/\/[^\s/]+(\/[^\s]*)?)?$/, 'an https URL');
     case 'text':
       return text;
+    case 'duration': {
+      const least = setting.deployMinMs ?? setting.minMs;
+      return text.refine((value) => (parseIsoDuration(value) ?? -1) >= least, {
+        message: `an ISO 8601 duration of days to seconds (e.g. ${setting.default}), at least ${formatDuration(least)}`,
+      });
+    }
   }
 }
 
@@ -275,7 +283,6 @@ export interface NoticeLedgerConfig {
     readonly reconcileIntervalMs: number;
   };
   readonly openIndexShards: number;
-  readonly ledgerRetentionDays: number | undefined;
   /** The write-once audit archive (lib/constructs/archive-bucket.ts, archive-catalog.ts). */
   readonly archive: {
     /** Object Lock compliance retention (`archiveRetentionYears`, ARCHIVE_RETENTION_YEARS). */
@@ -452,7 +459,6 @@ export function readConfig(
       reconcileIntervalMs: c.reconcileIntervalMs,
     },
     openIndexShards: c.openIndexShards,
-    ledgerRetentionDays: c.ledgerRetentionDays > 0 ? c.ledgerRetentionDays : undefined,
     archive: {
       retentionYears: c.archiveRetentionYears,
       workGroupName: `${resourcePrefix}-archive`,

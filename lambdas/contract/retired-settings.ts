@@ -7,7 +7,9 @@
 export const RETIRED_NAMES: Readonly<Record<string, string>> = {
   EMAIL_RATE_BUDGET_PER_SECOND: 'EMAIL_SEND_RATE_PER_SECOND (the shared rate budget)',
   SMS_RATE_BUDGET_PER_SECOND: 'SMS_SEND_RATE_PER_SECOND (the shared rate budget)',
-  RETENTION_DAYS: 'LEDGER_RETENTION_DAYS',
+  RETENTION_DAYS: 'HOT_RETENTION (an ISO 8601 duration, e.g. P35D)',
+  LEDGER_RETENTION_DAYS: 'HOT_RETENTION (an ISO 8601 duration, e.g. P35D)',
+  ledgerRetentionDays: 'hotRetention (an ISO 8601 duration, e.g. "P35D")',
   reconcileIntervalMinutes: 'reconcileIntervalMs (milliseconds, whole minutes)',
   sesConfigurationSetName: 'sesConfigurationSet',
   eumConfigurationSetName: 'eumConfigurationSet',

@@ -19,12 +19,13 @@
  * its own in its descriptor (lambdas/providers/<id>/descriptor.ts), under the same naming rule.
  */
 
+import { ARCHIVE_SETTINGS, ARCHIVE_WIRING_SETTINGS } from './archive-settings.ts';
 import { FAILOVER_SETTINGS } from './failover-settings.ts';
 import { OUTCOME_SETTINGS, OUTCOME_WIRING_SETTINGS } from './outcome-settings.ts';
 import { CALLER_SETTINGS, CALLER_WIRING_SETTINGS } from './principals.ts';
 import { SEND_WINDOW_SETTINGS } from './send-windows.ts';
 
-export type SettingKind = 'integer' | 'number' | 'enum' | 'text' | 'url' | 'list';
+export type SettingKind = 'integer' | 'number' | 'enum' | 'text' | 'url' | 'list' | 'duration';
 
 interface SettingBase {
   readonly kind: SettingKind;
@@ -57,7 +58,19 @@ export interface TextSetting extends SettingBase {
   readonly default?: string;
 }
 
-export type Setting = NumberSetting | EnumSetting | TextSetting;
+/**
+ * An ISO 8601 duration of days to seconds (`P35D`, `PT10S`; lambdas/contract/duration.ts): what
+ * a person writes for a span of time; a process reads it as milliseconds.
+ */
+export interface DurationSetting extends SettingBase {
+  readonly kind: 'duration';
+  readonly default: string;
+  readonly minMs: number;
+  /** A deployment's lower bound, where stricter than `minMs`. */
+  readonly deployMinMs?: number;
+}
+
+export type Setting = NumberSetting | EnumSetting | TextSetting | DurationSetting;
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
@@ -186,26 +199,8 @@ export const OPERATOR_SETTINGS = {
     max: 64,
     description: 'partitions of the open-intent index (do not change on a live table)',
   },
-  LEDGER_RETENTION_DAYS: {
-    kind: 'integer',
-    default: 0,
-    deployDefault: 400,
-    min: 0,
-    max: 36_500,
-    description:
-      'days a terminal row is kept before DynamoDB TTL removes it; 0 keeps rows forever (the local ' +
-      'stack’s default; a deployment keeps them 400 days)',
-  },
-  // TEMPORARY (helper C, issue 22): main's settings change defines this; taken from main at merge.
-  ARCHIVE_RETENTION_YEARS: {
-    kind: 'integer',
-    default: 6,
-    min: 1,
-    max: 100,
-    deployMin: 6,
-    description:
-      'years every archived fact is kept write-once (S3 Object Lock, compliance mode) and key records are kept',
-  },
+  // The hot window and the archive (issue 22, ./archive-settings.ts).
+  ...ARCHIVE_SETTINGS,
   // Delivery follow-up and operator holds (issue 13).
   DELIVERY_REPORT_GRACE_MS: {
     kind: 'integer',
@@ -374,14 +369,10 @@ export const WIRING_SETTINGS = {
   SCHEDULER_ROLE_ARN: { kind: 'text', description: 'role EventBridge Scheduler assumes to enqueue' },
   ...CALLER_WIRING_SETTINGS,
   ...OUTCOME_WIRING_SETTINGS,
+  ...ARCHIVE_WIRING_SETTINGS,
   ESCALATION_EVENT_BUS: {
     kind: 'text',
     description: 'EventBridge bus for escalations; unset: escalations are log lines',
-  },
-  // TEMPORARY (helper C): the archiver's helper (A) defines this; taken from A at merge.
-  ARCHIVE_BUCKET: {
-    kind: 'text',
-    description: 'the write-once archive bucket (lambdas/contract/archive.ts)',
   },
 } as const satisfies Readonly<Record<string, Setting>>;
 

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { ConfigError } from '../contract/config-error.ts';
+import { parseIsoDuration } from '../contract/duration.ts';
 import { retiredNamesMessage } from '../contract/retired-settings.ts';
 import {
+  type DurationSetting,
   INVARIANTS,
   type NumberSetting,
   SETTINGS,
@@ -25,6 +27,21 @@ function numberSchema(setting: NumberSetting) {
     : z.preprocess(unset, ranged.default(setting.default));
 }
 
+/** An ISO 8601 duration → milliseconds, at least `minMs`. */
+function durationSchema(setting: DurationSetting) {
+  return optionalText.transform((text, ctx) => {
+    const ms = parseIsoDuration(text ?? setting.default);
+    if (ms === undefined || ms < setting.minMs) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be an ISO 8601 duration of days to seconds (e.g. ${setting.default}), at least ${setting.minMs / 1000} s`,
+      });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+
 function schemaOf(setting: Setting) {
   switch (setting.kind) {
     case 'integer':
@@ -41,6 +58,8 @@ function schemaOf(setting: Setting) {
           .map((s) => s.trim())
           .filter(Boolean),
       );
+    case 'duration':
+      return durationSchema(setting);
     case 'text':
       return setting.default === undefined
         ? optionalText
@@ -48,17 +67,19 @@ function schemaOf(setting: Setting) {
   }
 }
 
-type SchemaFor<S> = S extends { kind: 'integer' | 'number'; default: number }
+type SchemaFor<S> = S extends { kind: 'duration' }
   ? number
-  : S extends { kind: 'integer' | 'number' }
-    ? number | undefined
-    : S extends { kind: 'enum'; values: readonly (infer V)[] }
-      ? V
-      : S extends { kind: 'list' }
-        ? string[]
-        : S extends { default: string }
-          ? string
-          : string | undefined;
+  : S extends { kind: 'integer' | 'number'; default: number }
+    ? number
+    : S extends { kind: 'integer' | 'number' }
+      ? number | undefined
+      : S extends { kind: 'enum'; values: readonly (infer V)[] }
+        ? V
+        : S extends { kind: 'list' }
+          ? string[]
+          : S extends { default: string }
+            ? string
+            : string | undefined;
 
 /** The runtime configuration: every core setting of lambdas/contract/settings.ts, parsed. */
 export type Config = { readonly [K in SettingName]: SchemaFor<(typeof SETTINGS)[K]> };

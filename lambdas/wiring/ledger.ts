@@ -31,7 +31,7 @@ export function ledgerTable(config: Config, client: DynamoDBClient): LedgerTable
     client,
     tableName: config.LEDGER_TABLE_NAME,
     openShards: config.OPEN_INDEX_SHARDS,
-    ...(config.LEDGER_RETENTION_DAYS ? { retentionMs: config.LEDGER_RETENTION_DAYS * 86_400_000 } : {}),
+    retentionMs: config.HOT_RETENTION,
   });
 }
 

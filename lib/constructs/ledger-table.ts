@@ -20,11 +20,6 @@ export interface LedgerTableProps {
    * @default 4
    */
   readonly openIndexShards?: number;
-  /**
-   * Days a terminal row is kept before TTL deletes it (LEDGER_RETENTION_DAYS); undefined keeps rows.
-   * @default undefined
-   */
-  readonly retentionDays?: number;
 }
 
 /**
@@ -39,13 +34,11 @@ export class LedgerTable extends Construct {
   readonly table: Table;
   readonly openIndexName: string = Schema.openIndexName;
   readonly openIndexShards: number;
-  readonly retentionDays: number | undefined;
   readonly encryptionKey: IKey;
 
   constructor(scope: Construct, id: string, props: LedgerTableProps) {
     super(scope, id);
     this.openIndexShards = props.openIndexShards ?? 4;
-    this.retentionDays = props.retentionDays;
     this.encryptionKey = props.encryptionKey;
 
     // Key types mirror `ledgerTableDefinition` (lambdas/adapters/dynamodb/ledger-table.ts), which

@@ -171,8 +171,9 @@ export class NoticeFunction extends Construct {
 
   /**
    * Ledger table access: item actions on the table, optionally Query on the open index, and the
-   * table key's use through DynamoDB only. Sets LEDGER_TABLE_NAME, OPEN_INDEX_SHARDS and
-   * LEDGER_RETENTION_DAYS (the table's layout and lifecycle travel with the grant).
+   * table key's use through DynamoDB only. Sets LEDGER_TABLE_NAME and OPEN_INDEX_SHARDS (the
+   * table's layout travels with the grant; HOT_RETENTION, like every operator setting, reaches
+   * every function).
    */
   bindTable(ledger: LedgerTable, access: LedgerAccess): void {
     this.role.addToPrincipalPolicy(
@@ -206,8 +207,6 @@ export class NoticeFunction extends Construct {
     ]);
     this.addEnvironment('LEDGER_TABLE_NAME', ledger.tableName);
     this.addEnvironment('OPEN_INDEX_SHARDS', String(ledger.openIndexShards));
-    if (ledger.retentionDays !== undefined)
-      this.addEnvironment('LEDGER_RETENTION_DAYS', String(ledger.retentionDays));
   }
 
   /** `sqs:SendMessage` (and SendMessageBatch) on a channel queue; sets <CHANNEL>_QUEUE_URL/_ARN. */

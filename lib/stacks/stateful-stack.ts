@@ -51,7 +51,6 @@ export class StatefulStack extends Stack {
     this.ledger = new LedgerTable(this, 'Ledger', {
       encryptionKey: this.keys.data,
       openIndexShards: config.openIndexShards,
-      ...(config.ledgerRetentionDays ? { retentionDays: config.ledgerRetentionDays } : {}),
     });
     acknowledge(this.ledger.table, {
       rule: 'HIPAA.Security-DynamoDBInBackupPlan',

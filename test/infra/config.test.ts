@@ -39,7 +39,8 @@ describe('deployment settings (deploy/settings.json)', () => {
     });
     expect(config.senderTimeoutSeconds).toBe(30);
     expect(config.channels.email).toEqual({ maxConcurrency: 5, batchSize: 10, sendRatePerSecond: undefined });
-    expect(config.ledgerRetentionDays).toBe(400);
+    expect(config.runtimeEnvironment.HOT_RETENTION).toBe('P35D');
+    expect(config.runtimeEnvironment.ARCHIVE_RETENTION_YEARS).toBe('6');
   });
 
   it('agrees with the runtime’s own defaults (one contract), so AWS and the local stack behave alike', () => {
@@ -65,10 +66,11 @@ describe('deployment settings (deploy/settings.json)', () => {
       RATE_BUDGET_LEAD_MS: String(runtime.RATE_BUDGET_LEAD_MS),
       RATE_BUDGET_MAX_WAIT_MS: String(runtime.RATE_BUDGET_MAX_WAIT_MS),
       OUTCOME_WEBHOOK_TIMEOUT_MS: String(runtime.OUTCOME_WEBHOOK_TIMEOUT_MS),
-      // The one declared difference: a deployment expires terminal rows, a local ledger keeps them.
-      LEDGER_RETENTION_DAYS: String(OPERATOR_SETTINGS.LEDGER_RETENTION_DAYS.deployDefault),
+      ARCHIVE_RETENTION_YEARS: String(runtime.ARCHIVE_RETENTION_YEARS),
+      // A duration is deployed as written and read as milliseconds.
+      HOT_RETENTION: OPERATOR_SETTINGS.HOT_RETENTION.default,
     });
-    expect(runtime.LEDGER_RETENTION_DAYS).toBe(0);
+    expect(runtime.HOT_RETENTION).toBe(35 * 86_400_000);
     expect(runtime.PROVIDER_TIMEOUT_MS).toBe(SETTING_DEFAULTS.providerTimeoutMs);
     expect(runtime.SEND_LEASE_MS).toBe(SETTING_DEFAULTS.sendLeaseMs);
     expect(runtime.RECONCILE_INTERVAL_MS).toBe(SETTING_DEFAULTS.reconcileIntervalMs);
@@ -146,7 +148,7 @@ describe('deployment settings (deploy/settings.json)', () => {
       sesAdditionalIdentities: ['ada@example.org', 'bob@example.org'],
       reservedConcurrency: { reconciler: 1 },
       smsSendRatePerSecond: 1,
-      ledgerRetentionDays: 0,
+      hotRetention: 'P7DT12H',
       account: '111122223333',
       region: 'ap-southeast-2',
       '//': 'a comment for the next reader',
@@ -156,7 +158,7 @@ describe('deployment settings (deploy/settings.json)', () => {
     expect(config.settings.sesAdditionalIdentities).toEqual(['ada@example.org', 'bob@example.org']);
     expect(config.reservedConcurrency).toEqual({ reconciler: 1 });
     expect(config.channels.sms.sendRatePerSecond).toBe(1);
-    expect(config.ledgerRetentionDays).toBeUndefined();
+    expect(config.runtimeEnvironment.HOT_RETENTION).toBe('P7DT12H');
     expect(config.target).toEqual({ account: '111122223333', region: 'ap-southeast-2' });
   });
 
@@ -172,6 +174,11 @@ describe('deployment settings (deploy/settings.json)', () => {
     [{ publicBaseUrl: 'http://notices.example.org' }, /publicBaseUrl: an https URL/],
     [{ twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:twilio' }, /twilioSecretArn/],
     [{ logRetentionDays: 8 }, /logRetentionDays/],
+    // The archive is at most 15 minutes behind: a day of hot window always has the row archived.
+    [{ hotRetention: 'PT20S' }, /hotRetention: an ISO 8601 duration .* at least P1D/],
+    [{ hotRetention: 'P1M' }, /hotRetention: an ISO 8601 duration/],
+    [{ ledgerRetentionDays: 400 }, /ledgerRetentionDays was renamed: use hotRetention/],
+    [{ archiveRetentionYears: 5 }, /archiveRetentionYears/],
     [{ sesFromAddress: 'not-an-address' }, /sesFromAddress: an e-mail address/],
     [{ alarmEmail: 'oncall' }, /alarmEmail/],
     [{ reservedConcurrency: { sendSms: 1 } }, /below smsMaxConcurrency/],

@@ -116,7 +116,8 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
   const everyFunction = [
     'LEDGER_TABLE_NAME',
     'OPEN_INDEX_SHARDS',
-    'LEDGER_RETENTION_DAYS',
+    'HOT_RETENTION',
+    'ARCHIVE_RETENTION_YEARS',
     'EMAIL_PROVIDER',
     'SMS_PROVIDER',
     'PROVIDER_TIMEOUT_MS',
@@ -199,7 +200,7 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
     const itemless = new Set<FunctionKey>(['outcomeStream', 'outcomeWebhooks']);
     for (const key of FUNCTIONS) {
       const common = itemless.has(key)
-        ? everyFunction.filter((name) => name !== 'LEDGER_TABLE_NAME' && name !== 'LEDGER_RETENTION_DAYS')
+        ? everyFunction.filter((name) => name !== 'LEDGER_TABLE_NAME')
         : everyFunction;
       expect(Object.keys(environmentOf(key)), key).toEqual(
         expect.arrayContaining([...common, ...required[key]]),

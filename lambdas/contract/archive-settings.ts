@@ -1,0 +1,36 @@
+/**
+ * The settings of the hot window and the write-once archive (docs/archive.md): how long a resolved
+ * row stays in the table, how long the archive keeps every fact, and the bucket the stack wires.
+ * Spread into ./settings.ts, the one vocabulary; kept here so that file stays short.
+ */
+export const ARCHIVE_SETTINGS = {
+  HOT_RETENTION: {
+    kind: 'duration',
+    default: 'P35D',
+    minMs: 10_000,
+    deployMinMs: 86_400_000,
+    description:
+      'how long a resolved row stays in the table before DynamoDB TTL removes it (ISO 8601, e.g. ' +
+      'P35D); its story stays in the archive (docs/archive.md) and its key record answers replays. ' +
+      'A deployment keeps at least a day, so the archive (at most 15 minutes behind) always has a ' +
+      'row before it can expire; locally as short as PT10S',
+  },
+  ARCHIVE_RETENTION_YEARS: {
+    kind: 'integer',
+    default: 6,
+    min: 1,
+    max: 100,
+    deployMin: 6,
+    description:
+      'years the write-once archive keeps every fact (S3 Object Lock, compliance mode: nobody can ' +
+      'shorten it) and key records keep answering replays; HIPAA documentation is kept six years ' +
+      '(45 CFR 164.316)',
+  },
+} as const;
+
+export const ARCHIVE_WIRING_SETTINGS = {
+  ARCHIVE_BUCKET: {
+    kind: 'text',
+    description: 'the write-once archive bucket (S3 Object Lock, compliance mode; docs/archive.md)',
+  },
+} as const;
