@@ -31,7 +31,7 @@ export const FUNCTIONS = {
   outcomeStream: { handler: 'outcome-stream.ts', facets: [], providers: 'none' },
   /** The webhook queue → signed Standard Webhooks to OUTCOME_WEBHOOK_URL, retried, dead-lettered. */
   outcomeWebhooks: { handler: 'outcome-webhooks.ts', facets: [], providers: 'none' },
-  /** TEMPORARY (helper C) until A's entry: the ledger table's change stream → the write-once archive. */
+  /** The ledger table's change stream → the write-once archive and the key records (issue 22, docs/archive.md). */
   archiver: { handler: 'archiver.ts', facets: [], providers: 'none' },
 } as const satisfies Readonly<Record<string, FunctionSpec>>;
 

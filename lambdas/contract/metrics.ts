@@ -73,6 +73,17 @@ export const Metric = {
    * an access denied): the function itself succeeds, so its Errors metric never sees these.
    */
   httpInternalErrors: 'HttpInternalErrors',
+  /** Archiver (docs/archive.md): fact lines written to the archive (each fact once). */
+  archivedFacts: 'ArchivedFacts',
+  /** Archiver: objects written (`facts/` and `rows/`). */
+  archiveObjectsWritten: 'ArchiveObjectsWritten',
+  /** Archiver: lines of a batch handed again that the archive already held (not written twice). */
+  archiveDuplicatesSkipped: 'ArchiveDuplicatesSkipped',
+  /**
+   * Archiver, per batch: now − the batch's first change; the archive's bound (15 minutes) is at
+   * risk when it grows (the event source's IteratorAge says the same from the other side).
+   */
+  archiveLagSeconds: 'ArchiveLagSeconds',
 } as const;
 
 export type MetricName = (typeof Metric)[keyof typeof Metric];

@@ -1,40 +1,12 @@
+import type { ArchivedIntent, KeyRecord } from '../domain/archive-record.ts';
 import type { Channel } from '../domain/channel.ts';
-import type { Intent } from '../domain/intent.ts';
 
-/**
- * A resolved row as the archive keeps it (lambdas/contract/archive.ts `rows/`): the intent
- * without what never leaves the table (the sealed envelopes, the lease, the index keys).
+/*
+ * The archive's ports (docs/archive.md). The archived row and the key record are domain shapes
+ * (lambdas/domain/archive-record.ts decides what they hold); the read side is here, the write
+ * side the archiver's own (./archive-writer.port.ts).
  */
-export type ArchivedIntent = Omit<
-  Intent,
-  'envelope' | 'fallbackEnvelope' | 'leaseOwner' | 'leaseExpiresAt' | 'dueAt'
->;
-
-/**
- * The compact key record of a (notice, channel) whose row resolved (`K#<noticeId>` /
- * `C#<channel>`), kept for the archive's retention: enough to answer a replay after the row left
- * the table (ids and content digests, the state it resolved to, who submitted it; no history),
- * and where its resolved row is in the archive.
- */
-export interface KeyRecord
-  extends Pick<
-    Intent,
-    | 'noticeId'
-    | 'channel'
-    | 'state'
-    | 'submitter'
-    | 'templateId'
-    | 'templateVersion'
-    | 'destination'
-    | 'contentDigest'
-    | 'variableDigests'
-    | 'priority'
-    | 'fallback'
-    | 'createdAt'
-  > {
-  /** The archive object (`rows/…`) holding the row's latest resolved form. */
-  readonly rowsObject: string;
-}
+export type { ArchivedIntent, KeyRecord };
 
 /** Intake's and the timeline's view of notices whose rows left the table (one Query). */
 export interface KeyRecordReader {

@@ -3,15 +3,9 @@ import { CfnWorkGroup } from 'aws-cdk-lib/aws-athena';
 import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-glue';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { Archive } from '../../lambdas/contract/archive.ts';
+import { Archive, type ArchiveColumn } from '../../lambdas/contract/archive.ts';
 import { acknowledgeWildcardResources } from '../nag.ts';
 import type { ArchiveBucket } from './archive-bucket.ts';
-
-/** One column of the facts table: its JSON key and its Glue (Hive) type. */
-export interface ArchiveColumn {
-  readonly name: string;
-  readonly type: string;
-}
 
 export interface ArchiveCatalogProps {
   readonly archive: ArchiveBucket;
@@ -90,7 +84,7 @@ export class ArchiveCatalog extends Construct {
         },
         storageDescriptor: {
           location: archive.location(Archive.factsPrefix),
-          columns: props.columns.map(({ name, type }) => ({ name, type })),
+          columns: props.columns.map(({ name, type, comment }) => ({ name, type, comment })),
           inputFormat: 'org.apache.hadoop.mapred.TextInputFormat',
           outputFormat: 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat',
           compressed: true,

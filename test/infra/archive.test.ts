@@ -184,7 +184,7 @@ describe('archive catalog (stateful stack)', () => {
     expect(TableInput.Name).toBe(Archive.glueFactsTable);
     expect(TableInput.TableType).toBe('EXTERNAL_TABLE');
     expect(TableInput.StorageDescriptor.Columns).toEqual(
-      ARCHIVE_FACT_COLUMNS.map(({ name, type }) => ({ Name: name, Type: type })),
+      ARCHIVE_FACT_COLUMNS.map(({ name, type, comment }) => ({ Name: name, Type: type, Comment: comment })),
     );
     expect(TableInput.StorageDescriptor).toMatchObject({
       Location: withBucketName('s3://', `/${Archive.factsPrefix}`),

@@ -35,7 +35,7 @@ const STORED_NAMES: Partial<Record<MutableIntentField, string>> = {
 };
 
 /** Stored form of a channel fallback's spec (short keys: every write pays per started KB). */
-interface StoredFallback {
+export interface StoredFallback {
   to: string;
   w: number;
   fp: string;
@@ -47,7 +47,7 @@ interface StoredFallback {
   tz?: string;
 }
 
-function toStoredFallback(spec: FallbackSpec): StoredFallback {
+export function toStoredFallback(spec: FallbackSpec): StoredFallback {
   return {
     to: spec.to,
     w: spec.withinMs,
@@ -59,7 +59,7 @@ function toStoredFallback(spec: FallbackSpec): StoredFallback {
   };
 }
 
-function fromStoredFallback(stored: StoredFallback): FallbackSpec {
+export function fromStoredFallback(stored: StoredFallback): FallbackSpec {
   return {
     to: stored.to as Channel,
     withinMs: stored.w,
@@ -113,7 +113,7 @@ function fromStoredRecord(stored: StoredRecord): TransitionRecord {
 const COMMERCIAL_IAM = 'arn:aws:iam::';
 export const storedSubmitter = (principal: string): string =>
   principal.startsWith(COMMERCIAL_IAM) ? principal.slice(COMMERCIAL_IAM.length) : principal;
-const submitterOf = (stored: string): string =>
+export const submitterOf = (stored: string): string =>
   stored.startsWith('arn:') ? stored : `${COMMERCIAL_IAM}${stored}`;
 
 /** The row's item; `shardOf` places it in the open index while it has a `dueAt`. */

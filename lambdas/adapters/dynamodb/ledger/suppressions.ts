@@ -25,11 +25,14 @@ import { backOff, type Item, type LedgerTableClient, RETRYABLE_CANCELLATIONS } f
  * `H#<at>#<fact id>` beside it.
  */
 
-const suppressionPk = (channel: Channel, fingerprint: string) => `S#${channel}#${fingerprint}`;
+const SUPPRESSION_PREFIX = 'S#';
+const suppressionPk = (channel: Channel, fingerprint: string) =>
+  `${SUPPRESSION_PREFIX}${channel}#${fingerprint}`;
 const SUPPRESSION_SK = 'S';
+const HISTORY_PREFIX = 'H#';
 /** History records sort by time, then by fact id (which also makes a repeated fact one key). */
 const suppressionRecordSk = (record: SuppressionRecord) =>
-  `H#${String(record.at).padStart(15, '0')}#${suppressionFactId(record)}`;
+  `${HISTORY_PREFIX}${String(record.at).padStart(15, '0')}#${suppressionFactId(record)}`;
 /** Optimistic-concurrency retries of an append racing another append on the same destination. */
 const MAX_SUPPRESSION_RACES = 8;
 
@@ -42,6 +45,30 @@ function recordToItem(record: SuppressionRecord): Item {
     at: record.at,
     code: record.code,
   };
+}
+
+/**
+ * A history record's item (`S#<channel>#<fingerprint>` / `H#…`) as the archive keeps it (the
+ * change stream's inserts): its destination and its record; undefined for any other item.
+ */
+export function suppressionHistoryOf(item: Item): SuppressionHistoryEntry | undefined {
+  const { pk, sk } = item;
+  if (typeof pk !== 'string' || typeof sk !== 'string') return undefined;
+  if (!pk.startsWith(SUPPRESSION_PREFIX) || !sk.startsWith(HISTORY_PREFIX)) return undefined;
+  const channelAndFingerprint = pk.slice(SUPPRESSION_PREFIX.length);
+  const split = channelAndFingerprint.indexOf('#');
+  return {
+    channel: channelAndFingerprint.slice(0, split) as Channel,
+    fingerprint: channelAndFingerprint.slice(split + 1),
+    masked: typeof item.masked === 'string' ? item.masked : undefined,
+    record: recordFromItem(item),
+  };
+}
+
+/** A suppression history record with its destination; `masked` absent on records written before it was kept there. */
+export interface SuppressionHistoryEntry extends Omit<SuppressionTarget, 'masked'> {
+  readonly masked?: string | undefined;
+  readonly record: SuppressionRecord;
 }
 
 function recordFromItem(item: Item): SuppressionRecord {
@@ -125,7 +152,8 @@ function appendTransaction(
     Put: {
       TableName: table.tableName,
       Item: marshall(
-        { pk, sk: suppressionRecordSk(entry), ...recordToItem(entry) },
+        // The masked form too: the archive's suppression facts carry it (docs/archive.md).
+        { pk, sk: suppressionRecordSk(entry), masked: target.masked, ...recordToItem(entry) },
         { removeUndefinedValues: true },
       ),
       ConditionExpression: 'attribute_not_exists(sk)',

@@ -1,0 +1,45 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import { dynamoDbKeyRecords } from '../adapters/dynamodb/ledger/key-records.ts';
+import { S3ArchiveObjects } from '../adapters/s3/archive-objects.ts';
+import { ConfigError } from '../contract/config-error.ts';
+import { type Config, readConfig } from '../edge/config.ts';
+import { systemClock } from '../ports/clock.port.ts';
+import type { ArchiverDependencies } from '../use-cases/archive-changes.ts';
+import { type AwsClients, buildAwsClients } from './aws-clients.ts';
+import { ledgerTable } from './ledger.ts';
+import { once } from './once.ts';
+
+export { archiveBatchOf } from '../adapters/dynamodb/ledger/stream-changes.ts';
+
+/**
+ * The archive bucket's S3 client, the function's own (./aws-clients.ts, so the local stack's IAM
+ * check sees its calls). Path-style addressing when AWS_ENDPOINT_URL_S3 names a local store: the
+ * SDK otherwise puts the bucket in the host name (`<bucket>.127.0.0.1:…`), which no loopback
+ * server answers. In AWS the endpoint is unset and buckets are addressed virtual-hosted, as S3
+ * wants.
+ */
+export function archiveS3Client(
+  config: Pick<Config, 'AWS_ENDPOINT_URL_S3'>,
+  adopt: AwsClients['adopt'],
+): S3Client {
+  return adopt(new S3Client(config.AWS_ENDPOINT_URL_S3 ? { forcePathStyle: true } : {}));
+}
+
+/** The archiver's ports: the archive bucket, and the key records in the ledger table. */
+export function buildArchiverRuntime(
+  env: Record<string, string | undefined> = process.env,
+  clients: AwsClients = buildAwsClients('archiver'),
+): ArchiverDependencies {
+  const config = readConfig(env);
+  if (!config.ARCHIVE_BUCKET) {
+    throw new ConfigError('invalid configuration: the archiver needs ARCHIVE_BUCKET');
+  }
+  return {
+    store: new S3ArchiveObjects(archiveS3Client(config, clients.adopt), config.ARCHIVE_BUCKET),
+    keyRecords: dynamoDbKeyRecords(ledgerTable(config, clients.dynamodb)),
+    clock: systemClock,
+    retentionYears: config.ARCHIVE_RETENTION_YEARS,
+  };
+}
+
+export const getArchiverRuntime = once(async () => buildArchiverRuntime());
