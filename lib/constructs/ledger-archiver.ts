@@ -52,8 +52,8 @@ export const ARCHIVER_STREAM = {
  *   positions go to the failure queue (its alarm pages; so do IteratorAge and Errors before).
  *
  * Grants (the function's one managed policy): the three stream reads and the table key through
- * DynamoDB; the archive's prefixes (NoticeFunction.bindArchive); UpdateItem of key records only
- * (`dynamodb:LeadingKeys` K#…); SendMessage to its failure queue (the on-failure destination).
+ * DynamoDB; the archive's prefixes (NoticeFunction.bindArchive); BatchWriteItem of key records
+ * only (`dynamodb:LeadingKeys` K#…); SendMessage to its failure queue (the on-failure destination).
  */
 export class LedgerArchiver extends Construct {
   /** Stream batches given up after {@link ARCHIVER_STREAM}.maxRecordAge: their positions, for a replay. */
@@ -79,9 +79,11 @@ export class LedgerArchiver extends Construct {
 
     archiver.bindLedgerStream(ledger);
     archiver.bindArchive(archive, 'write');
-    // Key records only: the archiver reads nothing of the table and writes nothing else to it.
+    // Key records only (puts, 25 a request: lambdas/adapters/dynamodb/ledger/key-records.ts): the
+    // archiver reads nothing of the table and writes nothing else to it. IAM cannot tell a batch's
+    // puts from deletes; `K#…` bounds either to key records.
     archiver.bindTable(ledger, {
-      items: ['UpdateItem'],
+      items: ['BatchWriteItem'],
       partitionKeyPrefix: Archive.keyRecordPartitionPrefix,
     });
 

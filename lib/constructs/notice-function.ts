@@ -26,7 +26,14 @@ import type { RetryScheduler } from './retry-scheduler.ts';
 
 export { ENVELOPE_ENCRYPTION_CONTEXT, REPO_ROOT };
 
-export type LedgerItemAction = 'GetItem' | 'BatchGetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query';
+export type LedgerItemAction =
+  | 'GetItem'
+  | 'BatchGetItem'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'BatchWriteItem'
+  | 'Query';
 
 export interface LedgerAccess {
   /** Item-level actions on the table itself (not its indexes). */
@@ -37,8 +44,8 @@ export interface LedgerAccess {
    */
   readonly openIndexQuery?: boolean;
   /**
-   * Only items whose partition key starts with this (`dynamodb:LeadingKeys`): the archiver may
-   * write key records (`K#…`) and nothing else of the table.
+   * Only items whose partition key starts with this (`dynamodb:LeadingKeys`, every item of a
+   * batch): the archiver may write key records (`K#…`) and nothing else of the table.
    * @default - every item
    */
   readonly partitionKeyPrefix?: string;
@@ -199,7 +206,9 @@ export class NoticeFunction extends Construct {
         }),
       );
     }
-    const writes = access.items.some((a) => a === 'PutItem' || a === 'UpdateItem' || a === 'DeleteItem');
+    const writes = access.items.some(
+      (a) => a === 'PutItem' || a === 'UpdateItem' || a === 'DeleteItem' || a === 'BatchWriteItem',
+    );
     this.useLedgerKey(ledger, [
       'kms:Decrypt',
       'kms:DescribeKey',

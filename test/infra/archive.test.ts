@@ -315,13 +315,13 @@ describe('archiver (delivery stack)', () => {
       's3:PutObject': [JSON.stringify(objects('facts/')), JSON.stringify(objects('rows/'))],
       's3:GetObject': [JSON.stringify(objects('facts/')), JSON.stringify(objects('rows/'))],
       's3:ListBucket': [JSON.stringify(BUCKET_ARN)],
-      'dynamodb:UpdateItem': table,
+      'dynamodb:BatchWriteItem': table,
       'sqs:SendMessage': own(failures, 'Arn'),
       'sqs:GetQueueAttributes': own(failures, 'Arn'),
       'sqs:GetQueueUrl': own(failures, 'Arn'),
     });
     // Key records only (`K#…`), and the table key through DynamoDB only.
-    expect(statements.find((s) => actionsOf(s).includes('dynamodb:UpdateItem'))?.Condition).toEqual({
+    expect(statements.find((s) => actionsOf(s).includes('dynamodb:BatchWriteItem'))?.Condition).toEqual({
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${Archive.keyRecordPartitionPrefix}*`] },
     });
     expect(
