@@ -1,10 +1,14 @@
 /**
  * Plays Lambda's DynamoDB Streams event-source mapping for one stream (DynamoDB Local's): reads
  * every shard in order (parents before children), hands records to the handler as a
- * `DynamoDBStreamEvent`, and checkpoints after each batch the handler took. A batch answered with
- * `batchItemFailures` is read again from the first failed record, bisected as Lambda's
- * `BisectBatchOnFunctionError` does, after a back-off; after `retryAttempts` the failing records go
- * to the on-failure destination (their positions, as Lambda sends them) and the source moves on.
+ * `DynamoDBStreamEvent` (Lambda's shape: `ApproximateCreationDateTime` in epoch seconds), and
+ * checkpoints after each batch the handler took. Records are gathered up to `batchSize` or for at
+ * most `maxBatchingWindowMs` (Lambda's MaximumBatchingWindowInSeconds), whichever comes first. A
+ * batch answered with `batchItemFailures` is read again from the first failed record, after a
+ * back-off, bisected as Lambda's `BisectBatchOnFunctionError` does when `bisectOnError` is set; after
+ * `retryAttempts` the failing records go to the on-failure destination (their positions, as Lambda
+ * sends them) and the source moves on. Several sources may read one stream, each with its own
+ * checkpoint, as several mappings do.
  *
  * The checkpoint (last sequence number per shard, shards finished) is a file in the data dir,
  * written after the batch, so a kill -9 between the handler and the write hands that batch again
@@ -42,10 +46,21 @@ export interface StreamSourceOptions {
     records: number;
   }) => Promise<void>;
   readonly log: (line: string) => void;
+  /** Its log lines start with it, e.g. `outcome stream`. */
+  readonly name: string;
   /** @default 100 */
   readonly batchSize?: number;
-  /** @default 10 */
+  /** How long records are gathered before a batch smaller than `batchSize` is handed over. @default 0 */
+  readonly maxBatchingWindowMs?: number;
+  /** Lambda's BisectBatchOnFunctionError. @default true */
+  readonly bisectOnError?: boolean;
+  /** -1: retried until it is taken, as Lambda's -1. @default 10 */
   readonly retryAttempts?: number;
+  /**
+   * The mapping's event filter (Lambda's FilterCriteria, as a predicate on the record): records it
+   * refuses are never handed over, and the checkpoint moves past them.
+   */
+  readonly filter?: (record: _Record) => boolean;
   /** An idle shard is read again after this long. @default 250 */
   readonly pollIntervalMs?: number;
 }
@@ -68,6 +83,8 @@ const BACKOFF_CAP_MS = 5_000;
 
 export function startStreamSource(options: StreamSourceOptions): StreamSource {
   const batchSize = options.batchSize ?? 100;
+  const windowMs = options.maxBatchingWindowMs ?? 0;
+  const bisect = options.bisectOnError ?? true;
   const retryAttempts = options.retryAttempts ?? 10;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
   const state = new JsonFileState<Checkpoint>(options.checkpointFile, () => ({
@@ -144,7 +161,17 @@ export function startStreamSource(options: StreamSourceOptions): StreamSource {
             eventSource: 'aws:dynamodb',
             awsRegion: options.region,
             eventSourceARN: options.streamArn,
-            dynamodb: r.dynamodb,
+            dynamodb: {
+              ...r.dynamodb,
+              // The Streams API answers a Date; Lambda hands the function epoch seconds.
+              ...(r.dynamodb?.ApproximateCreationDateTime
+                ? {
+                    ApproximateCreationDateTime: Math.floor(
+                      r.dynamodb.ApproximateCreationDateTime.getTime() / 1000,
+                    ),
+                  }
+                : {}),
+            },
           }) as DynamoDBRecord,
       ),
     };
@@ -158,8 +185,9 @@ export function startStreamSource(options: StreamSourceOptions): StreamSource {
     let pending = [...records];
     let failures = 0;
     while (pending.length > 0 && !stopController.signal.aborted) {
-      // Bisect on error: after a failure, half of what is left, as Lambda does.
-      const size = failures === 0 ? pending.length : Math.max(1, Math.ceil(pending.length / 2 ** failures));
+      // Bisect on error: after a failure, half of what is left, as Lambda does; without it, all of it again.
+      const size =
+        failures === 0 || !bisect ? pending.length : Math.max(1, Math.ceil(pending.length / 2 ** failures));
       const batch = pending.slice(0, size);
       delivered += batch.length;
       let failedAt: number;
@@ -169,7 +197,7 @@ export function startStreamSource(options: StreamSourceOptions): StreamSource {
         failedAt = first === undefined ? -1 : batch.findIndex((r) => r.dynamodb?.SequenceNumber === first);
         if (first !== undefined && failedAt < 0) failedAt = 0;
       } catch (error) {
-        options.log(`outcome stream: handler failed: ${error instanceof Error ? error.name : 'Error'}`);
+        options.log(`${options.name}: handler failed: ${error instanceof Error ? error.name : 'Error'}`);
         failedAt = 0;
       }
       const done = failedAt < 0 ? batch : batch.slice(0, failedAt);
@@ -180,7 +208,7 @@ export function startStreamSource(options: StreamSourceOptions): StreamSource {
         continue;
       }
       failures += 1;
-      if (failures > retryAttempts) {
+      if (retryAttempts >= 0 && failures > retryAttempts) {
         const lost = batch;
         await options.onFailure({
           streamArn: options.streamArn,
@@ -189,7 +217,7 @@ export function startStreamSource(options: StreamSourceOptions): StreamSource {
           last: lost[lost.length - 1]?.dynamodb?.SequenceNumber ?? '',
           records: lost.length,
         });
-        options.log(`outcome stream: ${lost.length} record(s) sent to the on-failure destination`);
+        options.log(`${options.name}: ${lost.length} record(s) sent to the on-failure destination`);
         await advance(shardId, lost[lost.length - 1]?.dynamodb?.SequenceNumber);
         pending = pending.slice(lost.length);
         failures = 0;
@@ -210,10 +238,17 @@ export function startStreamSource(options: StreamSourceOptions): StreamSource {
     if (!current.finished.includes(shardId)) write({ ...current, finished: [...current.finished, shardId] });
   }
 
-  /** Reads one shard until it is closed (answers true) or idle (false). */
+  /**
+   * Reads one shard until it is closed (answers true) or idle with nothing gathered (false). What
+   * is gathered and not yet handed over is read again from the checkpoint after a stop or a restart.
+   */
   async function readShard(shard: Shard, position: string | undefined): Promise<boolean> {
     const shardId = shard.ShardId as string;
     let it = await iterator(shardId, position);
+    let gathered: _Record[] = [];
+    let windowEndsAt = 0;
+    /** The last record read, handed over or filtered out: with nothing gathered, the checkpoint may move to it. */
+    let lastRead = position;
     while (it && !stopController.signal.aborted) {
       let out: Awaited<ReturnType<typeof getRecords>>;
       try {
@@ -222,13 +257,30 @@ export function startStreamSource(options: StreamSourceOptions): StreamSource {
         if (error instanceof ExpiredIteratorException) return false;
         throw error;
       }
-      const records = out.Records ?? [];
-      for (let i = 0; i < records.length; i += batchSize) {
-        await deliver(shardId, records.slice(i, i + batchSize));
+      const read = out.Records ?? [];
+      const records = options.filter ? read.filter(options.filter) : read;
+      if (gathered.length === 0 && records.length > 0) windowEndsAt = Date.now() + windowMs;
+      gathered.push(...records);
+      lastRead = read[read.length - 1]?.dynamodb?.SequenceNumber ?? lastRead;
+      const closed = !out.NextShardIterator;
+      while (
+        gathered.length >= batchSize ||
+        (gathered.length > 0 && (closed || Date.now() >= windowEndsAt))
+      ) {
+        await deliver(shardId, gathered.slice(0, batchSize));
+        gathered = gathered.slice(batchSize);
         if (stopController.signal.aborted) return false;
+        if (gathered.length > 0) windowEndsAt = Date.now() + windowMs;
       }
-      if (!out.NextShardIterator) return true;
-      if (records.length === 0) return false;
+      if (gathered.length === 0 && lastRead !== undefined && lastRead !== checkpoint().positions[shardId]) {
+        // Everything read is handed over or filtered out: the filtered-out tail is done with too.
+        await advance(shardId, lastRead);
+      }
+      if (closed) return true;
+      if (read.length === 0) {
+        if (gathered.length === 0) return false;
+        await pause(Math.max(0, Math.min(pollIntervalMs, windowEndsAt - Date.now())));
+      }
       it = out.NextShardIterator;
     }
     return false;
@@ -265,7 +317,7 @@ export function startStreamSource(options: StreamSourceOptions): StreamSource {
         failures += 1;
         if (failures === 1 || failures % 20 === 0) {
           options.log(
-            `outcome stream: reading failed (${failures}×): ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+            `${options.name}: reading failed (${failures}×): ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
           );
         }
         await pause(Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.min(failures, 5)));

@@ -28,6 +28,7 @@ import { loadLocalSecrets } from './local-secrets.ts';
 import type { LocalProvider } from './providers/local-provider.ts';
 import { localProvider } from './providers/registry.ts';
 import { externalService, type LocalService, type RunningService, type StackContext } from './service.ts';
+import { archiveBucketService, archiverService, s3Service, ttlService } from './services/archive.ts';
 import { dynamodbService, jvmPidOf } from './services/dynamodb.ts';
 import { ledgerService } from './services/ledger.ts';
 import { outcomeBusService, outcomeConsumersService } from './services/outcomes.ts';
@@ -55,6 +56,8 @@ export interface LocalStack {
   readonly port: number;
   readonly dataDir: string;
   readonly tableName: string;
+  /** The write-once archive's bucket, at `endpoints.s3` (docs/archive.md). */
+  readonly archiveBucket: string;
   /** Per service (dynamodb, sqs, each provider simulator's service, scheduler): where it is. */
   readonly endpoints: Readonly<Record<string, string>> & { readonly scheduler?: string };
   /** true: started by this stack; false: an endpoint from the environment. */
@@ -223,9 +226,11 @@ async function start(
       return started;
     },
   }));
-  await run([dynamodbService, sqsService, ...simulatorServices]);
+  await run([dynamodbService, sqsService, s3Service, ...simulatorServices]);
   const startedHere = (name: string) => running.some((r) => r.name === name && !r.service.external);
   await run([ledgerService({ keysGiven: p.keysGiven })]);
+  // The archive bucket, and TTL (which DynamoDB Local does not run) on the ledger table.
+  await run([archiveBucketService, ttlService]);
   const config = readConfig(e);
   // Local function timeout: one provider call and the ledger writes around it.
   const functionTimeoutMs = config.PROVIDER_TIMEOUT_MS + 5_000;
@@ -263,8 +268,8 @@ async function start(
       iam,
     }),
   ]);
-  // The outcome events' stream consumer and webhook sender (docs/outcome-events.md).
-  await run([outcomeConsumersService(iam, functionTimeoutMs)]);
+  // The ledger stream's consumers: outcome events and their webhooks (docs/outcome-events.md), the archive.
+  await run([outcomeConsumersService(iam, functionTimeoutMs), archiverService(iam)]);
   gateway.serve(dispatchHttp);
   signal?.throwIfAborted();
 
@@ -273,6 +278,7 @@ async function start(
   const endpoints: Record<string, string> = {
     dynamodb: required(e.AWS_ENDPOINT_URL_DYNAMODB),
     sqs: required(e.AWS_ENDPOINT_URL_SQS),
+    s3: required(e.AWS_ENDPOINT_URL_S3),
     ...Object.fromEntries(
       p.simulated.map((s) => [s.service, required(endpoint(s.service) ?? s.endpoint(e))]),
     ),
@@ -281,6 +287,7 @@ async function start(
   const started: Record<string, boolean> = {
     dynamodb: startedHere('dynamodb'),
     sqs: startedHere('sqs'),
+    s3: startedHere('s3'),
     ...Object.fromEntries(p.simulated.map((s) => [s.service, startedHere(s.service)])),
   };
   const tableName = config.LEDGER_TABLE_NAME;
@@ -293,6 +300,7 @@ async function start(
         apiUrl: gateway.url,
         dataDir: p.dataDir,
         tableName,
+        archiveBucket: required(e.ARCHIVE_BUCKET),
         endpoints,
         started,
         providers: p.providers,
@@ -339,6 +347,7 @@ async function start(
     port: gateway.port,
     dataDir: p.dataDir,
     tableName,
+    archiveBucket: required(e.ARCHIVE_BUCKET),
     endpoints,
     started,
     queues: queues.info,

@@ -27,7 +27,7 @@ import {
   useAwsClientPlugin,
 } from '../../lambdas/wiring/aws-clients.ts';
 import { type AuthorizationRequest, type PolicyStatement, RolePolicy } from './policy.ts';
-import { authorizationRequests } from './requests.ts';
+import { authorizationRequests, missingKeyRequest } from './requests.ts';
 import { assumedRoleArn, type LocalPlace } from './resources.ts';
 
 /** The generated file, relative to the repository root. */
@@ -177,9 +177,11 @@ interface Context {
   clientName?: string;
   commandName?: string;
   [DENIED]?: { request: AuthorizationRequest; deny: 'explicit' | 'implicit' };
+  [MISSING_KEY]?: AuthorizationRequest;
 }
 
 const DENIED = Symbol('notice-ledger local IAM denial');
+const MISSING_KEY = Symbol('notice-ledger local IAM: what S3 asks before it says a key is missing');
 
 interface PluginOptions {
   readonly roleName: string;
@@ -206,6 +208,8 @@ function iamPlugin(options: PluginOptions): AwsClientPlugin {
             context[DENIED] = { request: decision.request, deny: decision.deny };
             options.onDenied(decision.request, decision.deny);
           }
+          const missing = missingKeyRequest(context.clientName ?? '', context.commandName ?? '', args.input);
+          if (missing) context[MISSING_KEY] = missing;
           return next(args);
         },
         { step: 'initialize', name: 'localIamAuthorize', priority: 'high' },
@@ -214,8 +218,19 @@ function iamPlugin(options: PluginOptions): AwsClientPlugin {
       middlewares.add(
         (next, context) => async (args) => {
           const denied = context[DENIED];
-          if (!denied) return next(args);
-          return { response: accessDeniedResponse(options, denied.request, denied.deny) };
+          if (denied)
+            return { response: accessDeniedResponse(options, denied.request, denied.deny, context) };
+          const out = (await next(args)) as { response?: { statusCode?: number } };
+          // S3 says a key is missing (404) only to a caller that may list the bucket; to any other, 403.
+          const missing = context[MISSING_KEY];
+          if (missing && out.response?.statusCode === 404) {
+            const decision = options.policy().authorize([missing]);
+            if (!decision.allowed) {
+              options.onDenied(decision.request, decision.deny);
+              return { response: accessDeniedResponse(options, decision.request, decision.deny, context) };
+            }
+          }
+          return out;
         },
         { step: 'deserialize', name: 'localIamAnswer', priority: 'low' },
       );
@@ -224,7 +239,9 @@ function iamPlugin(options: PluginOptions): AwsClientPlugin {
 }
 
 /** REST services answer an IAM refusal with 403; the JSON-protocol ones with 400. */
-const REST_SERVICES = new Set(['scheduler', 'ses']);
+const REST_SERVICES = new Set(['scheduler', 'ses', 's3']);
+/** S3's operations sent as HEAD: their answers have no body. */
+const HEAD_OPERATIONS = new Set(['HeadObjectCommand', 'HeadBucketCommand']);
 
 /**
  * The service's answer: `AccessDeniedException` in `x-amzn-errortype` and `__type` (what every
@@ -235,6 +252,7 @@ function accessDeniedResponse(
   options: PluginOptions,
   request: AuthorizationRequest,
   deny: 'explicit' | 'implicit',
+  context: Context,
 ) {
   const service = request.action.split(':')[0] ?? '';
   const why =
@@ -243,7 +261,8 @@ function accessDeniedResponse(
       : `because no identity-based policy allows the ${request.action} action`;
   const message =
     `User: ${assumedRoleArn(options.roleName, options.session)} is not authorized to perform: ` +
-    `${request.action} on resource: ${resourceText(request)} ${why}`;
+    `${request.action} on resource: ${service === 's3' ? `"${resourceText(request)}"` : resourceText(request)} ${why}`;
+  if (service === 's3') return s3AccessDenied(message, HEAD_OPERATIONS.has(context.commandName ?? ''));
   const body = JSON.stringify({ __type: 'AccessDeniedException', message, Message: message });
   return {
     statusCode: REST_SERVICES.has(service) ? 403 : 400,
@@ -255,6 +274,21 @@ function accessDeniedResponse(
       'x-amzn-requestid': `local-iam-${Date.now().toString(36)}`,
       ...(service === 'sqs' ? { 'x-amzn-query-error': 'AccessDenied;Sender' } : {}),
     },
+    body: new TextEncoder().encode(body),
+  };
+}
+
+/** S3 (REST-XML): 403 with an `<Error>` document, no body for a HEAD; the SDK names it AccessDenied (a HEAD, Forbidden). */
+function s3AccessDenied(message: string, head: boolean) {
+  const id = `local-iam-${Date.now().toString(36)}`;
+  const escaped = message.replace(/[<>&"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  const body = head
+    ? ''
+    : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${escaped}</Message><RequestId>${id}</RequestId><HostId>local</HostId></Error>`;
+  return {
+    statusCode: 403,
+    reason: 'Forbidden',
+    headers: { 'content-type': 'application/xml', 'x-amz-request-id': id },
     body: new TextEncoder().encode(body),
   };
 }

@@ -11,6 +11,7 @@ import {
   type LocalPlace,
   queueArnFromName,
   queueArnFromUrl,
+  s3Arn,
   scheduleArn,
   secretArn,
   sesArn,
@@ -33,6 +34,7 @@ const SERVICES: Readonly<Record<string, { readonly prefix: string; readonly rule
   EventBridgeClient: { prefix: 'events', rule: events },
   KMSClient: { prefix: 'kms', rule: kms },
   SecretsManagerClient: { prefix: 'secretsmanager', rule: secretsManager },
+  S3Client: { prefix: 's3', rule: s3 },
 };
 
 export class UnmodelledCallError extends Error {
@@ -222,6 +224,73 @@ function kms(command: string, input: Input, place: LocalPlace): AuthorizationReq
     ),
   );
   return [{ action: command, resource: keyId ? kmsKeyArn(place, keyId) : undefined, context }];
+}
+
+/**
+ * S3 (the archive): an object by bucket and key, a listing by its bucket (with `s3:prefix` and
+ * `s3:delimiter` when the call gives them); what a PutObject also sets asks for its own action.
+ */
+function s3(command: string, input: Input): AuthorizationRequest[] {
+  const bucket = required(text(input.Bucket), 'Bucket', command);
+  const object = (key = text(input.Key)) => s3Arn(bucket, required(key, 'Key', command));
+  const versioned = text(input.VersionId) !== undefined;
+  switch (command) {
+    case 'PutObject': {
+      const also = [
+        ['PutObjectRetention', input.ObjectLockMode ?? input.ObjectLockRetainUntilDate],
+        ['PutObjectLegalHold', input.ObjectLockLegalHoldStatus],
+        ['PutObjectTagging', input.Tagging],
+        ['PutObjectAcl', input.ACL ?? input.GrantRead ?? input.GrantFullControl],
+      ] as const;
+      return [
+        { action: command, resource: object() },
+        ...also.flatMap(([action, given]) => (given === undefined ? [] : [{ action, resource: object() }])),
+      ];
+    }
+    case 'GetObject':
+    case 'HeadObject':
+      return [{ action: versioned ? 'GetObjectVersion' : 'GetObject', resource: object() }];
+    case 'GetObjectRetention':
+      return [{ action: command, resource: object() }];
+    case 'DeleteObject':
+      return [{ action: versioned ? 'DeleteObjectVersion' : 'DeleteObject', resource: object() }];
+    case 'DeleteObjects':
+      return list(record(input.Delete).Objects).map((entry) => ({
+        action: text(record(entry).VersionId) ? 'DeleteObjectVersion' : 'DeleteObject',
+        resource: object(text(record(entry).Key)),
+      }));
+    case 'ListObjectsV2':
+    case 'ListObjects':
+    case 'HeadBucket': {
+      const context = Object.fromEntries(
+        [
+          ['s3:prefix', text(input.Prefix)],
+          ['s3:delimiter', text(input.Delimiter)],
+        ].filter(([, v]) => v !== undefined),
+      ) as Record<string, string>;
+      return [{ action: 'ListBucket', resource: s3Arn(bucket), context }];
+    }
+    case 'GetObjectLockConfiguration':
+      return [{ action: 'GetBucketObjectLockConfiguration', resource: s3Arn(bucket) }];
+    default:
+      throw new UnmodelledCallError(`local IAM: no rule for s3:${command}`);
+  }
+}
+
+/**
+ * What S3 asks besides before it tells a caller that a key does not exist: a GetObject or
+ * HeadObject of a missing key answers 404 only to a caller that may list the bucket
+ * (`s3:ListBucket`), and 403 AccessDenied to any other. Undefined for every other call.
+ */
+export function missingKeyRequest(
+  clientName: string,
+  commandName: string,
+  input: unknown,
+): AuthorizationRequest | undefined {
+  const command = commandName.replace(/Command$/, '');
+  if (clientName !== 'S3Client' || (command !== 'GetObject' && command !== 'HeadObject')) return undefined;
+  const bucket = text(record(input).Bucket);
+  return bucket ? { action: 's3:ListBucket', resource: s3Arn(bucket) } : undefined;
 }
 
 function secretsManager(command: string, input: Input, place: LocalPlace): AuthorizationRequest[] {

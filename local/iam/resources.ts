@@ -43,6 +43,7 @@ export const LITERAL_NAME_VARIABLES = [
  * from it: a grant on `GetAtt X.Arn` when only `Ref X` is in a variable.
  */
 export const ARN_FROM_NAME: Readonly<Record<string, (name: string) => string>> = {
+  'AWS::S3::Bucket': (name) => `arn:\${Partition}:s3:::${name}`,
   'AWS::DynamoDB::Table': (name) => `arn:\${Partition}:dynamodb:\${Region}:\${Account}:table/${name}`,
   'AWS::Events::EventBus': (name) => `arn:\${Partition}:events:\${Region}:\${Account}:event-bus/${name}`,
 };
@@ -171,6 +172,11 @@ export function kmsKeyArn(place: LocalPlace, keyId: string): string {
 
 export function secretArn(place: LocalPlace, secretId: string): string {
   return secretId.startsWith('arn:') ? secretId : arnOf(place, 'secretsmanager', `secret:${secretId}`);
+}
+
+/** A bucket's ARN, or an object's in it: S3's ARNs name no Region or account. */
+export function s3Arn(bucket: string, key?: string): string {
+  return `arn:${LOCAL_PARTITION}:s3:::${bucket}${key === undefined ? '' : `/${key}`}`;
 }
 
 /** The role a function runs as, as IAM names it in an AccessDenied message. */

@@ -1,22 +1,20 @@
 import { join } from 'node:path';
-import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { LedgerTable } from '../../lambdas/contract/ledger-table.ts';
 import { useAwsClientPlugin } from '../../lambdas/wiring/aws-clients.ts';
-import { startStreamSource } from '../dynamodb-stream-source.ts';
 import { type LocalEventBus, startLocalEventBus } from '../event-bus/server.ts';
 import type { LocalIam } from '../iam/enforce.ts';
 import type { LocalService } from '../service.ts';
 import { startSqsEventSource } from '../sqs-event-source.ts';
 import { type SqsJournal, sqsJournal } from '../sqs-journal.ts';
 import { createQueueWithDeadLetters } from './queues.ts';
+import { keyOf, startLedgerStreamConsumer } from './stream-consumer.ts';
 
 /** The bus the stream consumer publishes to locally (OUTCOME_EVENT_BUS unless set). */
 export const LOCAL_OUTCOME_BUS = 'notice-ledger-outcomes';
 
 /** What the console and `notice-ledger events` read: the bus stand-in's events. */
 let bus: LocalEventBus | undefined;
-/** The queues only the local stack's own pollers name (in AWS, Lambda's service does). */
-const local: { streamFailures?: string } = {};
 /** The webhook queue's journal (../sqs-journal.ts), for the pollers' client. */
 let journal: SqsJournal | undefined;
 export function localOutcomeBus(): LocalEventBus | undefined {
@@ -26,8 +24,8 @@ export function localOutcomeBus(): LocalEventBus | undefined {
 /**
  * Before the functions: the outcome bus stand-in (./../event-bus/server.ts), and, with
  * OUTCOME_WEBHOOK_URL, the webhook queue and its dead-letter queue (one receive per attempt of
- * OUTCOME_WEBHOOK_RETRY_SCHEDULE_MS, then the DLQ, as the CDK's queue), and the stream
- * consumer's on-failure queue. They are the variables the two functions' runtimes read.
+ * OUTCOME_WEBHOOK_RETRY_SCHEDULE_MS, then the DLQ, as the CDK's queue). They are the variables the
+ * two functions' runtimes read.
  */
 export function outcomeBusService(iam: LocalIam): LocalService {
   return {
@@ -41,13 +39,6 @@ export function outcomeBusService(iam: LocalIam): LocalService {
       };
       const sqs = new SQSClient({ endpoint: env.AWS_ENDPOINT_URL_SQS, region });
       try {
-        const failures = await createQueueWithDeadLetters(
-          sqs,
-          'notice-ledger-outcome-stream-failures',
-          {},
-          log,
-        );
-        local.streamFailures = failures.url;
         if (env.OUTCOME_WEBHOOK_URL) {
           const queue = await createQueueWithDeadLetters(
             sqs,
@@ -108,32 +99,22 @@ export function outcomeBusService(iam: LocalIam): LocalService {
 export function outcomeConsumersService(iam: LocalIam, functionTimeoutMs: number): LocalService {
   return {
     name: 'outcome-consumers',
-    async start({ env, dataDir, region, log }) {
+    async start(context) {
+      const { env, region, log } = context;
       const { handler: outcomeStream } = await import('../../lambdas/handlers/outcome-stream.ts');
       const { getOutcomeStreamRuntime } = await import('../../lambdas/wiring/outcomes.ts');
       await getOutcomeStreamRuntime();
       const streamArn = env.LEDGER_TABLE_STREAM_ARN as string;
-      const streams = iam.adopt(
-        'outcomeStream',
-        new DynamoDBStreamsClient({ endpoint: env.AWS_ENDPOINT_URL_DYNAMODB, region }),
-      );
-      // Lambda's service sends a failed batch's positions to the on-failure destination.
-      const failures = new SQSClient({ endpoint: env.AWS_ENDPOINT_URL_SQS, region });
-      const stream = startStreamSource({
-        client: streams,
-        streamArn,
-        region,
+      // As lib/constructs/outcome-events.ts maps it: intent rows only, batches of 100, bisected on error.
+      const stream = await startLedgerStreamConsumer(context, iam, {
+        filter: (record) => keyOf(record, LedgerTable.partitionKey).startsWith('N#'),
+        role: 'outcomeStream',
+        name: 'outcome stream',
         handler: outcomeStream,
-        checkpointFile: join(dataDir, 'outcome-stream-checkpoint.json'),
-        onFailure: async (failure) => {
-          await failures.send(
-            new SendMessageCommand({
-              QueueUrl: local.streamFailures,
-              MessageBody: JSON.stringify({ DDBStreamBatchInfo: failure }),
-            }),
-          );
-        },
-        log,
+        checkpointFile: 'outcome-stream-checkpoint.json',
+        failureQueue: 'notice-ledger-outcome-stream-failures',
+        batchSize: 100,
+        bisectOnError: true,
       });
       let webhooks: ReturnType<typeof startSqsEventSource> | undefined;
       let webhookSqs: SQSClient | undefined;
@@ -169,9 +150,7 @@ export function outcomeConsumersService(iam: LocalIam, functionTimeoutMs: number
         describe: `stream consumer on ${streamArn.split('/stream/')[0]?.split('/').pop()}'s stream${webhooks ? '; webhook sender' : ''}`,
         async stop() {
           await Promise.all([stream.stop(), webhooks?.stop(10_000)]);
-          failures.destroy();
           webhookSqs?.destroy();
-          streams.destroy();
         },
       };
     },

@@ -7,6 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { DynamoDBServiceException, QueryCommand } from '@aws-sdk/client-dynamodb';
 import {
   AccessDeniedException as EventBridgeAccessDenied,
@@ -19,6 +20,15 @@ import {
   PinpointSMSVoiceV2Client,
   SendTextMessageCommand,
 } from '@aws-sdk/client-pinpoint-sms-voice-v2';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { CreateScheduleCommand, SchedulerClient, SchedulerServiceException } from '@aws-sdk/client-scheduler';
 import {
   GetSecretValueCommand,
@@ -39,6 +49,8 @@ import {
 import { type PolicyStatement, RolePolicy } from '../../local/iam/policy.ts';
 import { authorizationRequests, UnmodelledCallError } from '../../local/iam/requests.ts';
 import { instantiate, type LocalPlace } from '../../local/iam/resources.ts';
+import { type LocalS3, startLocalS3 } from '../../local/s3/server.ts';
+import { makeDataDir } from '../helpers/local-stack.ts';
 
 const REGION = 'us-east-1';
 const QUEUE = (name: string) => `arn:aws:sqs:${REGION}:000000000000:${name}`;
@@ -218,8 +230,33 @@ describe('local IAM: what a call asks IAM for', () => {
     ]);
   });
 
+  it('S3: an object as bucket/key (no Region, no account), HeadObject as GetObject, a listing as ListBucket on the bucket', () => {
+    const object = 'arn:aws:s3:::archive-b/facts/day=2027-03-01/s/1.jsonl.gz';
+    const key = { Bucket: 'archive-b', Key: 'facts/day=2027-03-01/s/1.jsonl.gz' };
+    expect(requests('S3Client', 'PutObjectCommand', { ...key, IfNoneMatch: '*' })).toEqual([
+      { action: 's3:PutObject', resource: object },
+    ]);
+    expect(requests('S3Client', 'PutObjectCommand', { ...key, ObjectLockMode: 'COMPLIANCE' })).toEqual([
+      { action: 's3:PutObject', resource: object },
+      { action: 's3:PutObjectRetention', resource: object },
+    ]);
+    expect(requests('S3Client', 'HeadObjectCommand', key)).toEqual([
+      { action: 's3:GetObject', resource: object },
+    ]);
+    expect(requests('S3Client', 'GetObjectCommand', key)).toEqual([
+      { action: 's3:GetObject', resource: object },
+    ]);
+    expect(requests('S3Client', 'ListObjectsV2Command', { Bucket: 'archive-b', Prefix: 'rows/' })).toEqual([
+      { action: 's3:ListBucket', resource: 'arn:aws:s3:::archive-b', context: { 's3:prefix': 'rows/' } },
+    ]);
+    expect(requests('S3Client', 'DeleteObjectCommand', { ...key, VersionId: 'v1' })).toEqual([
+      { action: 's3:DeleteObjectVersion', resource: object },
+    ]);
+  });
+
   it('a client or call it has no rule for is an error, never silently allowed', () => {
-    expect(() => requests('S3Client', 'GetObjectCommand', {})).toThrow(UnmodelledCallError);
+    expect(() => requests('S3Client', 'CreateBucketCommand', { Bucket: 'b' })).toThrow(UnmodelledCallError);
+    expect(() => requests('S3Client', 'GetObjectCommand', { Key: 'k' })).toThrow(UnmodelledCallError);
     expect(() => requests('SESv2Client', 'CreateEmailIdentityCommand', {})).toThrow(UnmodelledCallError);
   });
 });
@@ -487,6 +524,107 @@ describe('local IAM on the functions’ clients (the committed role policies)', 
     expect(() => enforce({ roles: others }, { email: 'ses', sms: 'eum' })).toThrow(
       /no policy for sendSms@eum/,
     );
+  });
+});
+
+describe('local IAM on an S3 client (the archive store, local/s3/)', () => {
+  let store: LocalS3 | undefined;
+  afterAll(async () => {
+    await store?.close();
+  });
+
+  it('S3 answers a denied call with AccessDenied (403); without s3:ListBucket a missing key is 403, not 404', async () => {
+    // Prepare: the real local store; a role that may write and read the archive's objects, not list them.
+    store = await startLocalS3({
+      directory: join(await makeDataDir('notice-ledger-iam-s3-'), 's3'),
+      journalFile: join(await makeDataDir('notice-ledger-iam-s3-'), 'journal.jsonl'),
+      region: REGION,
+    });
+    const setup = new S3Client({ endpoint: store.endpoint, region: REGION });
+    await setup.send(new CreateBucketCommand({ Bucket: 'archive-b' }));
+    setup.destroy();
+    const objects = `arn:\${Partition}:s3:::\${ARCHIVE_BUCKET}/*`;
+    const policies = (list: boolean): RolePolicies => ({
+      roles: {
+        ...readRolePolicies().roles,
+        outcomeStream: [
+          { effect: 'Allow', actions: ['s3:PutObject', 's3:GetObject'], resources: [objects] },
+          ...(list
+            ? [
+                {
+                  effect: 'Allow' as const,
+                  actions: ['s3:ListBucket'],
+                  resources: [`arn:\${Partition}:s3:::\${ARCHIVE_BUCKET}`],
+                },
+              ]
+            : []),
+        ],
+      },
+    });
+    const place = { region: REGION, env: { ...ENV, ARCHIVE_BUCKET: 'archive-b' } };
+    const clientAs = (list: boolean) => {
+      iam = enforceIam({
+        policies: policies(list),
+        place,
+        providers: { email: 'ses', sms: 'eum' },
+        log: (line) => logged.push(line),
+      });
+      return iam.adopt('outcomeStream', new S3Client({ endpoint: store?.endpoint, region: REGION }));
+    };
+    const s3 = clientAs(false);
+
+    // Act
+    await s3.send(new PutObjectCommand({ Bucket: 'archive-b', Key: 'facts/a', Body: 'x', IfNoneMatch: '*' }));
+    const read = await s3.send(new GetObjectCommand({ Bucket: 'archive-b', Key: 'facts/a' }));
+    const elsewhere = await failure(
+      s3.send(new PutObjectCommand({ Bucket: 'other-b', Key: 'facts/a', Body: 'x' })),
+    );
+    const listing = await failure(s3.send(new ListObjectsV2Command({ Bucket: 'archive-b' })));
+    const headMissing = await failure(
+      s3.send(new HeadObjectCommand({ Bucket: 'archive-b', Key: 'facts/none' })),
+    );
+    const getMissing = await failure(
+      s3.send(new GetObjectCommand({ Bucket: 'archive-b', Key: 'facts/none' })),
+    );
+    const denials = iam?.denials() ?? [];
+    s3.destroy();
+    const lister = clientAs(true);
+    const headWithList = await failure(
+      lister.send(new HeadObjectCommand({ Bucket: 'archive-b', Key: 'facts/none' })),
+    );
+    lister.destroy();
+
+    // Assess
+    expect(await read.Body?.transformToString()).toBe('x');
+    expect(elsewhere).toBeInstanceOf(S3ServiceException);
+    expect([elsewhere.name, (elsewhere.$metadata as { httpStatusCode: number }).httpStatusCode]).toEqual([
+      'AccessDenied',
+      403,
+    ]);
+    expect(elsewhere.message).toBe(
+      'User: arn:aws:sts::000000000000:assumed-role/notice-ledger-outcomeStream/outcomeStream is not authorized to ' +
+        'perform: s3:PutObject on resource: "arn:aws:s3:::other-b/facts/a" because no identity-based policy allows ' +
+        'the s3:PutObject action',
+    );
+    expect([listing.name, (listing.$metadata as { httpStatusCode: number }).httpStatusCode]).toEqual([
+      'AccessDenied',
+      403,
+    ]);
+    expect((headMissing.$metadata as { httpStatusCode: number }).httpStatusCode).toBe(403);
+    expect([getMissing.name, (getMissing.$metadata as { httpStatusCode: number }).httpStatusCode]).toEqual([
+      'AccessDenied',
+      403,
+    ]);
+    expect(denials.map((d) => `${d.action} ${d.resource}`)).toEqual([
+      's3:PutObject arn:aws:s3:::other-b/facts/a',
+      's3:ListBucket arn:aws:s3:::archive-b',
+      's3:ListBucket arn:aws:s3:::archive-b',
+      's3:ListBucket arn:aws:s3:::archive-b',
+    ]);
+    expect([
+      headWithList.name,
+      (headWithList.$metadata as { httpStatusCode: number }).httpStatusCode,
+    ]).toEqual(['NotFound', 404]);
   });
 });
 
