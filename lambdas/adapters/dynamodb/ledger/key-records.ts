@@ -1,4 +1,4 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { Archive } from '../../../contract/archive.ts';
 import { LedgerTable } from '../../../contract/ledger-table.ts';
 import type { KeyRecord } from '../../../domain/archive-record.ts';
@@ -15,7 +15,7 @@ import {
   submitterOf,
   toStoredFallback,
 } from './intent-items.ts';
-import type { Item, LedgerTableClient } from './table-client.ts';
+import { backOff, type Item, type LedgerTableClient } from './table-client.ts';
 
 /*
  * Key records (docs/archive.md "Key records"): `K#<noticeId>` / `C#<channel>`, one per channel
@@ -27,8 +27,8 @@ import type { Item, LedgerTableClient } from './table-client.ts';
 
 const keyRecordPk = (noticeId: string) => `${Archive.keyRecordPartitionPrefix}${noticeId}`;
 const CHANNEL_PREFIX = 'C#';
-/** Writes in flight at once: a batch resolves up to a thousand rows. */
-const WRITE_CONCURRENCY = 16;
+/** BatchWriteItem requests in flight at once. */
+const REQUESTS_IN_FLIGHT = 4;
 
 /** The item's attributes besides its keys: the intent item's names, the archive object, the TTL (epoch s). */
 function keyRecordAttributes(write: KeyRecordWrite): Item {
@@ -68,52 +68,61 @@ function keyRecordFromItem(item: Item): KeyRecord {
   };
 }
 
+/** BatchWriteItem's limit: 25 puts per request. */
+const BATCH_WRITE_MAX = 25;
+/** Rounds of unprocessed puts (throttling) retried, with growing pauses, before the batch fails. */
+const MAX_UNPROCESSED_ROUNDS = 8;
+
 /**
- * One key record written whole (UpdateItem SET of every attribute, REMOVE of those it lacks): the
- * same record written again is the same item, so a batch handed again rewrites it harmlessly,
- * and a later resolution of the row (a late fact) points it at the newer object.
+ * Puts up to 25 key records in one BatchWriteItem, retrying what DynamoDB leaves unprocessed.
+ * A put writes the whole item, so a record written again is the same item, and a later
+ * resolution of the row (a late fact) points it at the newer object.
  */
-async function writeKeyRecord(table: LedgerTableClient, write: KeyRecordWrite): Promise<void> {
-  const attributes = Object.entries(keyRecordAttributes(write));
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets: string[] = [];
-  const removes: string[] = [];
-  attributes.forEach(([name, value], index) => {
-    names[`#a${index}`] = name;
-    if (value === undefined) removes.push(`#a${index}`);
-    else {
-      values[`:a${index}`] = value;
-      sets.push(`#a${index} = :a${index}`);
+async function putChunk(table: LedgerTableClient, writes: readonly KeyRecordWrite[]): Promise<void> {
+  let requests = writes.map((write) => ({
+    PutRequest: {
+      Item: {
+        pk: keyRecordPk(write.record.noticeId),
+        sk: channelSk(write.record.channel),
+        ...keyRecordAttributes(write),
+      },
+    },
+  }));
+  for (let round = 0; requests.length > 0; round++) {
+    if (round > MAX_UNPROCESSED_ROUNDS) {
+      throw new Error(
+        `key records: ${requests.length} still unprocessed after ${MAX_UNPROCESSED_ROUNDS} retries`,
+      );
     }
-  });
-  const out = await table.doc.send(
-    new UpdateCommand({
-      TableName: table.tableName,
-      Key: { pk: keyRecordPk(write.record.noticeId), sk: channelSk(write.record.channel) },
-      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-      ...table.capacityOption,
-    }),
-  );
-  table.meter('writeKeyRecord', out.ConsumedCapacity);
+    if (round > 0) await backOff(round);
+    const out = await table.doc.send(
+      new BatchWriteCommand({ RequestItems: { [table.tableName]: requests }, ...table.capacityOption }),
+    );
+    for (const capacity of out.ConsumedCapacity ?? []) table.meter('writeKeyRecords', capacity);
+    requests = (out.UnprocessedItems?.[table.tableName] ?? []) as typeof requests;
+  }
 }
 
+/**
+ * A batch's key records: BatchWriteItem, 25 a request, a few requests in flight (a batch settles
+ * up to a thousand rows: 40 requests, not a thousand; the same write units).
+ */
 async function writeKeyRecords(table: LedgerTableClient, writes: readonly KeyRecordWrite[]): Promise<void> {
+  const chunks: KeyRecordWrite[][] = [];
+  for (let i = 0; i < writes.length; i += BATCH_WRITE_MAX) chunks.push(writes.slice(i, i + BATCH_WRITE_MAX));
   let next = 0;
   const failures: unknown[] = [];
   const worker = async () => {
-    while (next < writes.length) {
-      const write = writes[next++] as KeyRecordWrite;
+    while (next < chunks.length) {
+      const chunk = chunks[next++] as KeyRecordWrite[];
       try {
-        await writeKeyRecord(table, write);
+        await putChunk(table, chunk);
       } catch (error) {
         failures.push(error);
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, writes.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(REQUESTS_IN_FLIGHT, chunks.length) }, worker));
   if (failures.length > 0) throw failures[0];
 }
 
