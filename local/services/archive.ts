@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { LedgerTable } from '../../lambdas/contract/ledger-table.ts';
 import { readConfig } from '../../lambdas/edge/config.ts';
+import { type CrashPointSpec, installArchiveCrashPoints } from '../crash-points.ts';
 import { startTtlSweeper } from '../dynamodb/ttl-sweeper.ts';
 import type { LocalIam } from '../iam/enforce.ts';
 import { startLocalS3 } from '../s3/server.ts';
@@ -141,8 +142,11 @@ export const ttlService: LocalService = {
   },
 };
 
-/** After the functions: the archiver on the ledger table's stream, as its role, with its own checkpoint. */
-export function archiverService(iam: LocalIam): LocalService {
+/**
+ * After the functions: the archiver on the ledger table's stream, as its role, with its own
+ * checkpoint; with an archive CRASH_POINT (../crash-points.ts), its runtime dies where it says.
+ */
+export function archiverService(iam: LocalIam, crashPoint: CrashPointSpec | undefined): LocalService {
   return {
     name: 'archiver',
     label: 'Archiver',
@@ -150,7 +154,8 @@ export function archiverService(iam: LocalIam): LocalService {
       const { handler } = await import('../../lambdas/handlers/archiver.ts');
       const { getArchiverRuntime } = await import('../../lambdas/wiring/archive.ts');
       // A missing bucket setting stops the start, named, as a cold start would fail.
-      await getArchiverRuntime();
+      const runtime = await getArchiverRuntime();
+      if (crashPoint) installArchiveCrashPoints(runtime, crashPoint);
       const consumer = await startLedgerStreamConsumer(context, iam, {
         role: 'archiver',
         name: 'archiver',
