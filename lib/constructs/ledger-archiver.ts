@@ -1,12 +1,13 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { EventSourceMapping, FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { EventSourceMapping, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { Archive } from '../../lambdas/contract/archive.ts';
+import { LEDGER_STREAM_FILTERS } from '../../lambdas/contract/ledger-stream.ts';
 import { acknowledge } from '../nag.ts';
 import type { ArchiveBucket } from './archive-bucket.ts';
-import type { LedgerTable } from './ledger-table.ts';
+import { LedgerTable } from './ledger-table.ts';
 import type { NoticeFunction } from './notice-function.ts';
 
 export interface LedgerArchiverProps {
@@ -40,9 +41,9 @@ export const ARCHIVER_STREAM = {
  * outcome events also read) → the archiver → the archive bucket, with its failure queue.
  *
  * The event source:
- * - only the item families that hold facts (lambdas/contract/archive.ts): intent rows, every
- *   change; suppression history records, as they are written. The rest (gates, budgets, batch
- *   records, the failures list, the archiver's own key records) never invokes it;
+ * - only the item families that hold facts (lambdas/contract/ledger-stream.ts): intent rows,
+ *   every change; suppression history records, as they are written. The rest (gates, budgets,
+ *   batch records, the failures list, the archiver's own key records) never invokes it;
  * - NO bisecting on error, one batch per shard at a time: a batch always starts at the shard's
  *   checkpoint (the first record not yet acknowledged, partial batch responses included), so a
  *   batch handed again starts with the same record, and the object named after that record
@@ -90,7 +91,7 @@ export class LedgerArchiver extends Construct {
     const { batchSize, maxBatchingWindow, retryAttempts, maxRecordAge } = ARCHIVER_STREAM;
     this.eventSource = new EventSourceMapping(this, 'StreamSource', {
       target: archiver.function,
-      eventSourceArn: ledger.table.tableStreamArn as string,
+      eventSourceArn: ledger.streamArn,
       // A first deploy archives what the stream still holds (24 hours).
       startingPosition: StartingPosition.TRIM_HORIZON,
       batchSize,
@@ -102,15 +103,7 @@ export class LedgerArchiver extends Construct {
       maxRecordAge,
       reportBatchItemFailures: true,
       onFailure: new SqsDlq(this.failureQueue),
-      filters: [
-        FilterCriteria.filter({ dynamodb: { Keys: { pk: { S: FilterRule.beginsWith('N#') } } } }),
-        FilterCriteria.filter({
-          eventName: FilterRule.isEqual('INSERT'),
-          dynamodb: {
-            Keys: { pk: { S: FilterRule.beginsWith('S#') }, sk: { S: FilterRule.beginsWith('H#') } },
-          },
-        }),
-      ],
+      filters: LedgerTable.streamFilterCriteria(LEDGER_STREAM_FILTERS.archive),
     });
   }
 }

@@ -373,7 +373,7 @@ export class NoticeFunction extends Construct {
    * its records. Sets LEDGER_TABLE_STREAM_ARN.
    */
   bindLedgerStream(ledger: LedgerTable): void {
-    const streamArn = ledger.table.tableStreamArn as string;
+    const { streamArn } = ledger;
     this.role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'ReadLedgerStream',

@@ -5,14 +5,15 @@ import { EventBus, type IEventBus } from 'aws-cdk-lib/aws-events';
 import { CfnRegistry, CfnSchema } from 'aws-cdk-lib/aws-eventschemas';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { EventSourceMapping, FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { EventSourceMapping, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { LEDGER_STREAM_FILTERS } from '../../lambdas/contract/ledger-stream.ts';
 import { OUTCOME_EVENT_SOURCE, OUTCOME_SCHEMA_NAME } from '../../lambdas/contract/outcome-events.ts';
 import { acknowledge } from '../nag.ts';
-import type { LedgerTable } from './ledger-table.ts';
+import { LedgerTable } from './ledger-table.ts';
 import { type NoticeFunction, REPO_ROOT } from './notice-function.ts';
 
 export interface OutcomeEventsProps {
@@ -109,7 +110,7 @@ export class OutcomeEvents extends Construct {
     // (NoticeFunction.bindLedgerStream).
     new EventSourceMapping(this, 'StreamSource', {
       target: consumer.function,
-      eventSourceArn: ledger.table.tableStreamArn as string,
+      eventSourceArn: ledger.streamArn,
       startingPosition: StartingPosition.TRIM_HORIZON,
       batchSize: 100,
       bisectBatchOnError: true,
@@ -118,7 +119,7 @@ export class OutcomeEvents extends Construct {
       reportBatchItemFailures: true,
       parallelizationFactor: 1,
       onFailure: new SqsDlq(this.streamFailureQueue),
-      filters: [FilterCriteria.filter({ dynamodb: { Keys: { pk: { S: FilterRule.beginsWith('N#') } } } })],
+      filters: LedgerTable.streamFilterCriteria(LEDGER_STREAM_FILTERS.outcomes),
     });
     consumer.bindLedgerStream(ledger);
     consumer.role.addToPrincipalPolicy(
