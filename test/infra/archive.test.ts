@@ -404,4 +404,16 @@ describe('hot window', () => {
       TimeToLiveSpecification: { AttributeName: Schema.ttlAttribute, Enabled: true },
     });
   });
+
+  it('tells every function that writes rows the hot window, and the archiver the archive’s retention', () => {
+    const variables = (name: (typeof FUNCTION_NAMES)[number]) =>
+      delivery.findResources('AWS::Lambda::Function')[logicalId(synth.delivery.functions[name].function)]
+        ?.Properties.Environment.Variables;
+    // Whoever moves a row to a terminal state sets its TTL (lambdas/adapters/dynamodb/ledger/intents.ts).
+    for (const name of ['http', 'sendEmail', 'sendSms', 'reconciler', 'providerEvents'] as const) {
+      expect(variables(name)?.HOT_RETENTION, name).toBe('P35D');
+    }
+    // Key records expire with the archive (resolution + ARCHIVE_RETENTION_YEARS).
+    expect(variables('archiver')?.ARCHIVE_RETENTION_YEARS).toBe('6');
+  });
 });
