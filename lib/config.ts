@@ -283,6 +283,15 @@ export interface NoticeLedgerConfig {
     readonly reconcileIntervalMs: number;
   };
   readonly openIndexShards: number;
+  /** The write-once audit archive (lib/constructs/archive-bucket.ts, archive-catalog.ts). */
+  readonly archive: {
+    /** Object Lock compliance retention (`archiveRetentionYears`, ARCHIVE_RETENTION_YEARS). */
+    readonly retentionYears: number;
+    /** The Athena workgroup the archive is queried in. */
+    readonly workGroupName: string;
+    /** What one archive query may scan (bytes) before Athena cancels it. */
+    readonly bytesScannedCutoffPerQuery: number;
+  };
   readonly logRetention: RetentionDays;
   readonly api: {
     readonly rateLimit: number;
@@ -450,6 +459,14 @@ export function readConfig(
       reconcileIntervalMs: c.reconcileIntervalMs,
     },
     openIndexShards: c.openIndexShards,
+    archive: {
+      retentionYears: c.archiveRetentionYears,
+      workGroupName: `${resourcePrefix}-archive`,
+      // 100 GB (50 cents a query at $5/TB): a year of facts at a million notices a month is about
+      // 12 GB gzip'd (some ten facts a notice, ~100 bytes each compressed); a mistyped query does
+      // not read six years of them.
+      bytesScannedCutoffPerQuery: 100 * 1024 ** 3,
+    },
     logRetention: c.logRetentionDays as RetentionDays,
     api: {
       rateLimit: c.apiThrottleRateLimit,

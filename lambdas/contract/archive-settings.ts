@@ -33,4 +33,10 @@ export const ARCHIVE_WIRING_SETTINGS = {
     kind: 'text',
     description: 'the write-once archive bucket (S3 Object Lock, compliance mode; docs/archive.md)',
   },
+  AWS_ENDPOINT_URL_S3: {
+    kind: 'url',
+    description:
+      'local stack: the S3-compatible store (read by the AWS SDK itself); set, the archive’s S3 client ' +
+      'addresses the bucket in the path (a local endpoint serves no per-bucket host names)',
+  },
 } as const;

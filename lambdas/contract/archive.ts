@@ -139,9 +139,3 @@ export function streamLabelOf(streamArn: string | undefined): string {
   const label = streamArn?.split('/stream/')[1];
   return label ? label.replace(/[^A-Za-z0-9.-]/g, '') : 'stream';
 }
-
-/**
- * ARCHIVE_RETENTION_YEARS until the operator setting lands (the main session adds it with
- * HOT_RETENTION): the archive's and the key records' retention, in years.
- */
-export const DEFAULT_ARCHIVE_RETENTION_YEARS = 6;

@@ -374,18 +374,6 @@ export const WIRING_SETTINGS = {
     kind: 'text',
     description: 'EventBridge bus for escalations; unset: escalations are log lines',
   },
-  // The write-once archive (issue 22, docs/archive.md).
-  ARCHIVE_BUCKET: {
-    kind: 'text',
-    description:
-      'the Object Lock bucket the archiver writes the facts and resolved rows to (locally the S3-compatible store’s)',
-  },
-  AWS_ENDPOINT_URL_S3: {
-    kind: 'url',
-    description:
-      'local stack: the S3-compatible store (read by the AWS SDK itself); set, the archive’s S3 client ' +
-      'addresses the bucket in the path (a local endpoint serves no per-bucket host names)',
-  },
 } as const satisfies Readonly<Record<string, Setting>>;
 
 /** Every runtime setting, both groups: what lambdas/edge/config.ts parses. */

@@ -1,5 +1,6 @@
 import { type ArchiveFactColumn, ArchiveFactKind } from '../contract/archive.ts';
 import type { Channel } from './channel.ts';
+import type { ComparableContent } from './content-parts.ts';
 import { canonicalJson } from './identity.ts';
 import type { Intent, TransitionRecord } from './intent.ts';
 import { isTerminal } from './state-machine.ts';
@@ -26,25 +27,12 @@ export type ArchivedIntent = Omit<
 /**
  * The compact key record of a (notice, channel) whose row resolved (`K#<noticeId>` /
  * `C#<channel>`), kept for the archive's retention: enough to answer a replay after the row left
- * the table (ids and content digests, the state it resolved to, who submitted it; no history),
- * and where its resolved row is in the archive.
+ * the table (what a request is compared on, the state it resolved to, who submitted it; no
+ * history), and where its resolved row is in the archive.
  */
 export interface KeyRecord
-  extends Pick<
-    Intent,
-    | 'noticeId'
-    | 'channel'
-    | 'state'
-    | 'submitter'
-    | 'templateId'
-    | 'templateVersion'
-    | 'destination'
-    | 'contentDigest'
-    | 'variableDigests'
-    | 'priority'
-    | 'fallback'
-    | 'createdAt'
-  > {
+  extends ComparableContent,
+    Pick<Intent, 'noticeId' | 'state' | 'submitter' | 'createdAt'> {
   /** The archive object (`rows/…`) holding the row's latest resolved form. */
   readonly rowsObject: string;
 }

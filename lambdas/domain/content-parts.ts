@@ -16,7 +16,8 @@ export interface DifferingPart {
   readonly certainty: 'differs' | 'may_differ';
 }
 
-type Comparable = Pick<
+/** What a request is compared on: also what a key record keeps of a settled row (./archive-record.ts). */
+export type ComparableContent = Pick<
   Intent,
   | 'channel'
   | 'templateId'
@@ -30,11 +31,11 @@ type Comparable = Pick<
 
 interface ContentPart {
   /** The paths of this part that differ, given the recorded row and the requested intent. */
-  readonly differs: (recorded: Comparable, requested: Comparable) => readonly string[];
+  readonly differs: (recorded: ComparableContent, requested: ComparableContent) => readonly string[];
 }
 
 const field =
-  (path: string, value: (intent: Comparable) => unknown): ContentPart['differs'] =>
+  (path: string, value: (intent: ComparableContent) => unknown): ContentPart['differs'] =>
   (recorded, requested) =>
     value(recorded) === value(requested) ? [] : [path];
 
@@ -51,7 +52,7 @@ export const CONTENT_PARTS: readonly ContentPart[] = [
   },
 ];
 
-function variableParts(recorded: Comparable, requested: Comparable): string[] | undefined {
+function variableParts(recorded: ComparableContent, requested: ComparableContent): string[] | undefined {
   const a = recorded.variableDigests;
   const b = requested.variableDigests;
   if (a === undefined || b === undefined) return undefined;
@@ -65,7 +66,7 @@ function variableParts(recorded: Comparable, requested: Comparable): string[] | 
  * digests, or a 48-bit digest collision), `variables` is reported: the one part the content
  * digest covers that could not be compared.
  */
-export function differingParts(recorded: Comparable, requested: Comparable): DifferingPart[] {
+export function differingParts(recorded: ComparableContent, requested: ComparableContent): DifferingPart[] {
   if (recorded.contentDigest === requested.contentDigest) return [];
   const parts: DifferingPart[] = CONTENT_PARTS.flatMap((part) =>
     part.differs(recorded, requested).map((path) => ({ path, certainty: 'differs' as const })),

@@ -2,8 +2,8 @@ import type { Intent } from '../domain/intent.ts';
 import type { OutcomeEvent } from '../domain/outcome-event.ts';
 
 /**
- * Where outcome events go (docs/outcome-events.md): the event bus, the signed-webhook queue, and
- * any later consumer of the same change stream (an archive) as one more sink. A sink takes a
+ * Where outcome events go (docs/outcome-events.md): the event bus and the signed-webhook queue
+ * (the archive reads the same change stream as a consumer of its own: docs/archive.md). A sink takes a
  * change's events in order and throws when it could not take them all; the stream then hands the
  * change again, and every sink gets it again (the same event ids: receivers deduplicate by id).
  */

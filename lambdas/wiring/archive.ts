@@ -1,7 +1,6 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { dynamoDbKeyRecords } from '../adapters/dynamodb/ledger/key-records.ts';
 import { S3ArchiveObjects } from '../adapters/s3/archive-objects.ts';
-import { DEFAULT_ARCHIVE_RETENTION_YEARS } from '../contract/archive.ts';
 import { ConfigError } from '../contract/config-error.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
@@ -26,15 +25,6 @@ export function archiveS3Client(
   return adopt(new S3Client(config.AWS_ENDPOINT_URL_S3 ? { forcePathStyle: true } : {}));
 }
 
-/**
- * ARCHIVE_RETENTION_YEARS: the operator setting (with HOT_RETENTION) lands on main separately;
- * until it does, the default (six years, HIPAA's 45 CFR 164.316).
- */
-function archiveRetentionYears(config: Config): number {
-  const years = (config as Partial<Record<'ARCHIVE_RETENTION_YEARS', number>>).ARCHIVE_RETENTION_YEARS;
-  return years ?? DEFAULT_ARCHIVE_RETENTION_YEARS;
-}
-
 /** The archiver's ports: the archive bucket, and the key records in the ledger table. */
 export function buildArchiverRuntime(
   env: Record<string, string | undefined> = process.env,
@@ -48,7 +38,7 @@ export function buildArchiverRuntime(
     store: new S3ArchiveObjects(archiveS3Client(config, clients.adopt), config.ARCHIVE_BUCKET),
     keyRecords: dynamoDbKeyRecords(ledgerTable(config, clients.dynamodb)),
     clock: systemClock,
-    retentionYears: archiveRetentionYears(config),
+    retentionYears: config.ARCHIVE_RETENTION_YEARS,
   };
 }
 

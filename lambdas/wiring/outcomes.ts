@@ -15,8 +15,8 @@ export { ledgerChangesOf } from '../adapters/dynamodb/ledger/stream-changes.ts';
 /**
  * The sinks of the outcome stream consumer, in the order each change's events go to them: the
  * bus (when the stack gave one, OUTCOME_EVENT_BUS), then the webhook queue (when a webhook URL is
- * configured and the stack wired its queue). A later consumer of the same stream (an archive) is
- * one more sink here, not a second consumer.
+ * configured and the stack wired its queue). The archive is the stream's other consumer
+ * (./archive.ts): it batches differently and must never bisect, so it is no sink here.
  */
 export function outcomeSinks(config: Config, adopt = awsClientAdopter('outcomeStream')): OutcomeSink[] {
   const sinks: OutcomeSink[] = [];

@@ -8,7 +8,9 @@ import {
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { FilterCriteria, FilterRule } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import type { LedgerStreamFilter } from '../../lambdas/contract/ledger-stream.ts';
 import { LedgerTable as Schema } from '../../lambdas/contract/ledger-table.ts';
 
 export interface LedgerTableProps {
@@ -73,6 +75,31 @@ export class LedgerTable extends Construct {
 
   get tableArn(): string {
     return this.table.tableArn;
+  }
+
+  /** The change stream's ARN (NEW_AND_OLD_IMAGES): what its consumers' event sources read. */
+  get streamArn(): string {
+    return this.table.tableStreamArn as string;
+  }
+
+  /**
+   * A consumer's filters (lambdas/contract/ledger-stream.ts) as Lambda event filtering patterns
+   * on the stream record's keys, which the local stack applies from the same data.
+   */
+  static streamFilterCriteria(filters: readonly LedgerStreamFilter[]): Record<string, unknown>[] {
+    return filters.map((f) =>
+      FilterCriteria.filter({
+        ...(f.eventName === undefined ? {} : { eventName: FilterRule.isEqual(f.eventName) }),
+        dynamodb: {
+          Keys: {
+            [Schema.partitionKey]: { S: FilterRule.beginsWith(f.partitionKeyPrefix) },
+            ...(f.sortKeyPrefix === undefined
+              ? {}
+              : { [Schema.sortKey]: { S: FilterRule.beginsWith(f.sortKeyPrefix) } }),
+          },
+        },
+      }),
+    );
   }
 
   /** ARN of the open-intent index, for Query grants that do not cover the table itself. */

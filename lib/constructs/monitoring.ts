@@ -59,6 +59,25 @@ export interface MonitoringProps {
   readonly queueAgeAlarmSeconds: number;
   /** Labels (keys of `functions`) of the senders, for the throttling widget. */
   readonly senders: readonly string[];
+  /**
+   * Stream consumers with a bound on how far behind they may read: alarm on their IteratorAge
+   * (the age of the newest record of a batch when the function gets it).
+   * @default - none
+   */
+  readonly streamConsumers?: readonly StreamConsumer[];
+}
+
+export interface StreamConsumer {
+  /** A key of `functions`: the alarm is `<label>IteratorAge`. */
+  readonly label: string;
+  readonly maxIteratorAge: Duration;
+  /** What is at risk when it reads later than that (the alarm's description). */
+  readonly bound: string;
+}
+
+/** How old the newest record of a stream batch was when the function got it (Maximum, ms). */
+function iteratorAge(fn: IFunction, period: Duration): Metric {
+  return fn.metric('IteratorAge', { statistic: 'Maximum', period });
 }
 
 /** A metric the functions publish with Powertools (dimension `service`). */
@@ -246,6 +265,17 @@ export class Monitoring extends Construct {
         'The HTTP API answered 5xx (a router 500, or a function failure, timeout or throttle API Gateway turned ' +
         'into 502/503/504): see HttpInternalErrors, the function errors and the API access log.',
     });
+    for (const { label, maxIteratorAge, bound } of props.streamConsumers ?? []) {
+      const fn = props.functions[label];
+      if (!fn) throw new Error(`stream consumer ${label} is not one of the monitored functions`);
+      alarm(`${label}IteratorAge`, iteratorAge(fn, Duration.minutes(5)), {
+        threshold: maxIteratorAge.toMilliseconds(),
+        evaluationPeriods: 1,
+        // No invocation, no datapoint: an idle stream is no lag (a failing consumer pages by Errors).
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+        description: `${label} reads the ledger stream more than ${maxIteratorAge.toHumanString()} behind: ${bound}.`,
+      });
+    }
     for (const [label, fn] of Object.entries(props.functions)) {
       alarm(`${label}Errors`, fn.metricErrors({ statistic: 'Sum', period: Duration.minutes(5) }), {
         threshold: 0,
@@ -374,6 +404,22 @@ export class Monitoring extends Construct {
         width: 9,
       }),
     );
+    const consumers = props.streamConsumers ?? [];
+    if (consumers.length > 0) {
+      this.dashboard.addWidgets(
+        new GraphWidget({
+          title: 'Ledger stream consumers: iterator age (ms)',
+          left: consumers.map(({ label }) =>
+            iteratorAge(props.functions[label] as IFunction, minute).with({ label }),
+          ),
+          leftAnnotations: consumers.map(({ label, maxIteratorAge }) => ({
+            value: maxIteratorAge.toMilliseconds(),
+            label: `${label} alarm`,
+          })),
+          width: 12,
+        }),
+      );
+    }
   }
 
   /** An alarm on one of the application's gauges (missing data = the reconciler is not running). */

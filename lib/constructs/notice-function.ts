@@ -11,11 +11,13 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { Archive } from '../../lambdas/contract/archive.ts';
 import { ENVELOPE_ENCRYPTION_CONTEXT } from '../../lambdas/contract/envelope.ts';
 import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
 import { METRIC_NAMESPACE, SERVICE_NAME } from '../../lambdas/contract/metrics.ts';
 import { LANE_SETTINGS } from '../../lambdas/contract/settings.ts';
 import { acknowledge, acknowledgeWildcardResources } from '../nag.ts';
+import type { ArchiveBucket } from './archive-bucket.ts';
 import { type BundleSelection, cdkBundling, handlerEntry, REPO_ROOT } from './bundling.ts';
 import type { ChannelQueue, LaneName } from './channel-queue.ts';
 import type { LedgerTable } from './ledger-table.ts';
@@ -24,7 +26,14 @@ import type { RetryScheduler } from './retry-scheduler.ts';
 
 export { ENVELOPE_ENCRYPTION_CONTEXT, REPO_ROOT };
 
-export type LedgerItemAction = 'GetItem' | 'BatchGetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query';
+export type LedgerItemAction =
+  | 'GetItem'
+  | 'BatchGetItem'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'BatchWriteItem'
+  | 'Query';
 
 export interface LedgerAccess {
   /** Item-level actions on the table itself (not its indexes). */
@@ -34,6 +43,12 @@ export interface LedgerAccess {
    * @default false
    */
   readonly openIndexQuery?: boolean;
+  /**
+   * Only items whose partition key starts with this (`dynamodb:LeadingKeys`, every item of a
+   * batch): the archiver may write key records (`K#…`) and nothing else of the table.
+   * @default - every item
+   */
+  readonly partitionKeyPrefix?: string;
 }
 
 export interface NoticeFunctionProps {
@@ -84,6 +99,7 @@ export class NoticeFunction extends Construct {
   readonly function: NodejsFunction;
   readonly role: ManagedPolicyRole;
   readonly logGroup: LogGroup;
+  private ledgerKey: PolicyStatement | undefined;
 
   constructor(scope: Construct, id: string, props: NoticeFunctionProps) {
     super(scope, id);
@@ -167,12 +183,18 @@ export class NoticeFunction extends Construct {
    * every function).
    */
   bindTable(ledger: LedgerTable, access: LedgerAccess): void {
-    const stack = Stack.of(this);
     this.role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'LedgerItems',
         actions: access.items.map((a) => `dynamodb:${a}`),
         resources: [ledger.tableArn],
+        ...(access.partitionKeyPrefix === undefined
+          ? {}
+          : {
+              conditions: {
+                'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${access.partitionKeyPrefix}*`] },
+              },
+            }),
       }),
     );
     if (access.openIndexQuery) {
@@ -184,19 +206,14 @@ export class NoticeFunction extends Construct {
         }),
       );
     }
-    const writes = access.items.some((a) => a === 'PutItem' || a === 'UpdateItem' || a === 'DeleteItem');
-    this.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'LedgerTableKeyThroughDynamoDB',
-        actions: [
-          'kms:Decrypt',
-          'kms:DescribeKey',
-          ...(writes ? ['kms:Encrypt', 'kms:GenerateDataKey'] : []),
-        ],
-        resources: [ledger.encryptionKey.keyArn],
-        conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${stack.region}.amazonaws.com` } },
-      }),
+    const writes = access.items.some(
+      (a) => a === 'PutItem' || a === 'UpdateItem' || a === 'DeleteItem' || a === 'BatchWriteItem',
     );
+    this.useLedgerKey(ledger, [
+      'kms:Decrypt',
+      'kms:DescribeKey',
+      ...(writes ? ['kms:Encrypt', 'kms:GenerateDataKey'] : []),
+    ]);
     this.addEnvironment('LEDGER_TABLE_NAME', ledger.tableName);
     this.addEnvironment('OPEN_INDEX_SHARDS', String(ledger.openIndexShards));
   }
@@ -347,6 +364,85 @@ export class NoticeFunction extends Construct {
       }),
     );
     this.addEnvironment('ESCALATION_EVENT_BUS', bus.eventBusName);
+  }
+
+  /**
+   * Reads the ledger table's change stream (a consumer's event source reads it as the function's
+   * role): the three reads on this stream alone (Lambda names the stream by its ARN, so no
+   * ListStreams, which would take Resource "*"), and the table key through DynamoDB to decrypt
+   * its records. Sets LEDGER_TABLE_STREAM_ARN.
+   */
+  bindLedgerStream(ledger: LedgerTable): void {
+    const { streamArn } = ledger;
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ReadLedgerStream',
+        actions: ['dynamodb:DescribeStream', 'dynamodb:GetShardIterator', 'dynamodb:GetRecords'],
+        resources: [streamArn],
+      }),
+    );
+    this.useLedgerKey(ledger, ['kms:Decrypt']);
+    this.addEnvironment('LEDGER_TABLE_STREAM_ARN', streamArn);
+  }
+
+  /** The table key's use through DynamoDB only: one statement, whichever bindings need it. */
+  private useLedgerKey(ledger: LedgerTable, actions: readonly string[]): void {
+    if (!this.ledgerKey) {
+      this.ledgerKey = new PolicyStatement({
+        sid: 'LedgerTableKeyThroughDynamoDB',
+        resources: [ledger.encryptionKey.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Stack.of(this).region}.amazonaws.com` } },
+      });
+      this.role.addToPrincipalPolicy(this.ledgerKey);
+    }
+    const granted = new Set(this.ledgerKey.actions);
+    this.ledgerKey.addActions(...actions.filter((a) => !granted.has(a)));
+  }
+
+  /**
+   * The audit archive (lambdas/contract/archive.ts); sets ARCHIVE_BUCKET. `write` (the archiver):
+   * PutObject and GetObject (which HeadObject is authorized as) under `facts/` and `rows/`, and
+   * ListBucket, without which S3 answers a HeadObject of a key that does not exist yet with 403
+   * instead of 404 (the archiver's dedup tells "not written yet" from "written" by it). Nothing
+   * else: no DeleteObject, no retention or legal-hold change (compliance mode refuses them to
+   * everyone anyway). `readRows` (the timeline after the hot window): GetObject under `rows/`.
+   */
+  bindArchive(archive: ArchiveBucket, use: 'write' | 'readRows'): void {
+    const objects =
+      use === 'write'
+        ? [archive.objectsArn(Archive.factsPrefix), archive.objectsArn(Archive.rowsPrefix)]
+        : [archive.objectsArn(Archive.rowsPrefix)];
+    if (use === 'write') {
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({
+          sid: 'WriteArchive',
+          actions: ['s3:PutObject', 's3:GetObject'],
+          resources: objects,
+        }),
+      );
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({
+          sid: 'ListArchive',
+          actions: ['s3:ListBucket'],
+          resources: [archive.bucketArn],
+        }),
+      );
+    } else {
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({
+          sid: 'ReadArchivedRows',
+          actions: ['s3:GetObject'],
+          resources: objects,
+        }),
+      );
+    }
+    acknowledgeWildcardResources(
+      this.role,
+      objects,
+      'Archive objects are named per stream batch at run time (lambdas/contract/archive.ts), so object grants ' +
+        'need the prefix wildcard; the grant covers only this prefix of the archive bucket.',
+    );
+    this.addEnvironment('ARCHIVE_BUCKET', archive.bucketName);
   }
 
   /** The origin providers call back (webhook URLs, signature checks): PUBLIC_BASE_URL. */

@@ -1,18 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { EventBus, type IEventBus } from 'aws-cdk-lib/aws-events';
 import { CfnRegistry, CfnSchema } from 'aws-cdk-lib/aws-eventschemas';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { EventSourceMapping, FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { EventSourceMapping, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { LEDGER_STREAM_FILTERS } from '../../lambdas/contract/ledger-stream.ts';
 import { OUTCOME_EVENT_SOURCE, OUTCOME_SCHEMA_NAME } from '../../lambdas/contract/outcome-events.ts';
 import { acknowledge } from '../nag.ts';
-import type { LedgerTable } from './ledger-table.ts';
+import { LedgerTable } from './ledger-table.ts';
 import { type NoticeFunction, REPO_ROOT } from './notice-function.ts';
 
 export interface OutcomeEventsProps {
@@ -105,11 +106,11 @@ export class OutcomeEvents extends Construct {
 
     // The consumer: intent rows only (the other item families never make an outcome). The mapping
     // is written out (not DynamoEventSource) so that its grants are the three stream reads on this
-    // stream and the table key through DynamoDB only, in the function's one managed policy; Lambda
-    // names the stream by its ARN and needs no ListStreams (which would take Resource "*").
+    // stream and the table key through DynamoDB only, in the function's one managed policy
+    // (NoticeFunction.bindLedgerStream).
     new EventSourceMapping(this, 'StreamSource', {
       target: consumer.function,
-      eventSourceArn: ledger.table.tableStreamArn as string,
+      eventSourceArn: ledger.streamArn,
       startingPosition: StartingPosition.TRIM_HORIZON,
       batchSize: 100,
       bisectBatchOnError: true,
@@ -118,23 +119,9 @@ export class OutcomeEvents extends Construct {
       reportBatchItemFailures: true,
       parallelizationFactor: 1,
       onFailure: new SqsDlq(this.streamFailureQueue),
-      filters: [FilterCriteria.filter({ dynamodb: { Keys: { pk: { S: FilterRule.beginsWith('N#') } } } })],
+      filters: LedgerTable.streamFilterCriteria(LEDGER_STREAM_FILTERS.outcomes),
     });
-    consumer.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'ReadLedgerStream',
-        actions: ['dynamodb:DescribeStream', 'dynamodb:GetShardIterator', 'dynamodb:GetRecords'],
-        resources: [ledger.table.tableStreamArn as string],
-      }),
-    );
-    consumer.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'LedgerTableKeyThroughDynamoDB',
-        actions: ['kms:Decrypt'],
-        resources: [ledger.encryptionKey.keyArn],
-        conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Stack.of(this).region}.amazonaws.com` } },
-      }),
-    );
+    consumer.bindLedgerStream(ledger);
     consumer.role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'PublishOutcomes',
@@ -144,7 +131,6 @@ export class OutcomeEvents extends Construct {
       }),
     );
     consumer.function.addEnvironment('OUTCOME_EVENT_BUS', this.bus.eventBusName);
-    consumer.function.addEnvironment('LEDGER_TABLE_STREAM_ARN', ledger.table.tableStreamArn as string);
 
     this.secret = new Secret(this, 'WebhookSecret', {
       secretName: `${props.secretNamePrefix}/outcome-webhook-secret`,

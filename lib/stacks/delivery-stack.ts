@@ -11,6 +11,7 @@ import type { BundleSelection } from '../constructs/bundling.ts';
 import { queueLabel } from '../constructs/channel-queue.ts';
 import { Escalations } from '../constructs/escalations.ts';
 import { IntakeApi } from '../constructs/intake-api.ts';
+import { ARCHIVER_STREAM, LedgerArchiver } from '../constructs/ledger-archiver.ts';
 import { Monitoring } from '../constructs/monitoring.ts';
 import { NoticeFunction, type NoticeFunctionProps } from '../constructs/notice-function.ts';
 import { OutcomeEvents, webhookSenderTimeoutSeconds } from '../constructs/outcome-events.ts';
@@ -27,9 +28,9 @@ export interface DeliveryStackProps extends StackProps {
 }
 
 /**
- * The stateless half: the five functions, the HTTP API, the SQS event sources, the reconciler
- * schedule, the deployed providers' bindings (lib/providers/), escalations, alarms and the
- * dashboard. It holds no data of its own (log groups excepted, which are retained), so it can be
+ * The stateless half: the functions, the HTTP API, the SQS and stream event sources, the
+ * reconciler schedule, the deployed providers' bindings (lib/providers/), escalations, outcome
+ * events, the archive's feed, alarms and the dashboard. It holds no data of its own (log groups excepted, which are retained), so it can be
  * destroyed and redeployed at will.
  *
  * Who may do what (least privilege, each function its own role and managed policy; provider
@@ -37,11 +38,13 @@ export interface DeliveryStackProps extends StackProps {
  *
  * | function        | ledger table                               | queues            | envelope key    | secrets            | other |
  * |-----------------|--------------------------------------------|-------------------|-----------------|--------------------|-------|
- * | http            | Put/Get/Query/Update item, Query open index | send both        | GenerateDataKey | fingerprint        | escalations |
+ * | http            | Put/Get/Query/Update item, Query open index | send both        | GenerateDataKey | fingerprint        | escalations, archive rows/ (read) |
  * | send-email      | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
  * | send-sms        | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
  * | reconciler      | Get/BatchGet/Update/Put item, Query open index | send both     | Decrypt         | lookups' providers | scheduler, escalations |
  * | provider-events | Get/Update/Put item (suppressions)         | its DLQ           | —               | inbound providers' | — |
+ * | outcome-stream  | the stream (read)                          | webhook queue     | —               | —                  | outcome bus |
+ * | archiver        | the stream (read), BatchWrite of K# items  | its failure queue | —               | —                  | archive facts/, rows/ (write once) |
  */
 export class DeliveryStack extends Stack {
   readonly functions: Readonly<Record<FunctionName, NoticeFunction>>;
@@ -49,6 +52,8 @@ export class DeliveryStack extends Stack {
   readonly escalations: Escalations;
   /** Outcome events: the stream consumer's bus, the signed webhooks (docs/outcome-events.md). */
   readonly outcomes: OutcomeEvents;
+  /** The archive's feed: the ledger stream's event source for the archiver, its failure queue. */
+  readonly archiving: LedgerArchiver;
   readonly monitoring: Monitoring;
   /** Inbound events the provider-events function could not take (after retries), kept for replay. */
   readonly providerEventsDeadLetterQueue: Queue;
@@ -63,7 +68,7 @@ export class DeliveryStack extends Stack {
     // Every permission on stateful resources is written on this side (principal policies), so
     // the dependency runs one way: delivery → stateful.
     this.addStackDependency(stateful);
-    const { keys, ledger, queues, lanes, retryScheduler, secrets } = stateful;
+    const { keys, ledger, archive, queues, lanes, retryScheduler, secrets } = stateful;
     // Every queue intake and the reconciler read the backlog of (deadline risk, docs/architecture.md §11).
     const allQueues = [
       queues.email,
@@ -284,7 +289,27 @@ export class DeliveryStack extends Stack {
       secretNamePrefix: config.resourcePrefix,
     });
 
-    this.functions = { http, sendEmail, sendSms, reconciler, providerEvents, outcomeStream, outcomeWebhooks };
+    // The write-once archive (issue 22): the same stream's second consumer → the archive bucket.
+    const archiver = make('Archiver', 'archiver', {
+      description:
+        'notice-ledger archiver: the ledger stream → the write-once archive (facts, rows, key records)',
+      timeout: Duration.minutes(2),
+      invocation: 'sync',
+    });
+    this.archiving = new LedgerArchiver(this, 'Archiving', { ledger, archive, archiver });
+    // The timeline of a notice past the hot window is read back from its archived rows.
+    http.bindArchive(archive, 'readRows');
+
+    this.functions = {
+      http,
+      sendEmail,
+      sendSms,
+      reconciler,
+      providerEvents,
+      outcomeStream,
+      outcomeWebhooks,
+      archiver,
+    };
     // Each function under one label: its alarm (`<Label>Errors`), its output (`<Label>FunctionName`).
     const labelled = {
       Http: http.function,
@@ -294,6 +319,7 @@ export class DeliveryStack extends Stack {
       ProviderEvents: providerEvents.function,
       OutcomeStream: outcomeStream.function,
       OutcomeWebhooks: outcomeWebhooks.function,
+      Archiver: archiver.function,
     };
 
     this.monitoring = new Monitoring(this, 'Monitoring', {
@@ -307,6 +333,14 @@ export class DeliveryStack extends Stack {
         { label: 'ProviderEvents', queue: this.providerEventsDeadLetterQueue },
         { label: 'OutcomeStream', queue: this.outcomes.streamFailureQueue },
         { label: 'OutcomeWebhooks', queue: this.outcomes.webhookDeadLetterQueue },
+        { label: 'Archiver', queue: this.archiving.failureQueue },
+      ],
+      streamConsumers: [
+        {
+          label: 'Archiver',
+          maxIteratorAge: ARCHIVER_STREAM.iteratorAgeAlarm,
+          bound: 'facts may reach the archive later than the 15 minutes it promises',
+        },
       ],
       api: this.api.api,
       oldestUnresolvedAlarmSeconds: config.alarms.oldestUnresolvedSeconds,
@@ -354,6 +388,11 @@ export class DeliveryStack extends Stack {
     new CfnOutput(this, 'OutcomeWebhooksDeadLetterQueueArn', {
       value: this.outcomes.webhookDeadLetterQueue.queueArn,
       description: 'Webhooks no retry delivered: redrive them to the webhook queue (docs/outcome-events.md)',
+    });
+    new CfnOutput(this, 'ArchiverDeadLetterQueueArn', {
+      value: this.archiving.failureQueue.queueArn,
+      description:
+        'Ledger stream batches the archiver gave up (their positions, for a replay: docs/archive.md)',
     });
     new CfnOutput(this, 'OutcomeStreamDeadLetterQueueArn', {
       value: this.outcomes.streamFailureQueue.queueArn,

@@ -1,6 +1,9 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { ARCHIVE_FACT_COLUMNS } from '../../lambdas/contract/archive.ts';
 import type { NoticeLedgerConfig } from '../config.ts';
+import { ArchiveBucket } from '../constructs/archive-bucket.ts';
+import { ArchiveCatalog } from '../constructs/archive-catalog.ts';
 import { ChannelQueue, type LaneName, queueLabel } from '../constructs/channel-queue.ts';
 import { NoticeKeys } from '../constructs/keys.ts';
 import { LedgerTable } from '../constructs/ledger-table.ts';
@@ -17,13 +20,18 @@ export interface StatefulStackProps extends StackProps {
 
 /**
  * Everything that holds data or identity and must outlive compute redeploys: keys, the ledger
- * table, the channel queues and their DLQs, the retry schedule group and its role, the secrets.
+ * table, the write-once archive and its catalog, the channel queues and their DLQs, the retry
+ * schedule group and its role, the secrets.
  * Retained on deletion and termination-protected; the delivery stack can be destroyed and
  * recreated freely around it.
  */
 export class StatefulStack extends Stack {
   readonly keys: NoticeKeys;
   readonly ledger: LedgerTable;
+  /** The write-once audit archive the ledger stream feeds (issue 22, lambdas/contract/archive.ts). */
+  readonly archive: ArchiveBucket;
+  /** Its Glue table and Athena workgroup. */
+  readonly archiveCatalog: ArchiveCatalog;
   readonly queues: { readonly email: ChannelQueue; readonly sms: ChannelQueue };
   /** The critical and bulk lanes' queues per channel (docs/architecture.md §11). */
   readonly lanes: {
@@ -49,6 +57,18 @@ export class StatefulStack extends Stack {
       reason:
         'Recovery is point-in-time recovery (35 days, continuous) plus deletion protection and RETAIN; ' +
         'long-term AWS Backup plans are set by organisation backup policy, not by this application stack.',
+    });
+
+    this.archive = new ArchiveBucket(this, 'Archive', {
+      namePrefix: config.resourcePrefix,
+      retentionYears: config.archive.retentionYears,
+    });
+    this.archiveCatalog = new ArchiveCatalog(this, 'ArchiveCatalog', {
+      archive: this.archive,
+      columns: ARCHIVE_FACT_COLUMNS,
+      workGroupName: config.archive.workGroupName,
+      policyNamePrefix: config.resourcePrefix,
+      bytesScannedCutoffPerQuery: config.archive.bytesScannedCutoffPerQuery,
     });
 
     const consumerTimeout = Duration.seconds(config.senderTimeoutSeconds);
@@ -107,6 +127,22 @@ export class StatefulStack extends Stack {
     }
 
     new CfnOutput(this, 'LedgerTableName', { value: this.ledger.tableName });
+    new CfnOutput(this, 'ArchiveBucketName', {
+      value: this.archive.bucketName,
+      description: `The write-once archive (Object Lock, compliance, ${config.archive.retentionYears} years)`,
+    });
+    new CfnOutput(this, 'ArchiveWorkGroupName', {
+      value: this.archiveCatalog.workGroupName,
+      description: 'Athena workgroup of archive queries (docs/archive.md)',
+    });
+    new CfnOutput(this, 'ArchiveQueryPolicyArn', {
+      value: this.archiveCatalog.queryPolicy.managedPolicyArn,
+      description: 'Attach to the roles of people who query the archive with Athena',
+    });
+    new CfnOutput(this, 'ArchiveQueryPolicyName', {
+      value: this.archiveCatalog.queryPolicy.managedPolicyName,
+      description: 'Customer-managed policy reference for archive queries in a permission set',
+    });
     new CfnOutput(this, 'FingerprintKeySecretArn', { value: this.secrets.fingerprintKey.secretArn });
     // What a redrive names (`aws sqs start-message-move-task --source-arn`): each work queue's DLQ,
     // labelled as its alarm is (`<Label>DeadLetters`).

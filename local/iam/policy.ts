@@ -27,8 +27,11 @@ export interface AuthorizationRequest {
    * locally (a KMS Decrypt, whose key is inside the ciphertext), so any granted resource passes.
    */
   readonly resource: string | readonly string[] | undefined;
-  /** Condition keys of the request (lower or mixed case; compared without case). */
-  readonly context?: Readonly<Record<string, string>>;
+  /**
+   * Condition keys of the request (lower or mixed case; compared without case); a multivalued
+   * key (`dynamodb:LeadingKeys`: every partition key a call names) as a list.
+   */
+  readonly context?: Readonly<Record<string, string | readonly string[]>>;
 }
 
 export type Decision =
@@ -110,7 +113,7 @@ function concrete(statement: PolicyStatement, place: LocalPlace): ConcreteStatem
       return value === undefined ? [] : [pattern(value, '')];
     }),
     conditions: Object.entries(statement.conditions ?? {}).flatMap(([operator, keys]) => {
-      if (!(CONDITION_OPERATORS as readonly string[]).includes(operator.replace(/IfExists$/, ''))) {
+      if (!(CONDITION_OPERATORS as readonly string[]).includes(baseOperator(operator))) {
         throw new Error(`role policies: condition operator ${operator} is not evaluated locally`);
       }
       return Object.entries(keys).map(([key, values]) => ({
@@ -122,14 +125,40 @@ function concrete(statement: PolicyStatement, place: LocalPlace): ConcreteStatem
   };
 }
 
+/** An operator without its set qualifier (`ForAllValues:`, `ForAnyValue:`) and `IfExists`. */
+function baseOperator(operator: string): string {
+  return operator.replace(/^(ForAllValues|ForAnyValue):/, '').replace(/IfExists$/, '');
+}
+
+/**
+ * IAM's set operators on a multivalued key: `ForAllValues:` holds when every value of the request
+ * matches (so also when the key is absent or empty), `ForAnyValue:` when one does (never when
+ * absent). A plain operator compares a single value; given a list it holds only for exactly one.
+ */
 function conditionHolds(
   condition: { operator: string; key: string; values: readonly string[] },
-  context: Readonly<Record<string, string>>,
+  context: Readonly<Record<string, string | readonly string[]>>,
+): boolean {
+  const set = /^(ForAllValues|ForAnyValue):/.exec(condition.operator)?.[1];
+  const actual = context[condition.key];
+  if (set !== undefined) {
+    const values = actual === undefined ? [] : typeof actual === 'string' ? [actual] : actual;
+    const one = (value: string) => singleConditionHolds(condition, value);
+    return set === 'ForAllValues' ? values.every(one) : values.some(one);
+  }
+  if (actual !== undefined && typeof actual !== 'string') {
+    return actual.length === 1 && singleConditionHolds(condition, actual[0]);
+  }
+  return singleConditionHolds(condition, actual);
+}
+
+function singleConditionHolds(
+  condition: { operator: string; values: readonly string[] },
+  actual: string | undefined,
 ): boolean {
   const ifExists = condition.operator.endsWith('IfExists');
-  const operator = condition.operator.replace(/IfExists$/, '');
+  const operator = baseOperator(condition.operator);
   const negated = /Not/.test(operator);
-  const actual = context[condition.key];
   if (actual === undefined) return ifExists || negated;
   const matches = condition.values.some((expected) => {
     switch (operator) {
@@ -159,6 +188,8 @@ function pattern(text: string, flags: string): RegExp {
   return new RegExp(`^${body}$`, flags);
 }
 
-function lowerKeys(context: Readonly<Record<string, string>>): Record<string, string> {
+function lowerKeys(
+  context: Readonly<Record<string, string | readonly string[]>>,
+): Record<string, string | readonly string[]> {
   return Object.fromEntries(Object.entries(context).map(([k, v]) => [k.toLowerCase(), v]));
 }

@@ -4,6 +4,7 @@
  * has no rule for is refused loudly (an Error, not an AccessDenied): a new kind of call needs its
  * rule here before the local stack can say whether the role may make it.
  */
+import { LedgerTable } from '../../lambdas/contract/ledger-table.ts';
 import type { AuthorizationRequest } from './policy.ts';
 import {
   eventBusArn,
@@ -70,14 +71,38 @@ function required(value: string | undefined, what: string, command: string): str
   return value;
 }
 
-/** Items and queries name a table (and an index); batches and transactions each of theirs. */
+/** A key attribute's string value, marshalled (`{ S: … }`) or as the document client gives it. */
+function keyValue(key: unknown): string | undefined {
+  const value = record(key)[LedgerTable.partitionKey];
+  return text(value) ?? text(record(value).S);
+}
+
+/** `dynamodb:LeadingKeys`: the partition key of every item the call names, where it names some. */
+function leadingKeys(items: readonly unknown[]): { context?: Record<string, readonly string[]> } {
+  const keys = items.map(keyValue).filter((k): k is string => k !== undefined);
+  return keys.length > 0 ? { context: { 'dynamodb:LeadingKeys': keys } } : {};
+}
+
+/**
+ * Items and queries name a table (and an index); batches and transactions each of theirs. Item
+ * calls and batches carry their items' partition keys as `dynamodb:LeadingKeys` (a Query's key
+ * condition and a transaction's items are not read: no role is conditioned on them).
+ */
 function dynamodb(command: string, input: Input, place: LocalPlace): AuthorizationRequest[] {
   switch (command) {
     case 'BatchGetItem':
-    case 'BatchWriteItem':
-      return Object.keys(record(input.RequestItems)).map((table) => ({
+      return Object.entries(record(input.RequestItems)).map(([table, requests]) => ({
         action: command,
         resource: tableArn(place, table),
+        ...leadingKeys(list(record(requests).Keys)),
+      }));
+    case 'BatchWriteItem':
+      return Object.entries(record(input.RequestItems)).map(([table, requests]) => ({
+        action: command,
+        resource: tableArn(place, table),
+        ...leadingKeys(
+          list(requests).map((r) => record(record(r).PutRequest).Item ?? record(record(r).DeleteRequest).Key),
+        ),
       }));
     case 'TransactWriteItems':
     case 'TransactGetItems':
@@ -92,7 +117,13 @@ function dynamodb(command: string, input: Input, place: LocalPlace): Authorizati
       );
     default: {
       const table = required(text(input.TableName), 'TableName', command);
-      return [{ action: command, resource: tableArn(place, table, text(input.IndexName)) }];
+      return [
+        {
+          action: command,
+          resource: tableArn(place, table, text(input.IndexName)),
+          ...leadingKeys([input.Key ?? input.Item].filter((k) => k !== undefined)),
+        },
+      ];
     }
   }
 }

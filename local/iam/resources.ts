@@ -36,6 +36,8 @@ export const LITERAL_NAME_VARIABLES = [
   'EUM_CONFIGURATION_SET',
   'EUM_OPT_OUT_LIST',
   'EUM_ORIGINATION_IDENTITY',
+  // `<prefix>-archive-<account>-<region>`: the stack writes the name (lib/constructs/archive-bucket.ts).
+  'ARCHIVE_BUCKET',
 ] as const;
 
 /**

@@ -225,16 +225,19 @@ function atomText(atom: Atom, resolver: Resolver, variables: ReadonlyMap<string,
   return `\${unmapped:${path}.${atom.attr}}`;
 }
 
-/** Whole path segments of an ARN's resource part that are a literal name, as its variable. */
+/**
+ * Whole path segments of an ARN's resource part that are a literal name, as its variable (an S3
+ * ARN's first segment is its bucket: `arn:…:s3:::<bucket>/<key>`).
+ */
 function literalSegments(arn: string, variables: ReadonlyMap<string, string>): string {
   const parts = arn.split(':');
   const head = parts.slice(0, 5).join(':');
-  const [type, ...rest] = parts.slice(5).join(':').split('/');
-  const named = rest.map((segment) => {
-    const variable = variables.get(segment);
+  const segments = parts.slice(5).join(':').split('/');
+  const named = segments.map((segment, i) => {
+    const variable = i > 0 || parts[2] === 's3' ? variables.get(segment) : undefined;
     return variable ? `\${${variable}}` : segment;
   });
-  return `${head}:${[type, ...named].join('/')}`;
+  return `${head}:${named.join('/')}`;
 }
 
 function normalise(

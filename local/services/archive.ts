@@ -8,6 +8,7 @@ import {
   PutObjectLockConfigurationCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { LEDGER_STREAM_FILTERS, passesLedgerStreamFilters } from '../../lambdas/contract/ledger-stream.ts';
 import { LedgerTable } from '../../lambdas/contract/ledger-table.ts';
 import { readConfig } from '../../lambdas/edge/config.ts';
 import { type CrashPointSpec, installArchiveCrashPoints } from '../crash-points.ts';
@@ -16,7 +17,7 @@ import type { LocalIam } from '../iam/enforce.ts';
 import { startLocalS3 } from '../s3/server.ts';
 import type { LocalService } from '../service.ts';
 import { servicePort } from '../settings.ts';
-import { keyOf, startLedgerStreamConsumer } from './stream-consumer.ts';
+import { startLedgerStreamConsumer } from './stream-consumer.ts';
 
 /** The archive bucket's name when ARCHIVE_BUCKET is unset. */
 export const LOCAL_ARCHIVE_BUCKET = 'notice-ledger-archive';
@@ -39,15 +40,7 @@ export const LOCAL_ARCHIVER_MAPPING = {
   bisectOnError: false,
   retryAttempts: -1,
   // Intent rows, every change; suppression history records (S#…/H#…) as they are inserted.
-  filter: (record: _Record) => {
-    const pk = keyOf(record, LedgerTable.partitionKey);
-    return (
-      pk.startsWith('N#') ||
-      (record.eventName === 'INSERT' &&
-        pk.startsWith('S#') &&
-        keyOf(record, LedgerTable.sortKey).startsWith('H#'))
-    );
-  },
+  filter: (record: _Record) => passesLedgerStreamFilters(LEDGER_STREAM_FILTERS.archive, record),
 } as const;
 
 /**

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { LedgerTable } from '../../lambdas/contract/ledger-table.ts';
+import { LEDGER_STREAM_FILTERS, passesLedgerStreamFilters } from '../../lambdas/contract/ledger-stream.ts';
 import { useAwsClientPlugin } from '../../lambdas/wiring/aws-clients.ts';
 import { type LocalEventBus, startLocalEventBus } from '../event-bus/server.ts';
 import type { LocalIam } from '../iam/enforce.ts';
@@ -8,7 +8,7 @@ import type { LocalService } from '../service.ts';
 import { startSqsEventSource } from '../sqs-event-source.ts';
 import { type SqsJournal, sqsJournal } from '../sqs-journal.ts';
 import { createQueueWithDeadLetters } from './queues.ts';
-import { keyOf, startLedgerStreamConsumer } from './stream-consumer.ts';
+import { startLedgerStreamConsumer } from './stream-consumer.ts';
 
 /** The bus the stream consumer publishes to locally (OUTCOME_EVENT_BUS unless set). */
 export const LOCAL_OUTCOME_BUS = 'notice-ledger-outcomes';
@@ -107,7 +107,7 @@ export function outcomeConsumersService(iam: LocalIam, functionTimeoutMs: number
       const streamArn = env.LEDGER_TABLE_STREAM_ARN as string;
       // As lib/constructs/outcome-events.ts maps it: intent rows only, batches of 100, bisected on error.
       const stream = await startLedgerStreamConsumer(context, iam, {
-        filter: (record) => keyOf(record, LedgerTable.partitionKey).startsWith('N#'),
+        filter: (record) => passesLedgerStreamFilters(LEDGER_STREAM_FILTERS.outcomes, record),
         role: 'outcomeStream',
         name: 'outcome stream',
         handler: outcomeStream,

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type _Record, DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { FunctionName } from '../../lambdas/contract/functions.ts';
 import {
@@ -24,11 +24,6 @@ export interface LedgerStreamConsumerOptions
   readonly checkpointFile: string;
   /** The on-failure destination's queue name (created when missing). */
   readonly failureQueue: string;
-}
-
-/** A record's key attribute (a string), as the event filters' `dynamodb.Keys.<name>.S` patterns read it. */
-export function keyOf(record: _Record, name: string): string {
-  return record.dynamodb?.Keys?.[name]?.S ?? '';
 }
 
 export interface LedgerStreamConsumer {

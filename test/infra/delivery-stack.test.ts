@@ -131,7 +131,13 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
   ];
   const scheduling = ['SCHEDULE_GROUP_NAME', 'SCHEDULER_ROLE_ARN', 'ESCALATION_EVENT_BUS'];
   const required: Record<FunctionKey, string[]> = {
-    http: ['EMAIL_QUEUE_URL', 'SMS_QUEUE_URL', 'ENVELOPE_KMS_KEY_ID', 'FINGERPRINT_KEY_SECRET_ARN'],
+    http: [
+      'EMAIL_QUEUE_URL',
+      'SMS_QUEUE_URL',
+      'ENVELOPE_KMS_KEY_ID',
+      'FINGERPRINT_KEY_SECRET_ARN',
+      'ARCHIVE_BUCKET',
+    ],
     sendEmail: [
       'EMAIL_QUEUE_URL',
       'EMAIL_QUEUE_ARN',
@@ -160,6 +166,7 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
     providerEvents: ['TWILIO_SECRET_ARN', 'PUBLIC_BASE_URL'],
     outcomeStream: ['OUTCOME_EVENT_BUS', 'LEDGER_TABLE_STREAM_ARN'],
     outcomeWebhooks: [],
+    archiver: ['ARCHIVE_BUCKET', 'LEDGER_TABLE_STREAM_ARN', 'ARCHIVE_RETENTION_YEARS'],
   };
   /** What a function must not hold: another function's secrets, keys and provider settings. */
   const forbidden: Record<FunctionKey, string[]> = {
@@ -170,6 +177,13 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
     providerEvents: ['FINGERPRINT_KEY_SECRET_ARN', 'ENVELOPE_KMS_KEY_ID', 'SES_FROM_ADDRESS'],
     outcomeStream: ['FINGERPRINT_KEY_SECRET_ARN', 'TWILIO_SECRET_ARN', 'OUTCOME_WEBHOOK_SECRET_ARN'],
     outcomeWebhooks: ['FINGERPRINT_KEY_SECRET_ARN', 'TWILIO_SECRET_ARN', 'ENVELOPE_KMS_KEY_ID'],
+    archiver: [
+      'FINGERPRINT_KEY_SECRET_ARN',
+      'TWILIO_SECRET_ARN',
+      'ENVELOPE_KMS_KEY_ID',
+      'SES_FROM_ADDRESS',
+      'EMAIL_QUEUE_URL',
+    ],
   };
 
   it('sets only variables the runtime reads (no typos, no strays)', () => {
@@ -404,8 +418,9 @@ describe('delivery stack: SQS event sources', () => {
       }
       expect(channel.maxConcurrency).toBeGreaterThanOrEqual(2);
     }
-    // The six lane queues, and the ledger's change stream (outcome events; no webhook URL here).
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 7);
+    // The six lane queues, and the ledger's change stream twice (outcome events, the archiver; no
+    // webhook URL here).
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 8);
   });
 });
 
@@ -812,9 +827,9 @@ describe('delivery stack: alarms and dashboard', () => {
     const count = (namespace: string, metric: string) =>
       alarms.filter((a) => a.Namespace === namespace && a.MetricName === metric).length;
     // Each channel queue and lane queue; each of their DLQs, the provider events' DLQ, the outcome
-    // stream consumer's failures and the dead-lettered webhooks.
+    // stream consumer's failures, the dead-lettered webhooks and the archiver's given-up batches.
     expect(count('AWS/SQS', 'ApproximateAgeOfOldestMessage')).toBe(6);
-    expect(count('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toBe(9);
+    expect(count('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toBe(10);
     expect(count('NoticeLedger', 'Escalations')).toBe(1);
     expect(count('NoticeLedger', 'EscalationsPending')).toBe(1);
     expect(count('NoticeLedger', 'PoisonMessages')).toBe(1);
@@ -822,10 +837,12 @@ describe('delivery stack: alarms and dashboard', () => {
     expect(count('NoticeLedger', 'ProviderFailovers')).toBe(1);
     // No silent waits: a provider's pre-send check unanswered for three periods in a row.
     expect(count('NoticeLedger', 'Deferred_provider_check_unavailable')).toBe(1);
-    expect(count('AWS/Lambda', 'Errors')).toBe(7);
+    expect(count('AWS/Lambda', 'Errors')).toBe(8);
+    // The archive's 15-minute bound at risk.
+    expect(count('AWS/Lambda', 'IteratorAge')).toBe(1);
     expect(count('NoticeLedger', 'HttpInternalErrors')).toBe(1);
     expect(count('AWS/ApiGateway', '5xx')).toBe(1);
-    expect(alarms).toHaveLength(30);
+    expect(alarms).toHaveLength(33);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       if (alarm.MetricName !== 'OldestUnresolvedAgeSeconds')
@@ -907,6 +924,7 @@ describe('delivery stack: outputs an operator names in a command', () => {
       providerEvents: 'ProviderEvents',
       outcomeStream: 'OutcomeStream',
       outcomeWebhooks: 'OutcomeWebhooks',
+      archiver: 'Archiver',
     } as const satisfies Record<FunctionKey, string>;
     for (const key of FUNCTIONS) {
       expect(outputs[`${labels[key]}FunctionName`]?.Value, key).toEqual({ Ref: logicalId(fn(key).function) });

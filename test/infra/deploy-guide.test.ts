@@ -310,7 +310,7 @@ describe('docs/deploy.md against the synthesized stacks', () => {
       ...OUTCOME_STATES.map(outcomeMetric),
     ]);
     // AWS's own words the guide quotes (a CloudFormation attribute, a field of an API answer).
-    const awsWords = new Set(['DependsOn', 'VerifiedDestinationNumberId']);
+    const awsWords = new Set(['DependsOn', 'VerifiedDestinationNumberId', 'DDBStreamBatchInfo']);
     const known = (name: string) =>
       stacks.some((s) => anyOutputs(s.name).has(name)) ||
       alarmLabels.has(name) ||

@@ -37,8 +37,12 @@ describe('outcome events: the stream and its consumer', () => {
 
   it('reads it with one consumer: intent rows only, bisecting, bounded retries, failures to a DLQ with an alarm', () => {
     const template: Template = plain.deliveryTemplate;
-    const streams = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).filter((m) =>
-      JSON.stringify(m.Properties.EventSourceArn).includes('StreamArn'),
+    // The stream's other consumer is the archiver (test/infra/archive.test.ts).
+    const streams = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).filter(
+      (m) =>
+        JSON.stringify(m.Properties.EventSourceArn).includes('StreamArn') &&
+        JSON.stringify(m.Properties.FunctionName) ===
+          JSON.stringify(ref(plain.delivery.functions.outcomeStream.function)),
     );
     expect(streams).toHaveLength(1);
     const failures = plain.delivery.outcomes.streamFailureQueue;

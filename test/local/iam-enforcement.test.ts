@@ -140,6 +140,31 @@ describe('local IAM: evaluation', () => {
     expect(instantiate(`\${unmapped:NoticeLedger-Delivery/HttpLogs.Arn}`, PLACE)).toBeUndefined();
   });
 
+  it('set operators on a multivalued key: ForAllValues holds when every value matches, ForAnyValue when one does', () => {
+    const role = (operator: string) =>
+      policy([
+        {
+          effect: 'Allow',
+          actions: ['dynamodb:BatchWriteItem'],
+          resources: ['*'],
+          conditions: { [operator]: { 'dynamodb:LeadingKeys': ['K#*'] } },
+        },
+      ]);
+    const write = (...keys: string[]) => ({
+      action: 'dynamodb:BatchWriteItem',
+      resource: 'arn:aws:dynamodb:us-east-1:000000000000:table/ledger-t',
+      context: { 'dynamodb:LeadingKeys': keys },
+    });
+    expect(role('ForAllValues:StringLike').authorize([write('K#ntc_1', 'K#ntc_2')]).allowed).toBe(true);
+    // One item outside the key records refuses the whole batch.
+    expect(role('ForAllValues:StringLike').authorize([write('K#ntc_1', 'N#ntc_1')]).allowed).toBe(false);
+    expect(role('ForAnyValue:StringLike').authorize([write('K#ntc_1', 'N#ntc_1')]).allowed).toBe(true);
+    expect(role('ForAnyValue:StringLike').authorize([write('N#ntc_1')]).allowed).toBe(false);
+    // A single-valued operator on a list holds only for exactly one value.
+    expect(role('StringLike').authorize([write('K#ntc_1')]).allowed).toBe(true);
+    expect(role('StringLike').authorize([write('K#ntc_1', 'K#ntc_2')]).allowed).toBe(false);
+  });
+
   it('refuses a condition operator it does not evaluate (so a new one cannot pass unnoticed)', () => {
     expect(
       () =>
@@ -180,6 +205,39 @@ describe('local IAM: what a call asks IAM for', () => {
     ]);
     expect(requests('DynamoDBClient', 'BatchGetItemCommand', { RequestItems: { 'ledger-t': {} } })).toEqual([
       { action: 'dynamodb:BatchGetItem', resource: table },
+    ]);
+  });
+
+  it('DynamoDB: item calls and batches carry their partition keys as dynamodb:LeadingKeys, marshalled or not', () => {
+    expect(
+      requests('DynamoDBClient', 'BatchWriteItemCommand', {
+        RequestItems: {
+          'ledger-t': [
+            { PutRequest: { Item: { pk: { S: 'K#ntc_1' }, sk: { S: 'C#sms' } } } },
+            { PutRequest: { Item: { pk: 'K#ntc_2', sk: 'C#email' } } },
+            { DeleteRequest: { Key: { pk: { S: 'N#ntc_3' }, sk: { S: 'C#sms' } } } },
+          ],
+        },
+      }),
+    ).toEqual([
+      {
+        action: 'dynamodb:BatchWriteItem',
+        resource: table,
+        context: { 'dynamodb:LeadingKeys': ['K#ntc_1', 'K#ntc_2', 'N#ntc_3'] },
+      },
+    ]);
+    expect(
+      requests('DynamoDBClient', 'UpdateItemCommand', {
+        TableName: 'ledger-t',
+        Key: { pk: { S: 'K#ntc_1' } },
+      }),
+    ).toEqual([
+      { action: 'dynamodb:UpdateItem', resource: table, context: { 'dynamodb:LeadingKeys': ['K#ntc_1'] } },
+    ]);
+    expect(
+      requests('DynamoDBClient', 'PutItemCommand', { TableName: 'ledger-t', Item: { pk: { S: 'N#ntc_1' } } }),
+    ).toEqual([
+      { action: 'dynamodb:PutItem', resource: table, context: { 'dynamodb:LeadingKeys': ['N#ntc_1'] } },
     ]);
   });
 
@@ -648,6 +706,8 @@ describe('local IAM: the mapping covers the committed role policies', () => {
       'OUTCOME_EVENT_BUS',
       'OUTCOME_WEBHOOK_QUEUE_ARN',
       'OUTCOME_WEBHOOK_DLQ_ARN',
+      // The archive (docs/archive.md): the local store's bucket.
+      'ARCHIVE_BUCKET',
     ]);
     // AWS only: locally escalations are log lines, envelopes use a local key, keys come from the
     // environment, providers' credentials too, and no configuration set is named.
@@ -670,6 +730,8 @@ describe('local IAM: the mapping covers the committed role policies', () => {
       'iam:passedtoservice',
       'ses:fromaddress',
       'events:source',
+      // The archiver's key records (local/iam/requests.ts: item calls and batches carry it).
+      'dynamodb:leadingkeys',
     ]);
     const placeholders = new Set<string>();
     const conditionKeys = new Set<string>();
