@@ -20,6 +20,15 @@ export function createArchiverHandler(runtime: () => Promise<ArchiverDependencie
     metrics.addMetric(Metric.archiveDuplicatesSkipped, MetricUnit.Count, result.duplicatesSkipped);
     metrics.addMetric(Metric.archiveLagSeconds, MetricUnit.Seconds, result.lagMs / 1000);
     metrics.publishStoredMetrics();
+    if (result.overreaching !== undefined) {
+      logger.warn(
+        'archive batch handed shorter than an object already written; facts past it may be written twice',
+        {
+          object: result.overreaching,
+          lastSequence: batch.last.sequence,
+        },
+      );
+    }
     if (result.failedAt === undefined) return { batchItemFailures: [] };
     logger.error('archive batch not written whole; the batch is handed again', {
       firstSequence: result.failedAt,

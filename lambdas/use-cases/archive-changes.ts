@@ -46,6 +46,12 @@ export interface ArchiveResult {
   readonly duplicatesSkipped: number;
   /** Now − the batch's first change: how far the archive is behind the table. */
   readonly lagMs: number;
+  /**
+   * An object that reaches past this batch's last record: the batch was handed shorter than an
+   * earlier delivery of it, so the next batch may write facts of that object again (never lost;
+   * the event source must hand the same batch or a longer one). Said, so it is never silent.
+   */
+  readonly overreaching?: string | undefined;
   /** Set when a step failed: the batch's first record, which the event source hands again with the rest. */
   readonly failedAt?: string | undefined;
   readonly error?: unknown;
@@ -66,6 +72,8 @@ interface Placement {
   readonly linesWritten: number;
   readonly objectsWritten: number;
   readonly skipped: number;
+  /** An object found reaching past the batch's last record (the batch came shorter than before). */
+  readonly overreaching?: string | undefined;
 }
 
 /** Another writer taking the same name between our look and our write: look again, this often at most. */
@@ -102,6 +110,7 @@ async function writeOnce<Line extends object>(
   let objectsWritten = 0;
   let skipped = 0;
   let races = 0;
+  let overreaching: string | undefined;
   while (pending.length > 0) {
     const first = pending[0] as Entry<Line>;
     const key = archiveObjectKey(prefix, {
@@ -136,8 +145,11 @@ async function writeOnce<Line extends object>(
     for (const entry of done) objectOf.set(entry.sequence, key);
     skipped += lastOfEach(done).length;
     pending = pending.filter((entry) => after(entry.sequence, reach));
+    // The object reaches past this batch: the batch was handed shorter than before, and the next
+    // one starts inside the object under a name no object has (docs/archive.md "Each fact once").
+    if (after(reach, batch.last.sequence)) overreaching = key;
   }
-  return { objectOf, linesWritten, objectsWritten, skipped };
+  return { objectOf, linesWritten, objectsWritten, skipped, overreaching };
 }
 
 /** Archives one batch of changes: facts, then rows, then key records. */
@@ -175,6 +187,7 @@ export async function archiveChanges(
     objectsWritten: (facts?.objectsWritten ?? 0) + (rows?.objectsWritten ?? 0),
     duplicatesSkipped: (facts?.skipped ?? 0) + (rows?.skipped ?? 0),
     lagMs,
+    overreaching: facts?.overreaching ?? rows?.overreaching,
   });
   try {
     facts = await writeOnce(deps.store, Archive.factsPrefix, batch, factEntries);

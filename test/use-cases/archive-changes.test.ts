@@ -118,6 +118,17 @@ describe('archiveChanges: redelivery never writes a fact twice', () => {
     }
   });
 
+  it('a batch handed shorter than an object already written: nothing written, and said (the one case the rule cannot cover)', async () => {
+    const { deps } = harness();
+    expectNoFailure(await archiveChanges(batchOf(changes, 0, changes.length), deps));
+    const shorter = await archiveChanges(batchOf(changes, 0, 11), deps);
+    expectNoFailure(shorter);
+    expect(shorter).toMatchObject({ factsArchived: 0, objectsWritten: 0 });
+    expect(shorter.overreaching).toBe(keyOf('facts/', changes[0]));
+    // The same batch again, or a longer one, is not shorter: nothing said.
+    expect((await archiveChanges(batchOf(changes, 0, changes.length), deps)).overreaching).toBeUndefined();
+  });
+
   it('a crash between the two objects: the batch is answered at its first record, and the next delivery writes the rows only', async () => {
     const { store, keyRecords, deps } = harness();
     const batch = batchOf(changes, 0, changes.length);
