@@ -14,21 +14,32 @@
  *   before_commit  at the store's `apply` of the plan that takes the row out of `sending`
  *                  (the attempt's outcome), before the write
  *
- * `CRASH_POINT_NOTICE` (a noticeId) and `CRASH_POINT_CHANNEL` (`email`|`sms`) narrow the target;
- * without them the first intent to reach the point brings the process down. Local stack only:
- * nothing in lambdas/ reads these variables.
+ * and two in the archiver (docs/archive.md), where a batch is written in steps:
+ *
+ *   archive_after_facts         a `facts/` object written, before the `rows/` object
+ *   archive_before_key_records  both objects written, before the key records
+ *
+ * `CRASH_POINT_NOTICE` (a noticeId) and `CRASH_POINT_CHANNEL` (`email`|`sms`) narrow a sender's
+ * target; without them the first intent to reach the point brings the process down (an archive
+ * point: the first batch). Local stack only: nothing in lambdas/ reads these variables.
  */
 import { writeSync } from 'node:fs';
+import { Archive } from '../lambdas/contract/archive.ts';
 import type { Channel } from '../lambdas/domain/channel.ts';
 import { parseCorrelationId } from '../lambdas/domain/identity.ts';
 import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
 import type { TransitionPlan } from '../lambdas/domain/transition.ts';
 import type { IntentTransitions } from '../lambdas/ports/intent-ledger.port.ts';
 import type { BatchSending, Transport } from '../lambdas/ports/transport.port.ts';
+import type { ArchiverDependencies } from '../lambdas/use-cases/archive-changes.ts';
 import type { SenderDependencies } from '../lambdas/use-cases/dependencies.ts';
 
+/** The sender's points (the runbook's three). */
 export const CRASH_POINTS = ['before_send', 'after_accept', 'before_commit'] as const;
-export type CrashPoint = (typeof CRASH_POINTS)[number];
+/** The archiver's points. */
+export const ARCHIVE_CRASH_POINTS = ['archive_after_facts', 'archive_before_key_records'] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number] | (typeof ARCHIVE_CRASH_POINTS)[number];
+const ALL_POINTS: readonly string[] = [...CRASH_POINTS, ...ARCHIVE_CRASH_POINTS];
 
 export interface CrashPointSpec {
   readonly point: CrashPoint;
@@ -48,8 +59,8 @@ export function readCrashPoint(
 ): CrashPointSpec | undefined {
   const point = env.CRASH_POINT?.trim();
   if (!point) return undefined;
-  if (!(CRASH_POINTS as readonly string[]).includes(point)) {
-    throw new Error(`CRASH_POINT must be one of ${CRASH_POINTS.join(', ')}; got "${point}"`);
+  if (!ALL_POINTS.includes(point)) {
+    throw new Error(`CRASH_POINT must be one of ${ALL_POINTS.join(', ')}; got "${point}"`);
   }
   const channel = env.CRASH_POINT_CHANNEL?.trim() || undefined;
   if (channel !== undefined && channel !== 'email' && channel !== 'sms') {
@@ -89,6 +100,7 @@ export function installCrashPoints(
   spec: CrashPointSpec,
   crash: Crash = sigkillSelf,
 ): void {
+  if (spec.point !== 'before_send' && spec.point !== 'after_accept' && spec.point !== 'before_commit') return;
   const targets = (noticeId: string, channel: Channel) =>
     (spec.noticeId === undefined || spec.noticeId === noticeId) &&
     (spec.channel === undefined || spec.channel === channel);
@@ -112,6 +124,34 @@ export function installCrashPoints(
   const { email, sms } = runtime.deps.transports;
   if (email) wrapTransport(email, point, check);
   if (sms) wrapTransport(sms, point, check);
+}
+
+/**
+ * Wraps, in place, the archiver's runtime (lambdas/wiring/archive.ts builds one per process), so
+ * that its batch dies between two of its writes: after a `facts/` object, or before the key
+ * records. The use case (lambdas/use-cases/archive-changes.ts) is untouched.
+ */
+export function installArchiveCrashPoints(
+  deps: Pick<ArchiverDependencies, 'store' | 'keyRecords'>,
+  spec: CrashPointSpec,
+  crash: Crash = sigkillSelf,
+): void {
+  if (spec.point === 'archive_after_facts') {
+    const putIfAbsent = deps.store.putIfAbsent.bind(deps.store);
+    deps.store.putIfAbsent = async (key, lines, lastSequence) => {
+      const outcome = await putIfAbsent(key, lines, lastSequence);
+      if (outcome === 'written' && key.startsWith(Archive.factsPrefix))
+        crash(`crash point ${spec.point} reached for ${key}: SIGKILL`);
+      return outcome;
+    };
+  } else if (spec.point === 'archive_before_key_records') {
+    const writeKeyRecords = deps.keyRecords.writeKeyRecords.bind(deps.keyRecords);
+    deps.keyRecords.writeKeyRecords = async (writes) => {
+      const first = writes[0]?.record;
+      if (first) crash(`crash point ${spec.point} reached for ${first.noticeId}-${first.channel}: SIGKILL`);
+      return writeKeyRecords(writes);
+    };
+  }
 }
 
 /**

@@ -90,12 +90,14 @@ export const LOCAL_SETTINGS = {
 export type LocalSettingName = keyof typeof LOCAL_SETTINGS;
 
 /**
- * `LOCAL_<ID>_PORT`: a fixed port for a simulator (`<ID>` a provider id: `LOCAL_TWILIO_PORT`) or
- * the Scheduler stand-in (`LOCAL_SCHEDULER_PORT`). 0 or unset: any free port.
+ * `LOCAL_<ID>_PORT`: a fixed port for a simulator (`<ID>` a provider id: `LOCAL_TWILIO_PORT`),
+ * the Scheduler stand-in (`LOCAL_SCHEDULER_PORT`) or the S3 store (`LOCAL_S3_PORT`). 0 or unset:
+ * any free port.
  */
 export const SERVICE_PORT = {
   pattern: 'LOCAL_<ID>_PORT',
-  description: 'a fixed port for a simulator or the Scheduler stand-in; 0 or unset: any free port',
+  description:
+    'a fixed port for a simulator, the Scheduler stand-in or the S3 store (`LOCAL_S3_PORT`); 0 or unset: any free port',
   variable: (id: string): string => `LOCAL_${id.toUpperCase()}_PORT`,
 } as const;
 

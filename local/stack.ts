@@ -269,7 +269,7 @@ async function start(
     }),
   ]);
   // The ledger stream's consumers: outcome events and their webhooks (docs/outcome-events.md), the archive.
-  await run([outcomeConsumersService(iam, functionTimeoutMs), archiverService(iam)]);
+  await run([outcomeConsumersService(iam, functionTimeoutMs), archiverService(iam, crashPoint)]);
   gateway.serve(dispatchHttp);
   signal?.throwIfAborted();
 

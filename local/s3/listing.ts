@@ -42,9 +42,13 @@ export function listObjectsV2(
   const url = query.get('encoding-type') === 'url';
   const name = (text: string) => (url ? encodeURIComponent(text).replace(/%2F/g, '/') : text);
 
+  const afterBytes = Buffer.from(after, 'utf8');
   const keys = [...objects.keys()]
-    .filter((key) => key.startsWith(prefix) && compareUtf8(key, after) > 0)
-    .sort(compareUtf8);
+    .filter((key) => key.startsWith(prefix))
+    .map((key) => ({ key, bytes: Buffer.from(key, 'utf8') }))
+    .filter(({ bytes }) => Buffer.compare(bytes, afterBytes) > 0)
+    .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
+    .map(({ key }) => key);
   const entries: ({ key: string; object: StoredObject } | { commonPrefix: string })[] = [];
   let lastPrefix: string | undefined;
   for (const key of keys) {

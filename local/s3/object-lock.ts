@@ -3,7 +3,6 @@
  * retention (`PutObjectLockConfiguration`), the retain-until date it gives each new object, and
  * whether an object is still retained (then neither overwritten nor deleted).
  */
-import type { StoredObject } from './journal.ts';
 import { element, S3_NS } from './xml.ts';
 
 export type RetentionMode = 'GOVERNANCE' | 'COMPLIANCE';
@@ -24,7 +23,7 @@ const MAX_DAYS = 36_500;
 const MAX_YEARS = 100;
 
 /** Whether the object is under retention at `now` (compliance or governance: neither may be overwritten or deleted here). */
-export function isRetained(object: StoredObject | undefined, now: number): boolean {
+export function isRetained(object: { readonly retainUntil?: string } | undefined, now: number): boolean {
   return object?.retainUntil !== undefined && Date.parse(object.retainUntil) > now;
 }
 

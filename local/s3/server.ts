@@ -14,7 +14,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { DeleteObjectCommand, ListBucketsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, ListBucketsCommand, ListObjectsCommand, S3Client } from '@aws-sdk/client-s3';
 import { closeServer } from '../loopback-server.ts';
 import { type S3Front, startS3Front } from './front.ts';
 import { StoreJournal } from './journal.ts';
@@ -112,13 +112,13 @@ async function reconcile(upstream: string, region: string, journal: StoreJournal
     const { Buckets = [] } = await client.send(new ListBucketsCommand({}));
     for (const { Name: bucket } of Buckets) {
       if (!bucket) continue;
-      let token: string | undefined;
+      // Version 1 paged by marker: s3rver's V2 continuation token needs a cipher OpenSSL 3 lacks
+      // (a truncated V2 listing answers 500).
+      let marker: string | undefined;
       do {
-        const page = await client.send(
-          new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }),
-        );
-        for (const { Key: key } of page.Contents ?? []) {
-          if (key === undefined) continue;
+        const page = await client.send(new ListObjectsCommand({ Bucket: bucket, Marker: marker }));
+        const keys = (page.Contents ?? []).flatMap((c) => (c.Key === undefined ? [] : [c.Key]));
+        for (const key of keys) {
           if (journal.object(bucket, key)) {
             present.add(id(bucket, key));
           } else {
@@ -126,8 +126,8 @@ async function reconcile(upstream: string, region: string, journal: StoreJournal
             removed += 1;
           }
         }
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
+        marker = page.IsTruncated ? keys[keys.length - 1] : undefined;
+      } while (marker);
     }
     journal.compact((bucket, key) => present.has(id(bucket, key)));
     return removed;

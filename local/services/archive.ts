@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { _Record } from '@aws-sdk/client-dynamodb-streams';
+import { type _Record, DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import {
   CreateBucketCommand,
   HeadBucketCommand,
@@ -11,6 +11,7 @@ import {
 import { LEDGER_STREAM_FILTERS, passesLedgerStreamFilters } from '../../lambdas/contract/ledger-stream.ts';
 import { LedgerTable } from '../../lambdas/contract/ledger-table.ts';
 import { readConfig } from '../../lambdas/edge/config.ts';
+import { type CrashPointSpec, installArchiveCrashPoints } from '../crash-points.ts';
 import { startTtlSweeper } from '../dynamodb/ttl-sweeper.ts';
 import type { LocalIam } from '../iam/enforce.ts';
 import { startLocalS3 } from '../s3/server.ts';
@@ -23,8 +24,10 @@ export const LOCAL_ARCHIVE_BUCKET = 'notice-ledger-archive';
 /** Where the store keeps its objects and its journal, in the data dir. */
 export const S3_DIR = 's3';
 export const S3_JOURNAL_FILE = 's3-journal.jsonl';
-/** How often expired items are looked for (AWS: within days; here within about a second). */
+/** How often expired items are deleted (AWS: within days; here within about a second). */
 export const TTL_SWEEP_INTERVAL_MS = 1_000;
+/** The sweeper's own stream checkpoint, in the data dir. */
+export const TTL_CHECKPOINT_FILE = 'ttl-checkpoint.json';
 /**
  * The archiver's mapping, locally: as the CDK's (lib/constructs/ledger-archiver.ts: batches of up
  * to 1000, no bisect, so a batch always starts at the shard's checkpoint; retried until taken; the
@@ -113,11 +116,16 @@ export const archiveBucketService: LocalService = {
 export const ttlService: LocalService = {
   name: 'ttl',
   label: 'TTL',
-  async start({ env, region, log }) {
+  async start({ env, dataDir, region, log }) {
     const tableName = readConfig(env).LEDGER_TABLE_NAME;
     const client = new DynamoDBClient({ endpoint: env.AWS_ENDPOINT_URL_DYNAMODB, region });
+    const streams = new DynamoDBStreamsClient({ endpoint: env.AWS_ENDPOINT_URL_DYNAMODB, region });
     const sweeper = startTtlSweeper({
       client,
+      streams,
+      streamArn: env.LEDGER_TABLE_STREAM_ARN as string,
+      region,
+      checkpointFile: join(dataDir, TTL_CHECKPOINT_FILE),
       tableName,
       keyAttributes: [LedgerTable.partitionKey, LedgerTable.sortKey],
       ttlAttribute: LedgerTable.ttlAttribute,
@@ -129,13 +137,17 @@ export const ttlService: LocalService = {
       async stop() {
         await sweeper.stop();
         client.destroy();
+        streams.destroy();
       },
     };
   },
 };
 
-/** After the functions: the archiver on the ledger table's stream, as its role, with its own checkpoint. */
-export function archiverService(iam: LocalIam): LocalService {
+/**
+ * After the functions: the archiver on the ledger table's stream, as its role, with its own
+ * checkpoint; with an archive CRASH_POINT (../crash-points.ts), its runtime dies where it says.
+ */
+export function archiverService(iam: LocalIam, crashPoint: CrashPointSpec | undefined): LocalService {
   return {
     name: 'archiver',
     label: 'Archiver',
@@ -143,7 +155,8 @@ export function archiverService(iam: LocalIam): LocalService {
       const { handler } = await import('../../lambdas/handlers/archiver.ts');
       const { getArchiverRuntime } = await import('../../lambdas/wiring/archive.ts');
       // A missing bucket setting stops the start, named, as a cold start would fail.
-      await getArchiverRuntime();
+      const runtime = await getArchiverRuntime();
+      if (crashPoint) installArchiveCrashPoints(runtime, crashPoint);
       const consumer = await startLedgerStreamConsumer(context, iam, {
         role: 'archiver',
         name: 'archiver',

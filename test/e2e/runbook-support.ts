@@ -656,6 +656,8 @@ export async function postThroughKills(options: {
   readonly kills: number;
   readonly stack: StackProcess;
   restart(): Promise<StackProcess>;
+  /** Awaited at each kill's time, before the kill: lets a test aim it (bounded by the test). */
+  beforeKill?(): Promise<void>;
 }): Promise<KillRun> {
   const { bodies, windowMs } = options;
   const posted: { status: number; tries: number }[] = new Array(bodies.length);
@@ -689,6 +691,7 @@ export async function postThroughKills(options: {
     for (let k = 0; k < options.kills; k++) {
       const at = postStart + ((k + 1) * windowMs) / (options.kills + 1) + (Math.random() - 0.5) * 2000;
       if (at > Date.now()) await sleep(at - Date.now());
+      await options.beforeKill?.();
       const killedAt = Date.now();
       await stack.kill9();
       const { signal } = await stack.exited;

@@ -32,8 +32,17 @@ export interface StackState {
   readonly apiUrl: string;
   readonly dataDir: string;
   readonly tableName: string;
-  readonly endpoints: { dynamodb: string; sqs: string; sesv2: string; twilio: string; scheduler?: string };
-  readonly started: { dynamodb: boolean; sqs: boolean; sesv2: boolean; twilio: boolean };
+  /** The archive's bucket at `endpoints.s3` (docs/archive.md). */
+  readonly archiveBucket: string;
+  readonly endpoints: {
+    dynamodb: string;
+    sqs: string;
+    s3: string;
+    sesv2: string;
+    twilio: string;
+    scheduler?: string;
+  };
+  readonly started: { dynamodb: boolean; sqs: boolean; s3: boolean; sesv2: boolean; twilio: boolean };
   readonly queues: Record<'email' | 'sms', { name: string; url: string; arn: string; dlqUrl: string }>;
   readonly jvmPid?: number;
 }
@@ -132,7 +141,7 @@ export { freePort };
 
 /** Configuration the test runner's own environment must not leak into the stack. */
 const STACK_VARIABLES =
-  /^(AWS_ENDPOINT_URL|TWILIO_|LEDGER_|PORT$|PUBLIC_BASE_URL$|EMAIL_|SMS_|SES_|FINGERPRINT_KEY|ENVELOPE_|PROVIDER_TIMEOUT_MS$|SEND_LEASE_MS$|RECONCILE_INTERVAL_MS$|UNKNOWN_GRACE_MS$|RETRY_|MAX_ATTEMPTS$|NOTICE_DEFAULT_DEADLINE_MS$|SCHEDULE|LOCAL_|UNKNOWN_POLICY$|CRASH_POINT|OPEN_INDEX_SHARDS$|ESCALATION_|RATE_BUDGET_|OUTCOME_)/;
+  /^(AWS_ENDPOINT_URL|TWILIO_|LEDGER_|PORT$|PUBLIC_BASE_URL$|EMAIL_|SMS_|SES_|FINGERPRINT_KEY|ENVELOPE_|PROVIDER_TIMEOUT_MS$|SEND_LEASE_MS$|RECONCILE_INTERVAL_MS$|UNKNOWN_GRACE_MS$|RETRY_|MAX_ATTEMPTS$|NOTICE_DEFAULT_DEADLINE_MS$|SCHEDULE|LOCAL_|UNKNOWN_POLICY$|CRASH_POINT|OPEN_INDEX_SHARDS$|ESCALATION_|RATE_BUDGET_|OUTCOME_|ARCHIVE_|HOT_RETENTION$)/;
 
 export async function startStackProcess(options: StackProcessOptions = {}): Promise<StackProcess> {
   requireIntegrationTier('A child stack');
