@@ -28,9 +28,9 @@ export interface DeliveryStackProps extends StackProps {
 }
 
 /**
- * The stateless half: the five functions, the HTTP API, the SQS event sources, the reconciler
- * schedule, the deployed providers' bindings (lib/providers/), escalations, alarms and the
- * dashboard. It holds no data of its own (log groups excepted, which are retained), so it can be
+ * The stateless half: the functions, the HTTP API, the SQS and stream event sources, the
+ * reconciler schedule, the deployed providers' bindings (lib/providers/), escalations, outcome
+ * events, the archive's feed, alarms and the dashboard. It holds no data of its own (log groups excepted, which are retained), so it can be
  * destroyed and redeployed at will.
  *
  * Who may do what (least privilege, each function its own role and managed policy; provider
@@ -38,11 +38,13 @@ export interface DeliveryStackProps extends StackProps {
  *
  * | function        | ledger table                               | queues            | envelope key    | secrets            | other |
  * |-----------------|--------------------------------------------|-------------------|-----------------|--------------------|-------|
- * | http            | Put/Get/Query/Update item, Query open index | send both        | GenerateDataKey | fingerprint        | escalations |
+ * | http            | Put/Get/Query/Update item, Query open index | send both        | GenerateDataKey | fingerprint        | escalations, archive rows/ (read) |
  * | send-email      | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
  * | send-sms        | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
  * | reconciler      | Get/BatchGet/Update/Put item, Query open index | send both     | Decrypt         | lookups' providers | scheduler, escalations |
  * | provider-events | Get/Update/Put item (suppressions)         | its DLQ           | —               | inbound providers' | — |
+ * | outcome-stream  | the stream (read)                          | webhook queue     | —               | —                  | outcome bus |
+ * | archiver        | the stream (read), BatchWrite of K# items  | its failure queue | —               | —                  | archive facts/, rows/ (write once) |
  */
 export class DeliveryStack extends Stack {
   readonly functions: Readonly<Record<FunctionName, NoticeFunction>>;

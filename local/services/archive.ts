@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { _Record } from '@aws-sdk/client-dynamodb-streams';
+import { type _Record, DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import {
   CreateBucketCommand,
   HeadBucketCommand,
@@ -24,8 +24,10 @@ export const LOCAL_ARCHIVE_BUCKET = 'notice-ledger-archive';
 /** Where the store keeps its objects and its journal, in the data dir. */
 export const S3_DIR = 's3';
 export const S3_JOURNAL_FILE = 's3-journal.jsonl';
-/** How often expired items are looked for (AWS: within days; here within about a second). */
+/** How often expired items are deleted (AWS: within days; here within about a second). */
 export const TTL_SWEEP_INTERVAL_MS = 1_000;
+/** The sweeper's own stream checkpoint, in the data dir. */
+export const TTL_CHECKPOINT_FILE = 'ttl-checkpoint.json';
 /**
  * The archiver's mapping, locally: as the CDK's (lib/constructs/ledger-archiver.ts: batches of up
  * to 1000, no bisect, so a batch always starts at the shard's checkpoint; retried until taken; the
@@ -114,11 +116,16 @@ export const archiveBucketService: LocalService = {
 export const ttlService: LocalService = {
   name: 'ttl',
   label: 'TTL',
-  async start({ env, region, log }) {
+  async start({ env, dataDir, region, log }) {
     const tableName = readConfig(env).LEDGER_TABLE_NAME;
     const client = new DynamoDBClient({ endpoint: env.AWS_ENDPOINT_URL_DYNAMODB, region });
+    const streams = new DynamoDBStreamsClient({ endpoint: env.AWS_ENDPOINT_URL_DYNAMODB, region });
     const sweeper = startTtlSweeper({
       client,
+      streams,
+      streamArn: env.LEDGER_TABLE_STREAM_ARN as string,
+      region,
+      checkpointFile: join(dataDir, TTL_CHECKPOINT_FILE),
       tableName,
       keyAttributes: [LedgerTable.partitionKey, LedgerTable.sortKey],
       ttlAttribute: LedgerTable.ttlAttribute,
@@ -130,6 +137,7 @@ export const ttlService: LocalService = {
       async stop() {
         await sweeper.stop();
         client.destroy();
+        streams.destroy();
       },
     };
   },

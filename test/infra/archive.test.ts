@@ -50,7 +50,8 @@ const withBucketName = (before: string, after = '') => ({
   ],
 });
 const BUCKET_NAME = withBucketName('');
-const objects = (prefix: string) => ({
+/** The bucket's ARN, or an object pattern of it (`/facts/*`), as the grants write it. */
+const bucketArn = (suffix = '') => ({
   'Fn::Join': [
     '',
     [
@@ -60,23 +61,12 @@ const objects = (prefix: string) => ({
       { Ref: 'AWS::AccountId' },
       '-',
       { Ref: 'AWS::Region' },
-      `/${prefix}*`,
+      ...(suffix ? [suffix] : []),
     ],
   ],
 });
-const BUCKET_ARN = {
-  'Fn::Join': [
-    '',
-    [
-      'arn:',
-      { Ref: 'AWS::Partition' },
-      ':s3:::notice-ledger-archive-',
-      { Ref: 'AWS::AccountId' },
-      '-',
-      { Ref: 'AWS::Region' },
-    ],
-  ],
-};
+const objects = (prefix: string) => bucketArn(`/${prefix}*`);
+const BUCKET_ARN = bucketArn();
 
 function objectLockOf(template: Template): unknown {
   const buckets = Object.values(template.findResources('AWS::S3::Bucket')).filter(

@@ -1,16 +1,13 @@
 /**
  * TTL on DynamoDB Local (local/dynamodb/ttl-sweeper.ts): DynamoDB Local never deletes for TTL, the
  * sweeper does, as AWS's TTL would: items whose TTL attribute (epoch seconds) is past leave the
- * table and the change stream carries a REMOVE with the old image; items not yet due, without the
- * attribute, with another type, or expired more than five years ago stay; an item whose TTL
- * moved between the scan and the delete stays.
+ * table, those there before it started and those written since (it follows the stream), and the
+ * stream carries a REMOVE with the old image; items not yet due, without the attribute, with
+ * another type, or expired more than five years ago stay; an item whose TTL moved after the
+ * sweeper learnt it stays, and is deleted at its new time.
  */
-import {
-  DeleteItemCommand,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { join } from 'node:path';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
@@ -19,8 +16,14 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { ensureLedgerTable, LedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
-import { startTtlSweeper, sweepExpired } from '../../local/dynamodb/ttl-sweeper.ts';
+import {
+  deleteDue,
+  ExpirySchedule,
+  scanExpiries,
+  startTtlSweeper,
+} from '../../local/dynamodb/ttl-sweeper.ts';
 import { ddbClient, uniqueTableName } from '../helpers/dynamodb.ts';
+import { makeDataDir } from '../helpers/local-stack.ts';
 
 const client = ddbClient();
 const streams = new DynamoDBStreamsClient({
@@ -103,18 +106,23 @@ describe('TTL sweeper on DynamoDB Local', () => {
     await put(table, 'N#no-ttl');
     await put(table, 'N#string-ttl', { S: String(nowS() - 10) });
     await put(table, 'N#ancient', { N: String(nowS() - 6 * 365 * 86_400) });
-    await put(table, 'N#soon', { N: String(nowS() + 2) });
     const log: string[] = [];
 
-    // Act
+    // Act: the sweeper starts; then an item due in 2 s is written (it learns that one from the stream).
     const sweeper = startTtlSweeper({
       client,
+      streams,
+      streamArn,
+      region: 'us-east-1',
+      checkpointFile: join(await makeDataDir('notice-ledger-ttl-'), 'ttl-checkpoint.json'),
       tableName: table,
       keyAttributes: KEYS,
       ttlAttribute: TTL,
       intervalMs: 250,
       log: (line) => log.push(line),
     });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await put(table, 'N#soon', { N: String(nowS() + 2) });
     const started = Date.now();
     while ((await exists(table, 'N#expired')) || (await exists(table, 'N#soon'))) {
       if (Date.now() - started > 10_000) throw new Error('the expired items were not deleted within 10 s');
@@ -137,47 +145,35 @@ describe('TTL sweeper on DynamoDB Local', () => {
     expect(log).toEqual([]);
   });
 
-  it('an item whose TTL moved between the scan and the delete stays (the delete is conditioned on the value seen)', async () => {
-    // Prepare: a write lands between the sweeper's scan and its delete.
+  it('an item whose TTL moved after the sweeper learnt it stays, and is deleted at its new time', async () => {
+    // Prepare: the schedule knows two expired items; one of them gets a later TTL before the delete.
     const table = uniqueTableName('ttl-race');
     await ensureLedgerTable(client, table);
     await put(table, 'N#renewed', { N: String(nowS() - 5) });
     await put(table, 'N#plain', { N: String(nowS() - 5) });
-    const racing = ddbClient();
-    racing.middlewareStack.add(
-      (next, context) => async (args) => {
-        const input = args.input as { Key?: { pk?: { S?: string } } };
-        if (context.commandName === 'DeleteItemCommand' && input.Key?.pk?.S === 'N#renewed') {
-          await client.send(
-            new UpdateItemCommand({
-              TableName: table,
-              Key: { pk: { S: 'N#renewed' }, sk: { S: 'C#email' } },
-              UpdateExpression: 'SET #ttl = :later',
-              ExpressionAttributeNames: { '#ttl': TTL },
-              ExpressionAttributeValues: { ':later': { N: String(nowS() + 3600) } },
-            }),
-          );
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'writeBetweenScanAndDelete' },
+    const ttlTable = { client, tableName: table, keyAttributes: KEYS, ttlAttribute: TTL };
+    const schedule = new ExpirySchedule(KEYS);
+    await scanExpiries(ttlTable, schedule);
+    const renewedTo = nowS() + 3;
+    await client.send(
+      new UpdateItemCommand({
+        TableName: table,
+        Key: { pk: { S: 'N#renewed' }, sk: { S: 'C#email' } },
+        UpdateExpression: 'SET #ttl = :later',
+        ExpressionAttributeNames: { '#ttl': TTL },
+        ExpressionAttributeValues: { ':later': { N: String(renewedTo) } },
+      }),
     );
 
     // Act
-    const deleted = await sweepExpired({
-      client: racing,
-      tableName: table,
-      keyAttributes: KEYS,
-      ttlAttribute: TTL,
-    });
-    racing.destroy();
+    const first = await deleteDue(ttlTable, schedule, nowS());
+    const renewedStayed = await exists(table, 'N#renewed');
+    const later = await deleteDue(ttlTable, schedule, renewedTo + 1);
 
     // Assess
-    expect(deleted).toBe(1);
-    expect(await exists(table, 'N#renewed')).toBe(true);
+    expect([first, renewedStayed, later]).toEqual([1, true, 1]);
     expect(await exists(table, 'N#plain')).toBe(false);
-    await client.send(
-      new DeleteItemCommand({ TableName: table, Key: { pk: { S: 'N#renewed' }, sk: { S: 'C#email' } } }),
-    );
+    expect(await exists(table, 'N#renewed')).toBe(false);
+    expect(schedule.size).toBe(0);
   });
 });
