@@ -442,7 +442,7 @@ export async function mapLimited<T, R>(
 /** A kill -9 that the stack did to itself at a crash point: waits for the exit, bounded. */
 export async function expectCrash(
   stack: StackProcess,
-  timeoutMs = 20_000,
+  timeoutMs = 40_000,
 ): Promise<{ signal: NodeJS.Signals | null; line: string | undefined }> {
   const exit = await Promise.race([stack.exited, sleep(timeoutMs).then(() => undefined)]);
   if (exit === undefined) {

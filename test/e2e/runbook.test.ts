@@ -192,8 +192,10 @@ beforeAll(() => {
 
 describe('kill -9 of the worker at a crash point, then restart on the same data', () => {
   for (const point of CRASH_POINTS) {
+    // Three lives of the stack (two killed, one surviving), each starting DynamoDB Local's stream
+    // consumers and the archive store: 150 s leaves a loaded 2-core machine room.
     it(`${point}: one provider-side message per channel, and the timeline says what happened`, {
-      timeout: 90_000,
+      timeout: 150_000,
     }, async () => {
       // Prepare: one email-only and one SMS-only notice, each killed in its own life of the stack.
       const l = await lab(point.replaceAll('_', '-'));
