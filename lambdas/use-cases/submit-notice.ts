@@ -5,7 +5,7 @@ import { type ResolvedDestination, resolveDestination } from '../domain/destinat
 import { InvalidDestinationError } from '../domain/errors.ts';
 import { withFallback } from '../domain/fallback.ts';
 import { containsContactData, deriveNoticeId, variableDigests } from '../domain/identity.ts';
-import { createIntent, type Intent, type SmsShape } from '../domain/intent.ts';
+import { createIntent, type Intent, type SmsShape, watchedAtIntake } from '../domain/intent.ts';
 import { DEFAULT_PRIORITY } from '../domain/priority.ts';
 import { applySendWindow } from '../domain/send-window.ts';
 import { smsShape } from '../domain/sms-shape.ts';
@@ -13,7 +13,7 @@ import type { IntentState } from '../domain/state-machine.ts';
 import type { TemplateDefinition } from '../domain/template.ts';
 import { renderEmail, renderSms } from '../domain/template-render.ts';
 import { checkVariables } from '../domain/template-variables.ts';
-import { laneRef } from '../ports/intent-queue.port.ts';
+import { type IntentRef, laneRef } from '../ports/intent-queue.port.ts';
 import {
   type DeadlineRiskDependencies,
   estimateAtIntake,
@@ -162,19 +162,46 @@ function resolveAll(request: NoticeRequest, deps: Pick<IntakeDependencies, 'fing
   return { resolved, violations };
 }
 
+/** The rows a request names: its notice id (derived from the event) on each of its channels. */
+export function requestedRows(request: NoticeRequest): IntentRef[] {
+  const noticeId = deriveNoticeId(request.eventType, request.eventId, request.recipient.id);
+  return request.channels.map((channel) => ({ noticeId, channel }));
+}
+
+/**
+ * Sends the watch of every channel of the notice, delayed by `INDEX_WATCH_DELAY_MS`; resolves
+ * to the watch once its messages are durable. A watch that could not be sent costs the rows their
+ * place out of the index (they enter it at intake, as without a watch), never the notice.
+ */
+async function watchBeforeReserve(
+  noticeId: string,
+  prepared: readonly PreparedChannel[],
+  deps: Pick<IntakeDependencies, 'watch'>,
+): Promise<{ readonly delayMs: number } | undefined> {
+  const { watch } = deps;
+  if (!watch) return undefined;
+  return watch.watch(prepared.map(({ channel }) => ({ noticeId, channel }))).then(
+    () => watch,
+    () => undefined,
+  );
+}
+
 /**
  * Intake. Primary course:
  *  1. check the request against the channels this deployment sends, the template catalog, the
  *     clock and the destinations (422 material) before anything is sealed or written;
  *  2. per channel: render once (proves it renders, measures SMS segments), seal destination +
  *     variables, build the `reserved` intent;
- *  3. reserve the channels in one atomic write (created / duplicate / conflict per channel), so
+ *  3. send each channel's watch (a delayed message: docs/table-design.md "Watched rows"), so
+ *     that the rows may stay out of the open index while on the happy path;
+ *  4. reserve the channels in one atomic write (created / duplicate / conflict per channel), so
  *     that of concurrent identical requests exactly one is told 202;
- *  4. enqueue a reference for each newly created channel; answer 409 if any channel conflicts.
+ *  5. enqueue a reference for each newly created channel; answer 409 if any channel conflicts.
  * A channel this request added is recorded and sent even when another channel conflicts (the
  * 409 lists per channel what happened): taking it back would race a concurrent replay that was
  * already told the row exists.
- * A crash between 3 and 4 loses nothing: the reconciler re-enqueues reserved rows that no
+ * A crash between 4 and 5 loses nothing: the watch puts the reserved row into the open index
+ * (without a watch it is there already) and the reconciler re-enqueues a reserved row that no
  * worker claimed within SEND_LEASE_MS.
  *
  * `caller` (docs/api.md "Callers"): every row this request reserves records its principal as the
@@ -258,9 +285,12 @@ export async function submitNotice(
     prepared.push({ channel, intent: estimate.intent, estimate });
   }
 
+  // The watch before the write (docs/table-design.md "Watched rows"): whatever happens to this
+  // process after the reserve, each row is looked at once more; without it, rows enter the index.
+  const watched = await watchBeforeReserve(noticeId, prepared, deps);
   const visible = caller ? (existing: Intent) => canSee(caller, existing) : undefined;
   const reservations = await deps.store.reserveNotice(
-    prepared.map(({ intent }) => intent),
+    prepared.map(({ intent }) => (watched ? watchedAtIntake(intent, watched.delayMs) : intent)),
     visible,
   );
   const refusedUnseen = reservations.some(
