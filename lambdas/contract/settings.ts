@@ -20,6 +20,7 @@
  */
 
 import { FAILOVER_SETTINGS } from './failover-settings.ts';
+import { INDEX_WATCH_SETTINGS, INDEX_WATCH_WIRING_SETTINGS } from './index-watch-settings.ts';
 import { OUTCOME_SETTINGS, OUTCOME_WIRING_SETTINGS } from './outcome-settings.ts';
 import { CALLER_SETTINGS, CALLER_WIRING_SETTINGS } from './principals.ts';
 import { SEND_WINDOW_SETTINGS } from './send-windows.ts';
@@ -186,20 +187,8 @@ export const OPERATOR_SETTINGS = {
     max: 64,
     description: 'partitions of the open-intent index (do not change on a live table)',
   },
-  INDEX_WATCH_DELAY_MS: {
-    kind: 'integer',
-    default: 5 * SECOND,
-    deployDefault: 5 * MINUTE,
-    min: 0,
-    max: 15 * MINUTE,
-    deployMin: MINUTE,
-    description:
-      'how long a row on the happy path (reserved → sending → accepted) stays out of the open index: intake ' +
-      'sends a delayed message (the watch) before reserving, and the watch puts the row in if it still owes ' +
-      'something then; until then it is not listed by GET /v1/notices nor counted by the gauges (any retry, ' +
-      'unknown, hold or escalation puts it in at once); AWS: longer than the intake function’s timeout; 0: ' +
-      'every row enters the index at intake (+4 WRU per channel)',
-  },
+  // Watched rows (./index-watch-settings.ts, docs/table-design.md).
+  ...INDEX_WATCH_SETTINGS,
   LEDGER_RETENTION_DAYS: {
     kind: 'integer',
     default: 0,
@@ -352,12 +341,7 @@ export const WIRING_SETTINGS = {
   EMAIL_BULK_QUEUE_ARN: { kind: 'text', description: 'the email bulk lane queue, as a Scheduler target' },
   SMS_CRITICAL_QUEUE_ARN: { kind: 'text', description: 'the sms critical lane queue, as a Scheduler target' },
   SMS_BULK_QUEUE_ARN: { kind: 'text', description: 'the sms bulk lane queue, as a Scheduler target' },
-  WATCH_QUEUE_URL: {
-    kind: 'text',
-    description:
-      'the queue of the watches intake sends before reserving (docs/table-design.md "Watched rows"); unset: ' +
-      'every row enters the open index at intake',
-  },
+  ...INDEX_WATCH_WIRING_SETTINGS,
   FINGERPRINT_KEY: {
     kind: 'text',
     description:

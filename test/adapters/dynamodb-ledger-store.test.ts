@@ -295,8 +295,8 @@ describe('DynamoDbLedgerStore.apply (claim and transitions)', () => {
 describe('random operation sequences against DynamoDB Local', () => {
   it('never write an illegal transition; records stay append-only and ordered', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(ledgerOpArb, { maxLength: 25 }), async (ops) => {
-        await runLedgerSequence(store, ops);
+      fc.asyncProperty(fc.array(ledgerOpArb, { maxLength: 25 }), fc.boolean(), async (ops, watched) => {
+        await runLedgerSequence(store, ops, watched);
       }),
       { numRuns: 25 },
     );

@@ -130,7 +130,13 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
   ];
   const scheduling = ['SCHEDULE_GROUP_NAME', 'SCHEDULER_ROLE_ARN', 'ESCALATION_EVENT_BUS'];
   const required: Record<FunctionKey, string[]> = {
-    http: ['EMAIL_QUEUE_URL', 'SMS_QUEUE_URL', 'ENVELOPE_KMS_KEY_ID', 'FINGERPRINT_KEY_SECRET_ARN'],
+    http: [
+      'EMAIL_QUEUE_URL',
+      'SMS_QUEUE_URL',
+      'ENVELOPE_KMS_KEY_ID',
+      'FINGERPRINT_KEY_SECRET_ARN',
+      'WATCH_QUEUE_URL',
+    ],
     sendEmail: [
       'EMAIL_QUEUE_URL',
       'EMAIL_QUEUE_ARN',
@@ -157,6 +163,7 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
       ...scheduling,
     ],
     providerEvents: ['TWILIO_SECRET_ARN', 'PUBLIC_BASE_URL'],
+    watch: ['LEDGER_TABLE_NAME'],
     outcomeStream: ['OUTCOME_EVENT_BUS', 'LEDGER_TABLE_STREAM_ARN'],
     outcomeWebhooks: [],
   };
@@ -167,6 +174,13 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
     sendSms: ['FINGERPRINT_KEY_SECRET_ARN', 'SES_FROM_ADDRESS'],
     reconciler: ['FINGERPRINT_KEY_SECRET_ARN', 'SES_FROM_ADDRESS'],
     providerEvents: ['FINGERPRINT_KEY_SECRET_ARN', 'ENVELOPE_KMS_KEY_ID', 'SES_FROM_ADDRESS'],
+    watch: [
+      'FINGERPRINT_KEY_SECRET_ARN',
+      'ENVELOPE_KMS_KEY_ID',
+      'TWILIO_SECRET_ARN',
+      'EMAIL_QUEUE_URL',
+      'WATCH_QUEUE_URL',
+    ],
     outcomeStream: ['FINGERPRINT_KEY_SECRET_ARN', 'TWILIO_SECRET_ARN', 'OUTCOME_WEBHOOK_SECRET_ARN'],
     outcomeWebhooks: ['FINGERPRINT_KEY_SECRET_ARN', 'TWILIO_SECRET_ARN', 'ENVELOPE_KMS_KEY_ID'],
   };
@@ -904,6 +918,7 @@ describe('delivery stack: outputs an operator names in a command', () => {
       sendSms: 'SendSms',
       reconciler: 'Reconciler',
       providerEvents: 'ProviderEvents',
+      watch: 'Watch',
       outcomeStream: 'OutcomeStream',
       outcomeWebhooks: 'OutcomeWebhooks',
     } as const satisfies Record<FunctionKey, string>;
