@@ -31,4 +31,8 @@ export const INDEX_WATCH_WIRING_SETTINGS = {
       'the queue of the watches intake sends before reserving (docs/table-design.md "Watched rows"); unset: ' +
       'every row enters the open index at intake',
   },
+  WATCH_QUEUE_ARN: {
+    kind: 'text',
+    description: 'the watch queue, as IAM names it (set with its grants: intake sends, the watch consumes)',
+  },
 } as const;

@@ -279,6 +279,7 @@ export class NoticeFunction extends Construct {
       }),
     );
     this.addEnvironment('WATCH_QUEUE_URL', watch.queue.queueUrl);
+    this.addEnvironment('WATCH_QUEUE_ARN', watch.queue.queueArn);
   }
 
   /**
@@ -286,6 +287,7 @@ export class NoticeFunction extends Construct {
    * up to 5 s, which Lambda requires above 10), their rows read together, partial batch responses.
    */
   consumeWatchQueue(watch: WatchQueue): void {
+    this.addEnvironment('WATCH_QUEUE_ARN', watch.queue.queueArn);
     this.function.addEventSource(
       new SqsEventSource(watch.queue, {
         batchSize: 100,

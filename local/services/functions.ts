@@ -10,11 +10,13 @@ import { handler as providerEvents } from '../../lambdas/handlers/provider-event
 import { handler as reconcilerHandler } from '../../lambdas/handlers/reconciler.ts';
 import { handler as sendEmail } from '../../lambdas/handlers/send-email.ts';
 import { handler as sendSms } from '../../lambdas/handlers/send-sms.ts';
+import { handler as watchHandler } from '../../lambdas/handlers/watch.ts';
 import { configuredChannels } from '../../lambdas/wiring/core.ts';
 import { getCallerDirectory, getHttpRuntime } from '../../lambdas/wiring/http.ts';
 import { getProviderEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
 import { getReconcilerRuntime } from '../../lambdas/wiring/reconciler.ts';
 import { getSenderRuntime } from '../../lambdas/wiring/sender.ts';
+import { getWatchRuntime } from '../../lambdas/wiring/watch.ts';
 import { isConsolePath, serveConsole } from '../console.ts';
 import { type CrashPointSpec, describeCrashPoint, installCrashPoints } from '../crash-points.ts';
 import type { HttpApiHandler } from '../http-gateway.ts';
@@ -47,6 +49,8 @@ export interface FunctionsOptions {
     readonly channel: Channel;
     readonly lane: 'critical' | 'bulk';
   })[];
+  /** Intake's watches (docs/table-design.md "Watched rows"): polled for the watch function. */
+  readonly watch: () => QueueInfo;
   readonly functionTimeoutMs: number;
   readonly concurrency: number;
   readonly reconcileIntervalMs: number;
@@ -78,6 +82,7 @@ export function functionsService(options: FunctionsOptions): LocalService {
       const channels = configuredChannels(context.env);
       const senders = await Promise.all(channels.map((channel) => getSenderRuntime(channel)));
       await getReconcilerRuntime();
+      await getWatchRuntime();
       if (options.crashPoint) {
         // Before any handler runs: the ports are wrapped on the runtimes the handlers use.
         for (const sender of senders) installCrashPoints(sender, options.crashPoint);
@@ -133,6 +138,30 @@ export function functionsService(options: FunctionsOptions): LocalService {
           log,
         });
       });
+      // The watch queue, polled as the watch function's role (its event source mapping's).
+      const watchClient = options.iam.adopt(
+        'watch',
+        new SQSClient({
+          endpoint: context.env.AWS_ENDPOINT_URL_SQS,
+          region,
+          requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
+        }),
+      );
+      const watchQueue = options.watch();
+      pollers.push(
+        startSqsEventSource({
+          client: watchClient,
+          queueUrl: watchQueue.url,
+          queueArn: watchQueue.arn,
+          region,
+          functionName: 'notice-ledger-watch',
+          handler: watchHandler,
+          functionTimeoutMs: options.functionTimeoutMs,
+          concurrency: 1,
+          batchSize: 10,
+          log,
+        }),
+      );
       const reconciler = startPeriodicTask({
         intervalMs: options.reconcileIntervalMs,
         firstRunAfterMs: RECONCILER_FIRST_RUN_MS,
@@ -162,6 +191,7 @@ export function functionsService(options: FunctionsOptions): LocalService {
             );
           }
           for (const client of sqs.values()) client.destroy();
+          watchClient.destroy();
         },
       };
     },
