@@ -235,7 +235,8 @@ export function staysWatched(
  */
 export function watchedAtIntake(intent: Intent, delayMs: number): Intent {
   const watched = staysWatched({ watched: true }, intent);
-  if (!watched || intent.fallback !== undefined || intent.deadline <= intent.createdAt + delayMs) return intent;
+  if (!watched || intent.fallback !== undefined || intent.deadline <= intent.createdAt + delayMs)
+    return intent;
   return { ...intent, watched };
 }
 

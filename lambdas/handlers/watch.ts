@@ -1,7 +1,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { Metric } from '../contract/metrics.ts';
-import { parseWatchMessage, PoisonMessageError } from '../edge/intent-message.ts';
+import { PoisonMessageError, parseWatchMessage } from '../edge/intent-message.ts';
 import type { IntentRef } from '../ports/intent-queue.port.ts';
 import { type WatchDependencies, watchRows } from '../use-cases/watch-rows.ts';
 import { logger, metrics } from '../wiring/observability.ts';

@@ -1,5 +1,5 @@
-import type { WatchDependencies } from '../use-cases/watch-rows.ts';
 import { readConfig } from '../edge/config.ts';
+import type { WatchDependencies } from '../use-cases/watch-rows.ts';
 import { buildAwsClients } from './aws-clients.ts';
 import { ledgerTable, watchLedger } from './ledger.ts';
 import { once } from './once.ts';

@@ -39,7 +39,9 @@ export class SqsRowWatch implements RowWatch {
           }),
         );
         if (out.Failed && out.Failed.length > 0) {
-          throw new Error(`SQS refused ${out.Failed.length} of ${chunk.length} watches (${out.Failed[0]?.Code})`);
+          throw new Error(
+            `SQS refused ${out.Failed.length} of ${chunk.length} watches (${out.Failed[0]?.Code})`,
+          );
         }
       }),
     );

@@ -121,7 +121,11 @@ async function defer(
         // A watched row enters the index here: whatever defers a row looks at it again then.
         UpdateExpression: 'SET dueAt = :dueAt, openShard = :shard',
         ConditionExpression: 'version = :v AND attribute_exists(dueAt)',
-        ExpressionAttributeValues: { ':dueAt': dueAt, ':v': expectedVersion, ':shard': table.shardOf(noticeId) },
+        ExpressionAttributeValues: {
+          ':dueAt': dueAt,
+          ':v': expectedVersion,
+          ':shard': table.shardOf(noticeId),
+        },
         ...table.capacityOption,
       }),
     ),
