@@ -65,9 +65,13 @@ describe('deployment settings (deploy/settings.json)', () => {
       RATE_BUDGET_LEAD_MS: String(runtime.RATE_BUDGET_LEAD_MS),
       RATE_BUDGET_MAX_WAIT_MS: String(runtime.RATE_BUDGET_MAX_WAIT_MS),
       OUTCOME_WEBHOOK_TIMEOUT_MS: String(runtime.OUTCOME_WEBHOOK_TIMEOUT_MS),
-      // The one declared difference: a deployment expires terminal rows, a local ledger keeps them.
+      // The declared differences: a deployment expires terminal rows, a local ledger keeps them;
+      // a deployment's watches fire after minutes (longer than the intake's timeout), local ones
+      // after seconds.
       LEDGER_RETENTION_DAYS: String(OPERATOR_SETTINGS.LEDGER_RETENTION_DAYS.deployDefault),
+      INDEX_WATCH_DELAY_MS: String(OPERATOR_SETTINGS.INDEX_WATCH_DELAY_MS.deployDefault),
     });
+    expect(runtime.INDEX_WATCH_DELAY_MS).toBe(5_000);
     expect(runtime.LEDGER_RETENTION_DAYS).toBe(0);
     expect(runtime.PROVIDER_TIMEOUT_MS).toBe(SETTING_DEFAULTS.providerTimeoutMs);
     expect(runtime.SEND_LEASE_MS).toBe(SETTING_DEFAULTS.sendLeaseMs);
