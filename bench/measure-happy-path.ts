@@ -6,12 +6,15 @@
  * delivery follow-up), so the whole lifecycle of a delivered row is counted.
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   AesGcmEnvelopeSealer,
   StaticDataKeySource,
 } from '../lambdas/adapters/crypto/aes-gcm-envelope-sealer.ts';
 import { DynamoDbLedgerStore } from '../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
+import { intentFromItem } from '../lambdas/adapters/dynamodb/ledger/intent-items.ts';
 import { ensureLedgerTable } from '../lambdas/adapters/dynamodb/ledger-table.ts';
+import type { Intent } from '../lambdas/domain/intent.ts';
 import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
 import { systemClock } from '../lambdas/ports/clock.port.ts';
 import { applyDeliveryReport } from '../lambdas/use-cases/apply-delivery-report.ts';
@@ -21,6 +24,7 @@ import { SharedSendGate } from '../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../lambdas/use-cases/submit-notice.ts';
 import { startDynamoDbLocal } from '../local/dynamodb/server.ts';
 import { templateCatalog } from '../templates/catalog.ts';
+import { type ArchiveBytes, archiveBytes } from './lib/archive-lines.ts';
 import { itemSizeBytes } from './lib/item-size.ts';
 
 export interface HappyPathCost {
@@ -30,8 +34,12 @@ export interface HappyPathCost {
   readonly readsPerChannel: number;
   readonly writeCapacityUnitsPerChannel: number;
   readonly readCapacityUnitsPerChannel: number;
+  /** Write units per channel, per operation (reserve, claim = apply:sending, outcome, report …). */
+  readonly writeUnitsPerOperation: Record<string, number>;
   /** Bytes DynamoDB bills for the first notice's rows, as reserved and once accepted. */
   readonly rowBytes: Record<'email' | 'sms', { reserved: number; accepted: number }>;
+  /** What the archive keeps of these rows (with `report`: the rows are resolved), in bytes. */
+  readonly archive?: ArchiveBytes;
 }
 
 /** The submitter every row records: a service role of a typical name's length. */
@@ -56,6 +64,7 @@ export async function measureHappyPath(
   const requests: Record<string, number> = {};
   let wcu = 0;
   let rcu = 0;
+  const unitsByOperation: Record<string, number> = {};
   const WRITES = /^(reserve|apply|defer|closeGate|appendSuppression)/;
   const store = new DynamoDbLedgerStore({
     client,
@@ -63,8 +72,10 @@ export async function measureHappyPath(
     onConsumedCapacity: (operation, capacity) => {
       const key = operation.replace(/:.*/, '');
       requests[key] = (requests[key] ?? 0) + 1;
-      if (WRITES.test(operation)) wcu += capacity?.CapacityUnits ?? 1;
-      else rcu += capacity?.CapacityUnits ?? 0.5;
+      if (WRITES.test(operation)) {
+        wcu += capacity?.CapacityUnits ?? 1;
+        unitsByOperation[operation] = (unitsByOperation[operation] ?? 0) + (capacity?.CapacityUnits ?? 1);
+      } else rcu += capacity?.CapacityUnits ?? 0.5;
     },
   });
   let counter = 0;
@@ -103,6 +114,7 @@ export async function measureHappyPath(
     );
     return out.Item ? itemSizeBytes(out.Item) : 0;
   };
+  const resolved: Intent[] = [];
   for (let i = 0; i < notices; i++) {
     const result = await submitNotice(
       {
@@ -142,6 +154,18 @@ export async function measureHappyPath(
     }
     if (i === 0)
       for (const channel of channels) rowBytes[channel].accepted = await sizeOf(result.noticeId, channel);
+    if (withReport) {
+      // Read apart from the counted store: the archive's view of the resolved rows.
+      for (const channel of channels) {
+        const out = await client.send(
+          new GetItemCommand({
+            TableName: tableName,
+            Key: { pk: { S: `N#${result.noticeId}` }, sk: { S: `C#${channel}` } },
+          }),
+        );
+        if (out.Item) resolved.push(intentFromItem(unmarshall(out.Item)));
+      }
+    }
   }
   const intents = notices * channels.length;
   const per = (n: number) => Math.round((n / intents) * 100) / 100;
@@ -156,7 +180,11 @@ export async function measureHappyPath(
     readsPerChannel: per(reads),
     writeCapacityUnitsPerChannel: per(wcu),
     readCapacityUnitsPerChannel: per(rcu),
+    writeUnitsPerOperation: Object.fromEntries(
+      Object.entries(unitsByOperation).map(([operation, units]) => [operation, per(units)]),
+    ),
     rowBytes,
+    ...(resolved.length > 0 ? { archive: archiveBytes(resolved) } : {}),
   };
 }
 

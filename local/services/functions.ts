@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, EventBridgeEvent } from 'aws-lambda';
 import { laneEventSource } from '../../lambdas/contract/lanes.ts';
@@ -11,6 +12,7 @@ import { handler as reconcilerHandler } from '../../lambdas/handlers/reconciler.
 import { handler as sendEmail } from '../../lambdas/handlers/send-email.ts';
 import { handler as sendSms } from '../../lambdas/handlers/send-sms.ts';
 import { handler as watchHandler } from '../../lambdas/handlers/watch.ts';
+import { addAwsClientPlugin } from '../../lambdas/wiring/aws-clients.ts';
 import { configuredChannels } from '../../lambdas/wiring/core.ts';
 import { getCallerDirectory, getHttpRuntime } from '../../lambdas/wiring/http.ts';
 import { getProviderEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
@@ -25,6 +27,7 @@ import { startPeriodicTask } from '../periodic-task.ts';
 import type { LocalProvider } from '../providers/local-provider.ts';
 import type { LocalService, StackContext } from '../service.ts';
 import { type SqsEventSource, type SqsHandler, startSqsEventSource } from '../sqs-event-source.ts';
+import { sqsJournal } from '../sqs-journal.ts';
 import type { QueueInfo } from './queues.ts';
 
 const RECONCILER_FIRST_RUN_MS = 1_000;
@@ -74,6 +77,16 @@ export function functionsService(options: FunctionsOptions): LocalService {
     name: 'functions',
     async start(context) {
       const { log, region } = context;
+      // The watch queue survives a restart, as SQS's would (../sqs-journal.ts): a watch lost with
+      // the in-memory queue would leave its row out of the open index for good. Journaled on
+      // intake's sends and the watch poller's deletes; what was owed is sent again (at once).
+      const watchQueue = options.watch();
+      const watchJournal = sqsJournal(join(context.dataDir, 'watch.journal'), () => watchQueue.url);
+      addAwsClientPlugin((fn) => (fn === 'http' ? watchJournal.plugin : undefined));
+      const replayClient = new SQSClient({ endpoint: context.env.AWS_ENDPOINT_URL_SQS, region });
+      replayClient.middlewareStack.use(watchJournal.plugin);
+      const replayed = await watchJournal.replay(replayClient).finally(() => replayClient.destroy());
+      if (replayed > 0) log(`watch: ${replayed} watch(es) queued again after the restart`);
       await getHttpRuntime();
       // The role map too, so that a malformed entry stops the start, named (as a cold start would).
       getCallerDirectory();
@@ -147,7 +160,7 @@ export function functionsService(options: FunctionsOptions): LocalService {
           requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
         }),
       );
-      const watchQueue = options.watch();
+      watchClient.middlewareStack.use(watchJournal.plugin);
       pollers.push(
         startSqsEventSource({
           client: watchClient,
@@ -192,6 +205,7 @@ export function functionsService(options: FunctionsOptions): LocalService {
           }
           for (const client of sqs.values()) client.destroy();
           watchClient.destroy();
+          addAwsClientPlugin(undefined);
         },
       };
     },
