@@ -140,9 +140,7 @@ export function archiveBytes(rows: readonly Intent[], batchRecords = 1000): Arch
   const round = (n: number) => Math.round(n * 10) / 10;
   return {
     rows: rows.length,
-    factLinesPerRow: round(
-      rows.reduce((n, row) => n + row.transitions.length + 1, 0) / rows.length,
-    ),
+    factLinesPerRow: round(rows.reduce((n, row) => n + row.transitions.length + 1, 0) / rows.length),
     factLineBytes: round(bytes(facts) / facts.length),
     factLineGzBytes: round(gz(facts) / facts.length),
     rowLineBytes: round(bytes(resolved) / resolved.length),
