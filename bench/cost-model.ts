@@ -1,27 +1,40 @@
 /**
- * Infrastructure cost per million notices from the measured request counts (bench/run.ts →
- * `cost`) and AWS list prices (us-east-1, on-demand, after free tiers; checked 2026-11).
- * Provider fees (Twilio per segment, SES per e-mail) are not included: they are listed apart
- * in docs/cost.md. `npx tsx bench/cost-model.ts [results.json]` prints the table.
+ * Infrastructure cost per million notices (USD, provider fees excluded) from the measured request
+ * counts and sizes, at AWS list prices (us-east-1, on-demand, after free tiers; checked 2026-12):
  *
- * What is measured and what is assumed is said per line; Lambda durations cannot be measured on
- * the local stack (DynamoDB Local and the simulators are not AWS latencies), so they come from
- * the stated per-request latencies or from the scale simulation's billed busy time.
+ *   - the stack's requests, counted on the wire by `npm run bench` (bench/cost-run.ts: `CostResult`);
+ *   - each row's whole life through the use cases against DynamoDB Local, the final report
+ *     included, with the item and archive line sizes of those rows (bench/measure-happy-path.ts:
+ *     `lifecycle`, one run per notice kind).
+ *
+ * `perMillion(inputs)` gives, per notice kind (`sms`, `email`, `emailAndSms`), every line with the
+ * counts it was computed from and whether each is measured, derived or assumed; `npm run bench`
+ * writes its totals as `cost.perMillion` into bench/results/latest.json and
+ * `npx tsx bench/cost-model.ts [results.json]` prints the tables docs/cost.md is written from.
+ * Lambda durations cannot be measured on the local stack (DynamoDB Local and the simulators are
+ * not AWS latencies): they are stated per request.
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { CostResult } from './cost-run.ts';
+import type { HappyPathCost as Lifecycle } from './measure-happy-path.ts';
 
 export const PRICES = {
-  /** DynamoDB on-demand, per write / read request unit (since the November 2024 reduction). */
+  /** DynamoDB Standard on-demand, per write / read request unit (since the November 2024 cut). */
   dynamoWriteRequestUnit: 0.625e-6,
   dynamoReadRequestUnit: 0.125e-6,
-  /** DynamoDB Standard table class storage, per GB-month; continuous backups (PITR) per GB-month. */
+  /** DynamoDB Standard storage and continuous backups (PITR), per GB-month (first 25 GB free: ignored). */
   dynamoStorageGbMonth: 0.25,
   dynamoPitrGbMonth: 0.2,
+  /** DynamoDB Standard-IA table class: storage, and request units at 1.25 × Standard. */
+  dynamoIaStorageGbMonth: 0.1,
+  dynamoIaWriteRequestUnit: 0.78125e-6,
+  dynamoIaReadRequestUnit: 0.15625e-6,
+  /** DynamoDB Streams: GetRecords by a Lambda event source is free; TTL deletions are free. */
+  dynamoStreamReadByLambda: 0,
   /** SQS standard queue, per request (64 KB chunk). */
   sqsRequest: 0.4e-6,
-  /** Lambda on Arm (Graviton), per GB-second and per request. */
+  /** Lambda on Arm (Graviton), per GB-second and per request (a function URL would cost nothing more). */
   lambdaArmGbSecond: 0.0000133334,
   lambdaRequest: 0.2e-6,
   /** API Gateway HTTP API, per request (512 KB increments), first 300 M a month. */
@@ -30,198 +43,372 @@ export const PRICES = {
   schedulerInvocation: 1.0e-6,
   /** CloudWatch Logs ingestion (standard class), per GB. */
   logsIngestGb: 0.5,
+  /** S3 Glacier Instant Retrieval: storage per GB-month, PUT and GET/HEAD per request; 128 KB billed at least per object. */
+  glacierIrStorageGbMonth: 0.004,
+  glacierIrPutRequest: 0.02e-3,
+  glacierIrGetRequest: 0.01e-3,
+  glacierIrMinObjectBytes: 128 * 1024,
+  /** S3 Standard: storage per GB-month, PUT and GET/HEAD per request (the "read the archive" key objects). */
+  s3StandardStorageGbMonth: 0.023,
+  s3StandardPutRequest: 0.005e-3,
+  s3StandardGetRequest: 0.0004e-3,
+  /** S3 Object Lock: no charge of its own. SES and AWS service events to EventBridge's default bus: free. */
+  objectLock: 0,
 } as const;
 
 export const ASSUMPTIONS = {
   /** Function memory (lib/config.ts `memorySize`). */
   lambdaMemoryGb: 0.5,
-  /** Intake: one `POST /v1/notices` per notice (worst case) or batches of 100. */
-  noticesPerApiRequest: { single: 1, batch: 100 },
-  /** Intake function billed time: ≈ 25 ms per notice alone; ≈ 250 ms per batch of 100 (10 in parallel). */
-  intakeMsPerRequest: { single: 25, batch: 250 },
+  /** Intake in batches of 100 notices per `POST /v1/notices/batch`. */
+  noticesPerApiRequest: 100,
+  /** Intake function billed time per batch of 100 (ten in parallel). */
+  intakeMsPerRequest: 250,
   /**
    * Sender billed time per channel: the scale simulation's busy time (34 890 s for 10^6 SMS with
-   * backlog and pacing) ≈ 35 ms; without backlog, a batch waits on its slowest provider call.
+   * backlog and pacing) ≈ 35 ms.
    */
   senderMsPerChannel: 35,
   /** Provider-event function billed time per event (one GetItem, at most one UpdateItem). */
   eventMsPerEvent: 20,
+  /**
+   * SES publishes SEND and DELIVERY of every delivered e-mail to EventBridge (free), each one
+   * invocation of the provider-events function reading the row; DELIVERY writes it.
+   */
+  sesEventsPerEmail: 2,
   /** Lambda START / END / REPORT lines per invocation. */
   platformLogBytesPerInvocation: 300,
-  /** A terminal intent item (envelope removed): under 1 KB. */
-  itemKb: 1,
-  /** lib/config.ts `ledgerRetentionDays`. */
-  retentionDays: 400,
+  /** The watch's event source: up to 10 messages per ReceiveMessage and per DeleteMessageBatch, 100 per invocation. */
+  watchMessagesPerSqsRequest: 10,
+  watchPerInvocation: 100,
+  watchMsPerInvocation: 100,
+  /** DynamoDB bills 100 bytes of overhead per stored item. */
+  itemOverheadBytes: 100,
+  /** `HOT_RETENTION` (P35D): a resolved row leaves the table through TTL 35 days after resolution. */
+  hotRetentionDays: 35,
+  /** `ARCHIVE_RETENTION_YEARS`: Object Lock keeps the archive, and key records live as long. */
+  archiveRetentionYears: 6,
+  /** The archiver's event source batch (records), and its billed time per full batch. */
+  archiverBatchRecords: 1000,
+  archiverMsPerBatch: 2000,
+  /** Per batch the archiver writes two objects (facts/, rows/), each after one HeadObject. */
+  archiveObjectsPerBatch: 2,
+  /**
+   * Stream records per channel beyond its writes: the TTL removal after the hot window, and the
+   * key record's own write (the archiver skips it, but it is in the batch).
+   */
+  streamRecordsBeyondWrites: 2,
 } as const;
+
+export type Basis = 'measured' | 'derived' | 'assumed';
 
 export interface CostLine {
   readonly service: string;
   readonly what: string;
   readonly usdPerMillion: number;
-  readonly basis: 'measured' | 'measured + derived' | 'measured + assumed duration' | 'assumed';
+  readonly basis: Basis;
 }
 
-/** USD per million single-channel notices (one SMS, or one e-mail), line by line. */
-export function costPerMillion(cost: CostResult, intake: 'single' | 'batch' = 'batch'): CostLine[] {
-  const m = 1_000_000;
-  const hp = cost.happyPath.all;
-  // Results from before the single-channel phase existed measured notices for both channels.
-  const one = cost.happyPath.singleSms ?? hp;
-  const sqsSingle =
-    Math.round((hp.sqsRequestsPerChannel - (hp.sqsBreakdownPerChannel.SendMessageBatch ?? 0) + 1) * 1000) /
-    1000;
-  const dr = cost.deliveryReports;
-  const perRequest = ASSUMPTIONS.noticesPerApiRequest[intake];
-  const gbs = (ms: number) => (ms / 1000) * ASSUMPTIONS.lambdaMemoryGb;
-  const intakeInvocations = m / perRequest;
-  const senderInvocations = m * hp.senderInvocationsPerChannel;
-  const callbacks = m * dr.callbacksPerSms;
-  const retainedMonths = ASSUMPTIONS.retentionDays / 30.4;
-  const storageGb = (m * ASSUMPTIONS.itemKb) / 1024 / 1024;
-  return [
-    {
-      service: 'API Gateway (HTTP)',
-      what: `intake: ${perRequest} notice(s) per request`,
-      usdPerMillion: intakeInvocations * PRICES.httpApiRequest,
-      basis: 'assumed',
-    },
-    {
-      service: 'Lambda',
-      what: 'intake function',
-      usdPerMillion:
-        intakeInvocations *
-        (PRICES.lambdaRequest + gbs(ASSUMPTIONS.intakeMsPerRequest[intake]) * PRICES.lambdaArmGbSecond),
-      basis: 'assumed',
-    },
-    {
-      service: 'DynamoDB',
-      what: `${one.writeCapacityUnitsPerChannel} WRU + ${one.readCapacityUnitsPerChannel} RRU per single-channel notice (reserve, claim, outcome; row, suppression, gate reads)`,
-      usdPerMillion:
-        m *
-        (one.writeCapacityUnitsPerChannel * PRICES.dynamoWriteRequestUnit +
-          one.readCapacityUnitsPerChannel * PRICES.dynamoReadRequestUnit),
-      basis: 'measured',
-    },
-    intake === 'batch'
-      ? {
-          service: 'SQS',
-          what: `${hp.sqsRequestsPerChannel} requests per channel (send at intake, receive, delete)`,
-          usdPerMillion: m * hp.sqsRequestsPerChannel * PRICES.sqsRequest,
-          basis: 'measured',
-        }
-      : {
-          // A batch sends ten references per request; a lone notice sends its own.
-          service: 'SQS',
-          what: `${sqsSingle} requests per channel (1 send at intake, receive and delete as measured)`,
-          usdPerMillion: m * sqsSingle * PRICES.sqsRequest,
-          basis: 'measured + derived',
-        },
-    {
-      service: 'Lambda',
-      what: `sender: ${hp.senderInvocationsPerChannel} invocations per channel, ${ASSUMPTIONS.senderMsPerChannel} ms billed per channel`,
-      usdPerMillion:
-        senderInvocations * PRICES.lambdaRequest +
-        m * gbs(ASSUMPTIONS.senderMsPerChannel) * PRICES.lambdaArmGbSecond,
-      basis: 'measured + assumed duration',
-    },
-    {
-      service: 'CloudWatch Logs',
-      what: `${cost.happyPath.logBytesPerChannel} B of JSON logs + EMF per channel, plus platform lines`,
-      usdPerMillion:
-        ((m * cost.happyPath.logBytesPerChannel +
-          (senderInvocations + intakeInvocations) * ASSUMPTIONS.platformLogBytesPerInvocation) /
-          1024 ** 3) *
-        PRICES.logsIngestGb,
-      basis: 'measured',
-    },
-    {
-      service: 'API Gateway (HTTP)',
-      what: `delivery reports: ${dr.callbacksPerSms} Twilio status callbacks per SMS`,
-      usdPerMillion: callbacks * PRICES.httpApiRequest,
-      basis: 'measured',
-    },
-    {
-      service: 'Lambda',
-      what: 'delivery reports: one invocation per callback',
-      usdPerMillion:
-        callbacks * (PRICES.lambdaRequest + gbs(ASSUMPTIONS.eventMsPerEvent) * PRICES.lambdaArmGbSecond),
-      basis: 'measured + assumed duration',
-    },
-    {
-      service: 'DynamoDB',
-      what: `delivery reports: ${dr.writeCapacityUnitsPerSms} WRU + ${dr.readCapacityUnitsPerSms} RRU per SMS`,
-      usdPerMillion:
-        m *
-        (dr.writeCapacityUnitsPerSms * PRICES.dynamoWriteRequestUnit +
-          dr.readCapacityUnitsPerSms * PRICES.dynamoReadRequestUnit),
-      basis: 'measured',
-    },
-    {
-      service: 'CloudWatch Logs',
-      what: `delivery reports: ${dr.logBytesPerSms} B per SMS, plus platform lines`,
-      usdPerMillion:
-        ((m * dr.logBytesPerSms + callbacks * ASSUMPTIONS.platformLogBytesPerInvocation) / 1024 ** 3) *
-        PRICES.logsIngestGb,
-      basis: 'measured',
-    },
-    {
-      service: 'DynamoDB',
-      what: `storage + PITR of ${ASSUMPTIONS.itemKb} KB per row kept ${ASSUMPTIONS.retentionDays} days`,
-      usdPerMillion: storageGb * retainedMonths * (PRICES.dynamoStorageGbMonth + PRICES.dynamoPitrGbMonth),
-      basis: 'assumed',
-    },
-  ];
+export type NoticeKind = 'sms' | 'email' | 'emailAndSms';
+export const NOTICE_KINDS: readonly NoticeKind[] = ['sms', 'email', 'emailAndSms'];
+
+/** What the model is computed from: the stack's counts, and each kind's whole life. */
+export interface CostInputs {
+  readonly stack: CostResult;
+  readonly lifecycle: Readonly<Record<NoticeKind, Lifecycle>>;
+}
+
+export interface KindCost {
+  readonly lines: readonly CostLine[];
+  readonly total: number;
+}
+
+const M = 1_000_000;
+const gbs = (ms: number) => (ms / 1000) * ASSUMPTIONS.lambdaMemoryGb;
+const invocation = (ms: number) => PRICES.lambdaRequest + gbs(ms) * PRICES.lambdaArmGbSecond;
+const logsUsd = (bytes: number) => (bytes / 1024 ** 3) * PRICES.logsIngestGb;
+const r = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
+/** Stored bytes × months → GB-months (GiB, as AWS bills). */
+const gbMonths = (bytes: number, months: number) => (bytes / 1024 ** 3) * months;
+
+/** The key-record alternatives priced beside the design (docs/cost.md "Replays after the hot window"). */
+export type KeyRecordChoice = 'ledger-table' | 'ia-table-no-pitr' | 's3-key-objects' | 'none';
+
+/** The per-million lines of one notice kind, and their total. */
+export function kindCost(
+  inputs: CostInputs,
+  kind: NoticeKind,
+  keyRecords: KeyRecordChoice = 'ledger-table',
+): KindCost {
+  const { stack } = inputs;
+  const life = inputs.lifecycle[kind];
+  const hp = stack.happyPath;
+  const channels = kind === 'emailAndSms' ? 2 : 1;
+  const sms = kind !== 'email';
+  const email = kind !== 'sms';
+  // The stack's counts for this kind of notice (to `accepted`: the reports are added below).
+  const counted = kind === 'sms' ? hp.singleSms : kind === 'email' ? (hp.singleEmail ?? hp.email) : hp.all;
+  const watchSends =
+    hp.watchSendsPerChannel?.[kind === 'sms' ? 'sms' : kind === 'email' ? 'email' : 'all'] ?? 0;
+  const dr = stack.deliveryReports;
+  const lines: CostLine[] = [];
+  const add = (service: string, what: string, usdPerMillion: number, basis: Basis) =>
+    lines.push({ service, what, usdPerMillion, basis });
+
+  // Intake: the API and its function, batches of 100.
+  const apiRequests = 1 / ASSUMPTIONS.noticesPerApiRequest;
+  add(
+    'API Gateway (HTTP)',
+    `intake: ${r(apiRequests)} requests per notice (batches of 100)`,
+    M * apiRequests * PRICES.httpApiRequest,
+    'assumed',
+  );
+  add(
+    'Lambda',
+    `intake function: ${r(apiRequests)} invocations per notice × ${ASSUMPTIONS.intakeMsPerRequest} ms`,
+    M * apiRequests * invocation(ASSUMPTIONS.intakeMsPerRequest),
+    'assumed',
+  );
+
+  // The ledger: every write of the row's life, indexes included, and every read.
+  const reportWcu = (sms ? dr.writeCapacityUnitsPerSms : 0) + (email ? dr.writeCapacityUnitsPerSms : 0);
+  const reportRru =
+    (sms ? dr.readCapacityUnitsPerSms : 0) +
+    (email ? ASSUMPTIONS.sesEventsPerEmail * (dr.readCapacityUnitsPerSms / dr.callbacksPerSms) : 0);
+  const wcu = channels * counted.writeCapacityUnitsPerChannel + reportWcu;
+  const rru = channels * counted.readCapacityUnitsPerChannel + reportRru;
+  add(
+    'DynamoDB',
+    `ledger writes: ${r(wcu / channels, 2)} WRU per channel (reserve, claim, outcome ${r(counted.writeCapacityUnitsPerChannel, 2)} + final report ${r(reportWcu / channels, 2)}; lifecycle run: ${life.writeCapacityUnitsPerChannel})`,
+    M * wcu * PRICES.dynamoWriteRequestUnit,
+    'measured',
+  );
+  add(
+    'DynamoDB',
+    `ledger reads: ${r(rru / channels, 2)} RRU per channel (row, suppression, gate; each report reads the row)`,
+    M * rru * PRICES.dynamoReadRequestUnit,
+    email ? 'derived' : 'measured',
+  );
+
+  // The channel queues and the senders.
+  add(
+    'SQS',
+    `channel queues: ${counted.sqsRequestsPerChannel} requests per channel (send at intake, receive, delete)`,
+    M * channels * counted.sqsRequestsPerChannel * PRICES.sqsRequest,
+    'measured',
+  );
+  add(
+    'Lambda',
+    `senders: ${counted.senderInvocationsPerChannel} invocations per channel, ${ASSUMPTIONS.senderMsPerChannel} ms billed per channel`,
+    M *
+      channels *
+      (counted.senderInvocationsPerChannel * PRICES.lambdaRequest +
+        gbs(ASSUMPTIONS.senderMsPerChannel) * PRICES.lambdaArmGbSecond),
+    'assumed',
+  );
+
+  // The watch (docs/table-design.md "Watched rows"): sent at intake, received and read later.
+  const watchConsumerRequests = 2 / ASSUMPTIONS.watchMessagesPerSqsRequest;
+  add(
+    'SQS',
+    `watches: ${watchSends} SendMessageBatch per channel measured, + ${r(watchConsumerRequests)} (receive, delete) derived`,
+    M * channels * (watchSends + watchConsumerRequests) * PRICES.sqsRequest,
+    'derived',
+  );
+  add(
+    'Lambda + DynamoDB',
+    `watch: ${r(1 / ASSUMPTIONS.watchPerInvocation)} invocations × ${ASSUMPTIONS.watchMsPerInvocation} ms and 0.5 RRU (one eventually consistent read) per channel`,
+    M *
+      channels *
+      (invocation(ASSUMPTIONS.watchMsPerInvocation) / ASSUMPTIONS.watchPerInvocation +
+        0.5 * PRICES.dynamoReadRequestUnit),
+    'derived',
+  );
+
+  // Delivery reports: Twilio's status callbacks through the function URL, SES's events.
+  const callbacks = sms ? dr.callbacksPerSms : 0;
+  const sesEvents = email ? ASSUMPTIONS.sesEventsPerEmail : 0;
+  const reportEvents = callbacks + sesEvents;
+  if (callbacks > 0) {
+    // A function URL would spare this line, but AWS GovCloud (US), a target of this stack, has
+    // none (docs/cost.md "Delivery reports").
+    add(
+      'API Gateway (HTTP)',
+      `delivery reports: ${callbacks} Twilio status callbacks per SMS (the webhook route)`,
+      M * callbacks * PRICES.httpApiRequest,
+      'measured',
+    );
+  }
+  add(
+    'Lambda',
+    `delivery reports: ${callbacks} Twilio status callbacks + ${sesEvents} SES events (EventBridge, free), ${ASSUMPTIONS.eventMsPerEvent} ms each`,
+    M * reportEvents * invocation(ASSUMPTIONS.eventMsPerEvent),
+    sms ? 'measured' : 'derived',
+  );
+
+  // Logs: what the functions print per channel and per report, and Lambda's own lines.
+  const invocations =
+    apiRequests +
+    channels * counted.senderInvocationsPerChannel +
+    channels / ASSUMPTIONS.watchPerInvocation +
+    reportEvents;
+  const reportLogBytes =
+    (sms ? dr.logBytesPerSms : 0) +
+    (email ? (ASSUMPTIONS.sesEventsPerEmail * dr.logBytesPerSms) / dr.callbacksPerSms : 0);
+  const logBytes = channels * hp.logBytesPerChannel + reportLogBytes;
+  add(
+    'CloudWatch Logs',
+    `${r(logBytes, 0)} B of JSON logs + EMF per notice (${hp.logBytesPerChannel} per channel, ${r(reportLogBytes, 0)} for the reports) + ${ASSUMPTIONS.platformLogBytesPerInvocation} B per invocation (${r(invocations, 2)})`,
+    M * logsUsd(logBytes + invocations * ASSUMPTIONS.platformLogBytesPerInvocation),
+    'measured',
+  );
+
+  // The hot table: each row for HOT_RETENTION after it resolved, with PITR.
+  const rowBytes = (['email', 'sms'] as const)
+    .filter((c) => (c === 'sms' ? sms : email))
+    .reduce((n, c) => n + life.rowBytes[c].accepted + ASSUMPTIONS.itemOverheadBytes, 0);
+  const hotMonths = ASSUMPTIONS.hotRetentionDays / 30.4;
+  add(
+    'DynamoDB',
+    `hot table: ${r(rowBytes / channels, 0)} B per row (+ 100 B overhead) for ${ASSUMPTIONS.hotRetentionDays} days, storage + PITR`,
+    M * gbMonths(rowBytes, hotMonths) * (PRICES.dynamoStorageGbMonth + PRICES.dynamoPitrGbMonth),
+    'measured',
+  );
+
+  // The archive: the stream (free to Lambda), the archiver, the objects, six years of GLACIER_IR.
+  const archive = life.archive;
+  if (!archive) throw new Error(`the ${kind} lifecycle run has no archive sizes (run it with report)`);
+  const recordsPerChannel = life.writesPerChannel + ASSUMPTIONS.streamRecordsBeyondWrites;
+  const channelsPerBatch = ASSUMPTIONS.archiverBatchRecords / recordsPerChannel;
+  const factBytesPerChannel = archive.factLinesPerRow * archive.factLineGzBytes;
+  const rowObjectBytesPerChannel = archive.rowLineGzBytes;
+  const billed = (bytesPerChannel: number) =>
+    Math.max(bytesPerChannel * channelsPerBatch, PRICES.glacierIrMinObjectBytes) / channelsPerBatch;
+  const archivedBytes = billed(factBytesPerChannel) + billed(rowObjectBytesPerChannel);
+  const archiveMonths = 12 * ASSUMPTIONS.archiveRetentionYears;
+  add(
+    'DynamoDB Streams',
+    `${r(recordsPerChannel, 1)} stream records per channel (writes, TTL removal, key record) read by the archiver: free for Lambda`,
+    0,
+    'measured',
+  );
+  const batchesPerChannel = 1 / channelsPerBatch;
+  add(
+    'Lambda',
+    `archiver: ${r(batchesPerChannel, 4)} invocations per channel (batches of ${ASSUMPTIONS.archiverBatchRecords} records) × ${ASSUMPTIONS.archiverMsPerBatch} ms`,
+    M * channels * batchesPerChannel * invocation(ASSUMPTIONS.archiverMsPerBatch),
+    'assumed',
+  );
+  add(
+    'S3',
+    `archive requests: ${ASSUMPTIONS.archiveObjectsPerBatch} PutObject (GLACIER_IR) + ${ASSUMPTIONS.archiveObjectsPerBatch} HeadObject per batch, ${r(channelsPerBatch, 0)} channels per batch`,
+    M *
+      channels *
+      batchesPerChannel *
+      ASSUMPTIONS.archiveObjectsPerBatch *
+      (PRICES.glacierIrPutRequest + PRICES.glacierIrGetRequest),
+    'derived',
+  );
+  add(
+    'S3',
+    `archive storage: GLACIER_IR ${ASSUMPTIONS.archiveRetentionYears} years, ${archive.factLinesPerRow} fact lines × ${archive.factLineGzBytes} B + 1 row line × ${archive.rowLineGzBytes} B gzip'd per channel (${r(archivedBytes, 0)} B billed: 128 KB minimum per object); Object Lock free`,
+    M * channels * gbMonths(archivedBytes, archiveMonths) * PRICES.glacierIrStorageGbMonth,
+    'measured',
+  );
+
+  // Replays after the hot window: key records as designed, or an alternative.
+  const keyBytes = archive.keyRecordBytes + ASSUMPTIONS.itemOverheadBytes;
+  switch (keyRecords) {
+    case 'ledger-table':
+      add(
+        'DynamoDB',
+        `key records: 1 WRU per channel at resolution, ${keyBytes} B (with overhead) stored ${ASSUMPTIONS.archiveRetentionYears} years with PITR, 0.5 RRU intake Query per notice`,
+        M *
+          (channels * PRICES.dynamoWriteRequestUnit +
+            channels *
+              gbMonths(keyBytes, archiveMonths) *
+              (PRICES.dynamoStorageGbMonth + PRICES.dynamoPitrGbMonth) +
+            0.5 * PRICES.dynamoReadRequestUnit),
+        'measured',
+      );
+      break;
+    case 'ia-table-no-pitr':
+      add(
+        'DynamoDB',
+        `key records in a Standard-IA table without PITR (rebuilt from the archive's rows/ objects): 1 WRU per channel, ${keyBytes} B ${ASSUMPTIONS.archiveRetentionYears} years, 0.5 RRU per notice`,
+        M *
+          (channels * PRICES.dynamoIaWriteRequestUnit +
+            channels * gbMonths(keyBytes, archiveMonths) * PRICES.dynamoIaStorageGbMonth +
+            0.5 * PRICES.dynamoIaReadRequestUnit),
+        'derived',
+      );
+      break;
+    case 's3-key-objects':
+      add(
+        'S3',
+        `"read the archive": one S3 Standard object per notice (keys/<noticeId>, the key records' content) written at resolution, one HeadObject at intake per notice, ${ASSUMPTIONS.archiveRetentionYears} years`,
+        M *
+          (PRICES.s3StandardPutRequest +
+            PRICES.s3StandardGetRequest +
+            gbMonths(channels * archive.keyRecordBytes, archiveMonths) * PRICES.s3StandardStorageGbMonth),
+        'derived',
+      );
+      break;
+    case 'none':
+      break;
+  }
+
+  return { lines, total: lines.reduce((a, l) => a + l.usdPerMillion, 0) };
+}
+
+/** USD per million notices of each kind, as `npm run bench` writes it (`cost.perMillion`). */
+export function perMillion(
+  inputs: CostInputs,
+  keyRecords: KeyRecordChoice = 'ledger-table',
+): Record<NoticeKind, number> {
+  return Object.fromEntries(
+    NOTICE_KINDS.map((kind) => [kind, Math.round(kindCost(inputs, kind, keyRecords).total * 100) / 100]),
+  ) as Record<NoticeKind, number>;
 }
 
 /** What a retry adds, per million retries. */
 export function retryCostPerMillion(cost: CostResult): { short: number; long: number } {
-  const m = 1_000_000;
-  // A retry is one outcome write more, one claim and outcome more on the next attempt, reads again.
-  const dynamo = 3 * PRICES.dynamoWriteRequestUnit + 2.4 * PRICES.dynamoReadRequestUnit;
+  // A retry is one outcome write more, one claim and outcome more on the next attempt (a row off
+  // the happy path is in the open index: 2 WRU each), reads again.
+  const dynamo = 6 * PRICES.dynamoWriteRequestUnit + 2.4 * PRICES.dynamoReadRequestUnit;
   const sqsForMessage = (cost.retries.sqsSendsPerShortRetry + 0.35) * PRICES.sqsRequest;
   return {
-    short: m * (dynamo + sqsForMessage),
+    short: M * (dynamo + sqsForMessage),
     long:
-      m *
+      M *
       (dynamo +
         cost.retries.schedulerCallsPerLongRetry * PRICES.schedulerInvocation +
         0.35 * PRICES.sqsRequest),
   };
 }
 
-export function costTable(cost: CostResult, intake: 'single' | 'batch' = 'batch'): string {
-  const lines = costPerMillion(cost, intake);
-  const rows = lines.map((l) => `| ${l.service} | ${l.what} | ${l.usdPerMillion.toFixed(2)} | ${l.basis} |`);
-  const total = lines.reduce((a, l) => a + l.usdPerMillion, 0);
-  const withoutReports = lines
-    .filter((l) => !l.what.startsWith('delivery reports'))
-    .reduce((a, l) => a + l.usdPerMillion, 0);
+export function costTable(inputs: CostInputs, kind: NoticeKind, keyRecords?: KeyRecordChoice): string {
+  const { lines, total } = kindCost(inputs, kind, keyRecords);
   return [
     '| service | what | USD per 10^6 | basis |',
     '| --- | --- | ---: | --- |',
-    ...rows,
-    `| **total** | one SMS notice with delivery reports | **${total.toFixed(2)}** | |`,
-    `| **total** | one notice, no delivery reports (e.g. e-mail without SES events) | **${withoutReports.toFixed(2)}** | |`,
+    ...lines.map((l) => `| ${l.service} | ${l.what} | ${l.usdPerMillion.toFixed(2)} | ${l.basis} |`),
+    `| **total** | ${kind} | **${total.toFixed(2)}** | |`,
   ].join('\n');
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const file = process.argv[2] ?? fileURLToPath(new URL('./results/latest.json', import.meta.url));
-  const results = JSON.parse(await readFile(file, 'utf8')) as { cost?: { detail: CostResult } };
-  if (!results.cost) throw new Error(`${file} has no cost section (run without --skip-cost)`);
-  const cost = results.cost.detail;
-  process.stdout.write(`Intake in batches of 100:\n\n${costTable(cost, 'batch')}\n\n`);
-  process.stdout.write(`Intake one notice per request:\n\n${costTable(cost, 'single')}\n\n`);
-  const both = cost.happyPath.all;
-  const one = cost.happyPath.singleSms ?? both;
-  process.stdout.write(
-    `A notice for e-mail and SMS reserves both channels in one transaction: ${both.writeCapacityUnitsPerChannel} WRU per channel instead of ${one.writeCapacityUnitsPerChannel} (+${(
-      (both.writeCapacityUnitsPerChannel - one.writeCapacityUnitsPerChannel) *
-        PRICES.dynamoWriteRequestUnit *
-        1e6
-    ).toFixed(2)} USD per million channels).\n\n`,
-  );
-  const retry = retryCostPerMillion(cost);
+  const results = JSON.parse(await readFile(file, 'utf8')) as {
+    cost?: { detail: CostResult; lifecycle?: CostInputs['lifecycle'] };
+  };
+  if (!results.cost?.lifecycle)
+    throw new Error(`${file} has no cost section with lifecycle runs (npm run bench)`);
+  const inputs: CostInputs = { stack: results.cost.detail, lifecycle: results.cost.lifecycle };
+  for (const kind of NOTICE_KINDS) process.stdout.write(`${kind}:\n\n${costTable(inputs, kind)}\n\n`);
+  for (const choice of ['ledger-table', 'ia-table-no-pitr', 's3-key-objects', 'none'] as const) {
+    process.stdout.write(`key records: ${choice}: ${JSON.stringify(perMillion(inputs, choice))}\n`);
+  }
+  const retry = retryCostPerMillion(inputs.stack);
   process.stdout.write(
     `Per million retries: short (SQS delay) ${retry.short.toFixed(2)} USD, long (Scheduler) ${retry.long.toFixed(2)} USD\n`,
   );

@@ -7,6 +7,7 @@
  * row reached the state it waits for:
  *  A. happy path, email + SMS, provider unthrottled, no delivery reports: intake → accepted;
  *  A2. the same for SMS-only notices (single-channel intake is a plain put, not a transaction);
+ *  A3. the same for e-mail-only notices;
  *  B. SMS with Twilio status callbacks on: what the delivery reports add per SMS;
  *  C. forced retries: one 503 without Retry-After (short backoff → SQS DelaySeconds) and one
  *     503 with Retry-After 120 s (→ one EventBridge Scheduler CreateSchedule).
@@ -24,6 +25,9 @@ import type { BenchServices } from './lib/services.ts';
 import type { StackHandle } from './lib/stack-process.ts';
 import { round } from './lib/stats.ts';
 import { countByOperation } from './throttle-run.ts';
+
+/** The watch queue (local/stack.ts): intake's delayed watches, one per row. */
+const WATCH_QUEUE = 'notice-ledger-watch';
 
 const DYNAMO_WRITES = new Set([
   'PutItem',
@@ -59,6 +63,15 @@ export interface CostResult {
      * while a notice for both channels reserves them in one transaction (double write units).
      */
     readonly singleSms: ChannelCost;
+    /** E-mail-only notices, no delivery reports (the SES emulator publishes no events here). */
+    readonly singleEmail?: ChannelCost;
+    /**
+     * SendMessageBatch requests to the watch queue per channel (docs/table-design.md "Watched
+     * rows"), by phase: both channels, SMS only, e-mail only. The watches fire after the phase
+     * (INDEX_WATCH_DELAY_MS as deployed, 5 min): their receive, delete and row read are priced
+     * from these (bench/cost-model.ts).
+     */
+    readonly watchSendsPerChannel?: { readonly all: number; readonly sms: number; readonly email: number };
     readonly seconds: number;
     /** Requests naming no channel during the phase (reconciler), and empty long polls. */
     readonly unattributed: Record<string, number>;
@@ -213,7 +226,9 @@ export async function runCostPhases(options: {
     );
     const unattributed = countByOperation(
       windowA.filter(
-        (r) => r.channel === undefined || (r.operation === 'ReceiveMessage' && (r.messages ?? 0) === 0),
+        (r) =>
+          (r.channel === undefined && r.queue !== WATCH_QUEUE) ||
+          (r.operation === 'ReceiveMessage' && (r.messages ?? 0) === 0),
       ),
     );
 
@@ -226,6 +241,22 @@ export async function runCostPhases(options: {
       phaseA2.window.filter((r) => r.channel === 'sms'),
       a2.length,
     );
+
+    // --- A3: e-mail-only notices ------------------------------------------------------------
+    const a3 = benchNotices(`${options.tag}a3`, perPhaseB, ['email'], 10);
+    log(`cost A3: ${a3.length} e-mail-only notices, no delivery reports`);
+    const phaseA3 = await measurePhase(options, a3, ['email'], 'accepted', 'the e-mail-only notices');
+    const singleEmail = channelCost(
+      phaseA3.window.filter((r) => r.channel === 'email'),
+      a3.length,
+    );
+    const watchSends = (window: readonly CountedRequest[], channels: number) =>
+      round(
+        window.filter(
+          (r) => r.service === 'sqs' && r.queue === WATCH_QUEUE && r.operation === 'SendMessageBatch',
+        ).length / channels,
+        3,
+      );
 
     // --- B: SMS with status callbacks --------------------------------------------------------
     simulator.reset();
@@ -245,6 +276,12 @@ export async function runCostPhases(options: {
         sms,
         all,
         singleSms,
+        singleEmail,
+        watchSendsPerChannel: {
+          all: watchSends(windowA, 2 * a.length),
+          sms: watchSends(phaseA2.window, a2.length),
+          email: watchSends(phaseA3.window, a3.length),
+        },
         seconds: round(phaseA.seconds),
         unattributed,
         logBytesPerChannel: round(phaseA.logBytes / (2 * a.length), 1),

@@ -54,8 +54,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { OPERATOR_SETTINGS } from '../lambdas/contract/settings.ts';
 import { type SmsSimulator, startSmsSimulator } from '../local/sms-simulator/server.ts';
 import { type BaselineResult, runBaseline } from './baseline/naive-dispatcher.ts';
+import {
+  type CostInputs,
+  type CostLine,
+  kindCost,
+  NOTICE_KINDS,
+  type NoticeKind,
+  perMillion,
+} from './cost-model.ts';
 import { type CostResult, type HappyPathCost, runCostPhases, runRetryPhase } from './cost-run.ts';
 import { type DeadlineRiskFigures, runDeadlineRisk } from './deadline-risk-run.ts';
 import { type EmailBatchResult, type EmailRunFigures, runEmailBatchBench } from './email-batch-run.ts';
@@ -65,6 +74,7 @@ import { type BenchServices, REGION, startBenchServices } from './lib/services.t
 import { type StackHandle, startStackChild, startStackInProcess } from './lib/stack-process.ts';
 import { relativeDifference, round } from './lib/stats.ts';
 import { linePlot } from './lib/svg.ts';
+import { measureHappyPath } from './measure-happy-path.ts';
 import {
   type EmailPriorityFigures,
   type EmailPriorityParameters,
@@ -292,6 +302,13 @@ export interface BenchResults {
     readonly readCapacityUnitsPerChannel: number;
     readonly sqsRequestsPerChannel: number;
     readonly schedulerCallsPerRetry: number;
+    /**
+     * USD per million notices of each kind, provider fees excluded (bench/cost-model.ts), with
+     * every line it sums and the lifecycle runs it was computed from beside the stack's counts.
+     */
+    readonly perMillion?: Record<NoticeKind, number>;
+    readonly lines?: Record<NoticeKind, readonly CostLine[]>;
+    readonly lifecycle?: CostInputs['lifecycle'];
     readonly detail: CostResult;
   };
   /** Issue 15: lanes and the shared rate budget against today's single lane, one run. */
@@ -372,6 +389,9 @@ async function main(): Promise<void> {
       TWILIO_FROM,
       SMS_SEND_RATE_PER_SECOND: String(args.rate * args.paceFactor),
       LOCAL_SQS_CONCURRENCY: String(POLLER_CONCURRENCY),
+      // As deployed (docs/table-design.md "Watched rows"): the watches of the cost phases fire
+      // after them, as in AWS after a delivered row's life; their consumer side is priced.
+      INDEX_WATCH_DELAY_MS: String(OPERATOR_SETTINGS.INDEX_WATCH_DELAY_MS.deployDefault),
     };
     const startVariantStack = (variant: PriorityVariant) =>
       startStackChild(
@@ -597,9 +617,20 @@ async function main(): Promise<void> {
       log,
     });
     let cost: CostResult | undefined;
+    let lifecycle: CostInputs['lifecycle'] | undefined;
     if (happy) {
       const retries = await runRetryPhase({ stack, services, simulator, ddb, tag, log });
       cost = { ...happy, retries };
+      // Each kind's whole life through the use cases (final report included), with the sizes of
+      // its rows, archive lines and key records (bench/measure-happy-path.ts).
+      log('cost: each notice kind through its final report (DynamoDB Local, use cases)');
+      const life = (channels: ('email' | 'sms')[]) =>
+        measureHappyPath(services.dynamodb.endpoint, 100, channels, true);
+      lifecycle = {
+        sms: await life(['sms']),
+        email: await life(['email']),
+        emailAndSms: await life(['email', 'sms']),
+      };
     }
     await stopStack();
 
@@ -659,6 +690,15 @@ async function main(): Promise<void> {
               readCapacityUnitsPerChannel: cost.happyPath.all.readCapacityUnitsPerChannel,
               sqsRequestsPerChannel: cost.happyPath.all.sqsRequestsPerChannel,
               schedulerCallsPerRetry: cost.retries.schedulerCallsPerLongRetry,
+              ...(lifecycle
+                ? {
+                    perMillion: perMillion({ stack: cost, lifecycle }),
+                    lines: Object.fromEntries(
+                      NOTICE_KINDS.map((kind) => [kind, kindCost({ stack: cost, lifecycle }, kind).lines]),
+                    ) as Record<NoticeKind, readonly CostLine[]>,
+                    lifecycle,
+                  }
+                : {}),
               detail: cost,
             },
           }

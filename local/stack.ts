@@ -32,7 +32,7 @@ import { archiveBucketService, archiverService, s3Service, ttlService } from './
 import { dynamodbService, jvmPidOf } from './services/dynamodb.ts';
 import { ledgerService } from './services/ledger.ts';
 import { outcomeBusService, outcomeConsumersService } from './services/outcomes.ts';
-import { ensureChannelQueue, type QueueInfo } from './services/queues.ts';
+import { createQueueWithDeadLetters, ensureChannelQueue, type QueueInfo } from './services/queues.ts';
 import { SCHEDULER_ROLE_ARN, schedulerService } from './services/scheduler.ts';
 import { sqsService } from './services/sqs.ts';
 import { type LocalSettingName, localDefault } from './settings.ts';
@@ -259,6 +259,7 @@ async function start(
     functionsService({
       queues: () => queues.info,
       lanes: () => queues.lanes,
+      watch: () => queues.watch,
       functionTimeoutMs,
       concurrency: p.concurrency,
       reconcileIntervalMs: config.RECONCILE_INTERVAL_MS,
@@ -398,6 +399,7 @@ async function ensureQueues(
 ): Promise<{
   info: Record<Channel, QueueInfo>;
   lanes: readonly (QueueInfo & { readonly channel: Channel; readonly lane: 'critical' | 'bulk' })[];
+  watch: QueueInfo;
   visibilityTimeoutS: number;
 }> {
   const visibilityTimeoutS = Math.min(
@@ -432,7 +434,16 @@ async function ensureQueues(
         }
       }
     }
-    return { info, lanes, visibilityTimeoutS };
+    // Intake's watches (docs/table-design.md "Watched rows"), consumed by the watch function.
+    const watch = await createQueueWithDeadLetters(
+      sqs,
+      'notice-ledger-watch',
+      { VisibilityTimeout: String(visibilityTimeoutS) },
+      log,
+    );
+    e.WATCH_QUEUE_URL = watch.url;
+    e.WATCH_QUEUE_ARN = watch.arn;
+    return { info, lanes, watch, visibilityTimeoutS };
   } finally {
     sqs.destroy();
   }
@@ -525,7 +536,7 @@ function bannerLines(input: BannerInput): string[] {
       .map(({ name, label, service }) =>
         `  ${(label ?? LABELS[name] ?? name).padEnd(12)} ${service.endpoint ? `${service.endpoint}  ` : ''}${service.describe ?? ''}`.trimEnd(),
       ),
-    `  Queues       ${input.queues.email.name}, ${input.queues.sms.name}${input.lanes ? ' and their critical and bulk lanes' : ' (one lane: LOCAL_LANES=off)'} (+ -dlq), visibility ${input.visibilityTimeoutS} s, ${input.concurrency} batches per queue`,
+    `  Queues       ${input.queues.email.name}, ${input.queues.sms.name}${input.lanes ? ' and their critical and bulk lanes' : ' (one lane: LOCAL_LANES=off)'}, notice-ledger-watch (+ -dlq), visibility ${input.visibilityTimeoutS} s, ${input.concurrency} batches per queue`,
     `  Data dir     ${input.dataDir}`,
     ...(pgid !== undefined
       ? [

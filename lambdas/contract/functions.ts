@@ -29,6 +29,8 @@ export const FUNCTIONS = {
   providerEvents: { handler: 'provider-events.ts', facets: ['inbound'], providers: 'answering' },
   /** The ledger table's change stream → outcome events on the bus and the webhook queue (issue 23). */
   outcomeStream: { handler: 'outcome-stream.ts', facets: [], providers: 'none' },
+  /** The watch queue → rows still owed something put into the open index (docs/table-design.md). */
+  watch: { handler: 'watch.ts', facets: [], providers: 'none' },
   /** The webhook queue → signed Standard Webhooks to OUTCOME_WEBHOOK_URL, retried, dead-lettered. */
   outcomeWebhooks: { handler: 'outcome-webhooks.ts', facets: [], providers: 'none' },
   /** The ledger table's change stream → the write-once archive and the key records (issue 22, docs/archive.md). */

@@ -54,6 +54,12 @@ export const Metric = {
    * (docs/architecture.md §"Provider failover"); alarmed: the primary needs a look.
    */
   providerFailovers: 'ProviderFailovers',
+  /**
+   * The watch: rows on the happy path still owed something when their watch fired (a crash, a
+   * backlog, a delivery report slower than INDEX_WATCH_DELAY_MS), put into the open index
+   * (docs/table-design.md "Watched rows").
+   */
+  watchIndexed: 'WatchIndexed',
   /** A sender dropped a queue message that can never be processed. */
   poisonMessages: 'PoisonMessages',
   /** An inbound provider event that could not be parsed (acknowledged and dropped). */

@@ -21,6 +21,7 @@
 
 import { ARCHIVE_SETTINGS, ARCHIVE_WIRING_SETTINGS } from './archive-settings.ts';
 import { FAILOVER_SETTINGS } from './failover-settings.ts';
+import { INDEX_WATCH_SETTINGS, INDEX_WATCH_WIRING_SETTINGS } from './index-watch-settings.ts';
 import { OUTCOME_SETTINGS, OUTCOME_WIRING_SETTINGS } from './outcome-settings.ts';
 import { CALLER_SETTINGS, CALLER_WIRING_SETTINGS } from './principals.ts';
 import { SEND_WINDOW_SETTINGS } from './send-windows.ts';
@@ -201,6 +202,8 @@ export const OPERATOR_SETTINGS = {
   },
   // The hot window and the archive (issue 22, ./archive-settings.ts).
   ...ARCHIVE_SETTINGS,
+  // Watched rows (./index-watch-settings.ts, docs/table-design.md).
+  ...INDEX_WATCH_SETTINGS,
   // Delivery follow-up and operator holds (issue 13).
   DELIVERY_REPORT_GRACE_MS: {
     kind: 'integer',
@@ -343,6 +346,7 @@ export const WIRING_SETTINGS = {
   EMAIL_BULK_QUEUE_ARN: { kind: 'text', description: 'the email bulk lane queue, as a Scheduler target' },
   SMS_CRITICAL_QUEUE_ARN: { kind: 'text', description: 'the sms critical lane queue, as a Scheduler target' },
   SMS_BULK_QUEUE_ARN: { kind: 'text', description: 'the sms bulk lane queue, as a Scheduler target' },
+  ...INDEX_WATCH_WIRING_SETTINGS,
   FINGERPRINT_KEY: {
     kind: 'text',
     description:

@@ -95,6 +95,16 @@ export interface Intent {
    * is what makes the open-intent index sparse.
    */
   readonly dueAt?: number | undefined;
+  /**
+   * Out of the open index although `dueAt` is set (docs/table-design.md "Watched rows"): intake
+   * sent a delayed watch message for the row before reserving it, and the row is on the happy path
+   * (reserved → sending → accepted, nothing pending). The watch puts it into the index if it still
+   * owes something when it fires (`INDEX_WATCH_DELAY_MS` after intake); any move off the happy path
+   * puts it in at once (`planTransition`, `planSameState`), and so does every `defer`. Absent: the
+   * row is in the index whenever it has a `dueAt` (rows reserved by anything but intake, rows
+   * written before watches existed). Stored as the absence of the index's partition key.
+   */
+  readonly watched?: true | undefined;
   /** Sealed send envelope (destination + variables); kept only while a send may still happen. */
   readonly envelope?: string | undefined;
   /**
@@ -188,6 +198,48 @@ export function deferredDueAt(row: Pick<Intent, 'fallbackDueAt' | 'state'>, at: 
   return dueWithFallback(row, at, at) ?? at;
 }
 
+/** Whether the row is in the open index: it owes something (`dueAt`) and is not `watched`. */
+export function inOpenIndex(row: Pick<Intent, 'dueAt' | 'watched'>): boolean {
+  return row.dueAt !== undefined && row.watched !== true;
+}
+
+/** The states of the happy path, where a watched row may stay out of the open index. */
+const WATCHED_STATES: ReadonlySet<IntentState> = new Set(['reserved', 'sending', 'accepted']);
+
+/**
+ * Whether a watched row stays out of the open index after a move (docs/table-design.md "Watched
+ * rows"): only while it is on the happy path (reserved → sending → accepted) with nothing pending
+ * (no escalation, no channel fallback, no send-window hold). Once in the index a row stays there
+ * until it owes nothing; a resolved row owes nothing and is in no index either way.
+ */
+export function staysWatched(
+  row: Pick<Intent, 'watched'>,
+  next: Pick<Intent, 'state' | 'escalationPending' | 'fallbackDueAt' | 'notBefore' | 'dueAt'>,
+): true | undefined {
+  return row.watched === true &&
+    next.dueAt !== undefined &&
+    WATCHED_STATES.has(next.state) &&
+    next.escalationPending !== true &&
+    next.fallbackDueAt === undefined &&
+    next.notBefore === undefined
+    ? true
+    : undefined;
+}
+
+/**
+ * The row intake reserves once its watch message is sent (`INDEX_WATCH_DELAY_MS` = `delayMs`):
+ * watched, unless it needs the reconciler before the watch fires — a send-window hold (sent when
+ * the window opens), a channel fallback (owed by its `within`), a deadline-risk warning (published
+ * by the reconciler when intake could not), or a deadline sooner than the watch (failed and
+ * escalated at the deadline if nothing sends it).
+ */
+export function watchedAtIntake(intent: Intent, delayMs: number): Intent {
+  const watched = staysWatched({ watched: true }, intent);
+  if (!watched || intent.fallback !== undefined || intent.deadline <= intent.createdAt + delayMs)
+    return intent;
+  return { ...intent, watched };
+}
+
 /** Fields a transition may change; everything else is fixed at intake. */
 export const MUTABLE_INTENT_FIELDS = [
   'state',
@@ -200,6 +252,7 @@ export const MUTABLE_INTENT_FIELDS = [
   'leaseExpiresAt',
   'batch',
   'dueAt',
+  'watched',
   'envelope',
   'escalationPending',
   'escalatedAt',

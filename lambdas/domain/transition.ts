@@ -4,6 +4,7 @@ import {
   type Intent,
   type LedgerTiming,
   nextDueAt,
+  staysWatched,
   type TransitionRecord,
 } from './intent.ts';
 import {
@@ -121,6 +122,26 @@ export function planTransition(
   const escalationPending =
     escalates(change.to, change.reason) || riskWarningPending(intent, change.to) ? true : undefined;
   const fallback = fallbackAfterMove(intent, change.to, change.reason);
+  // A pending escalation keeps the row due (now; never later than the deadline, like every
+  // time in the open index) until it is published.
+  const dueAt = escalationPending
+    ? Math.min(at, intent.deadline)
+    : dueWithFallback(
+        { ...fallback, state: change.to },
+        nextDueAt(
+          change.to,
+          {
+            enteredAt: at,
+            deadline: intent.deadline,
+            leaseExpiresAt,
+            nextAttemptAt,
+            previousDueAt: intent.dueAt,
+            notBefore: intent.notBefore,
+          },
+          timing,
+        ),
+        at,
+      );
   const next: Intent = {
     ...merged,
     ...fallback,
@@ -135,26 +156,15 @@ export function planTransition(
     // Every transition leaves the current `unknown` (or enters a new one): an escalation is over.
     escalatedAt: undefined,
     acceptedAt: change.to === 'accepted' ? at : undefined,
-    // A pending escalation keeps the row due (now; never later than the deadline, like every
-    // time in the open index) until it is published.
-    dueAt: escalationPending
-      ? Math.min(at, intent.deadline)
-      : dueWithFallback(
-          { ...fallback, state: change.to },
-          nextDueAt(
-            change.to,
-            {
-              enteredAt: at,
-              deadline: intent.deadline,
-              leaseExpiresAt,
-              nextAttemptAt,
-              previousDueAt: intent.dueAt,
-              notBefore: intent.notBefore,
-            },
-            timing,
-          ),
-          at,
-        ),
+    dueAt,
+    // Off the happy path a watched row enters the open index with this very write.
+    watched: staysWatched(intent, {
+      state: change.to,
+      escalationPending,
+      fallbackDueAt: fallback.fallbackDueAt,
+      notBefore: intent.notBefore,
+      dueAt,
+    }),
     transitions: [...intent.transitions, record],
   };
   return { expected: { state: intent.state, version: intent.version }, record, next };
@@ -216,6 +226,9 @@ export function planSameState(
       ...next,
       // A pending fallback keeps the row due by its own time (./intent.ts `dueWithFallback`).
       dueAt: dueWithFallback(next, next.dueAt, record.at),
+      // A record that keeps an open row's state (a wait, a warning, an escalation) takes it off
+      // the happy path: a watched row enters the open index with it.
+      watched: undefined,
       version: record.seq,
       transitions: [...intent.transitions, record],
     },

@@ -46,6 +46,19 @@ export function parseIntentMessage(body: string, expectedChannel: Channel): Inte
   };
 }
 
+const WatchMessageSchema = z.object({
+  noticeId: z.string().regex(/^ntc_[a-z2-7]{26}$/),
+  channel: z.enum(['email', 'sms']),
+});
+
+/** Parses a watch's body (lambdas/adapters/sqs/sqs-row-watch.ts); a malformed one is a PoisonMessageError. */
+export function parseWatchMessage(body: string): IntentRef {
+  const parsed = WatchMessageSchema.safeParse(messageJson(body));
+  if (!parsed.success)
+    throw new PoisonMessageError(`message body is not a watch: ${parsed.error.issues[0]?.message}`);
+  return { noticeId: parsed.data.noticeId, channel: parsed.data.channel };
+}
+
 const SuppressionSyncSchema = z.object({
   kind: z.literal('suppression_sync'),
   channel: z.enum(['email', 'sms']),

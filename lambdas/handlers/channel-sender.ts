@@ -11,6 +11,13 @@ import { mirrorSuppression } from '../use-cases/mirror-suppression.ts';
 import { logger, metrics } from '../wiring/observability.ts';
 import { getSenderRuntime, type SenderRuntime } from '../wiring/sender.ts';
 
+/** A step as logged: a recorded outcome equal to the state it led to is said once. */
+function compactResult(result: DeliveryResult): DeliveryResult | Record<string, unknown> {
+  if (result.kind !== 'recorded' || !('outcome' in result) || result.outcome !== result.state) return result;
+  const { outcome: _same, ...rest } = result;
+  return rest;
+}
+
 /** What the handler uses of the sender's runtime. */
 export type SenderHandlerRuntime = Pick<SenderRuntime, 'deps' | 'batchMax'>;
 
@@ -42,10 +49,13 @@ export function channelSenderHandler(
   }
 
   function report(ref: IntentRef, record: SQSRecord, result: DeliveryResult): void {
+    // One line per message (what each worker did with it), short: the receive count only when it
+    // was handed again, the provider's outcome only where it is not the state it led to.
+    const receiveCount = record.attributes?.ApproximateReceiveCount;
     logger.info('delivery step', {
       ...ref,
-      receiveCount: record.attributes?.ApproximateReceiveCount,
-      result,
+      ...(receiveCount !== undefined && receiveCount !== '1' ? { receiveCount } : {}),
+      result: compactResult(result),
     });
     // A row sent back without a move: a bounded wait, measured (docs/architecture.md §4 "No silent waits").
     if (result.kind === 'deferred') metrics.addMetric(deferralMetric(result.cause), MetricUnit.Count, 1);

@@ -96,10 +96,11 @@ async function webhookRoute(request: HttpRequest, runtime: ProviderEventsRuntime
         // A non-2xx would only make the provider retry something that cannot succeed.
         response: emptyResponse(200),
         noticeId: verdict.reports[0]?.ref.noticeId,
+        // Short: two of these per SMS (Twilio's `sent` and `delivered`). Counts only when unusual.
         log: {
           provider,
-          reports: verdict.reports.length,
-          unmatched: verdict.unmatched,
+          ...(verdict.reports.length !== 1 ? { reports: verdict.reports.length } : {}),
+          ...(verdict.unmatched > 0 ? { unmatched: verdict.unmatched } : {}),
           ...(verdict.ignored.length > 0 ? { ignored: verdict.ignored } : {}),
           results: summary(results),
         },

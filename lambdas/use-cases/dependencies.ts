@@ -13,6 +13,7 @@ import type { LedgerStore } from '../ports/ledger-store.port.ts';
 import type { ArchivedRowReader, KeyRecordReader } from '../ports/notice-archive.port.ts';
 import type { EscalationMarkers, OpenIndex } from '../ports/open-index.port.ts';
 import type { RecentFailures } from '../ports/recent-failures.port.ts';
+import type { RowWatch } from '../ports/row-watch.port.ts';
 import type { SendGate } from '../ports/send-gate.port.ts';
 import type { Suppressions } from '../ports/suppressions.port.ts';
 import type { ThrottleGateStore } from '../ports/throttle-gate.port.ts';
@@ -71,6 +72,11 @@ export interface Dependencies {
   readonly operatorHoldMs?: number | undefined;
   /** Send windows per channel and the default zone (docs/architecture.md §12); absent: none. */
   readonly sendWindows?: SendWindows | undefined;
+  /**
+   * Intake's watch (docs/table-design.md "Watched rows"): sent before the reserve, it lets rows on
+   * the happy path stay out of the open index. Absent: every row enters the index at intake.
+   */
+  readonly watch?: RowWatch | undefined;
 }
 
 /** A channel's provider that cannot send yet: which one, and what it lacks (names, never values). */
@@ -134,7 +140,8 @@ export type IntakeDependencies = WithLedger<
   | 'timing'
   | 'defaultDeadlineMs'
   | 'configuredChannels'
-  | 'sendWindows',
+  | 'sendWindows'
+  | 'watch',
   IntakeLedger
 >;
 

@@ -1,6 +1,7 @@
 import type { Channel } from '../domain/channel.ts';
 import type { IntentQueue, IntentRef } from '../ports/intent-queue.port.ts';
 import type { IntakeDependencies } from './dependencies.ts';
+import { forEachLimited } from './limited.ts';
 
 /** SQS takes at most ten messages per SendMessageBatch. */
 export const ENQUEUE_CHUNK = 10;
@@ -55,4 +56,37 @@ export async function withCoalescedEnqueue<T, D extends Pick<IntakeDependencies,
   for (const rest of gathering.values()) send(rest);
   const outcomes = await Promise.all(sends);
   return { result, enqueued, enqueueFailed: outcomes.includes(false) };
+}
+
+/**
+ * Sends the watches of a batch request's items ahead of their intakes, ten per SendMessageBatch
+ * instead of one request per notice (docs/table-design.md "Watched rows"); an item's own watch then
+ * finds its rows' sent and sends nothing. A chunk that failed is sent again by its items, each on
+ * its own. Sent ahead, a watch may fire before its item's reserve (a long batch, a short delay):
+ * the watch then looks once more (lambdas/use-cases/watch-rows.ts `look_again`).
+ */
+export async function withWatchesAhead<D extends Pick<IntakeDependencies, 'watch'>>(
+  deps: D,
+  refs: readonly IntentRef[],
+): Promise<D> {
+  const { watch } = deps;
+  if (!watch || refs.length === 0) return deps;
+  const key = (ref: IntentRef) => `${ref.noticeId}|${ref.channel}`;
+  const chunks: IntentRef[][] = [];
+  for (let i = 0; i < refs.length; i += ENQUEUE_CHUNK) chunks.push(refs.slice(i, i + ENQUEUE_CHUNK));
+  const sent = new Set<string>();
+  await forEachLimited(chunks, async (chunk) => {
+    await watch.watch(chunk);
+    for (const ref of chunk) sent.add(key(ref));
+  });
+  return {
+    ...deps,
+    watch: {
+      delayMs: watch.delayMs,
+      watch: async (mine) => {
+        const rest = mine.filter((ref) => !sent.has(key(ref)));
+        if (rest.length > 0) await watch.watch(rest);
+      },
+    },
+  };
 }

@@ -5,7 +5,13 @@ import { type ResolvedDestination, resolveDestination } from '../domain/destinat
 import { InvalidDestinationError } from '../domain/errors.ts';
 import { type FallbackSpec, withFallback } from '../domain/fallback.ts';
 import { containsContactData, deriveNoticeId, variableDigests } from '../domain/identity.ts';
-import { createIntent, type Intent, isSameContent, type SmsShape } from '../domain/intent.ts';
+import {
+  createIntent,
+  type Intent,
+  isSameContent,
+  type SmsShape,
+  watchedAtIntake,
+} from '../domain/intent.ts';
 import { DEFAULT_PRIORITY, type Priority } from '../domain/priority.ts';
 import { applySendWindow } from '../domain/send-window.ts';
 import { smsShape } from '../domain/sms-shape.ts';
@@ -13,7 +19,7 @@ import type { IntentState } from '../domain/state-machine.ts';
 import type { TemplateDefinition } from '../domain/template.ts';
 import { renderEmail, renderSms } from '../domain/template-render.ts';
 import { checkVariables } from '../domain/template-variables.ts';
-import { laneRef } from '../ports/intent-queue.port.ts';
+import { type IntentRef, laneRef } from '../ports/intent-queue.port.ts';
 import type { KeyRecord } from '../ports/notice-archive.port.ts';
 import {
   type DeadlineRiskDependencies,
@@ -164,6 +170,30 @@ function resolveAll(request: NoticeRequest, deps: Pick<IntakeDependencies, 'fing
   return { resolved, violations };
 }
 
+/** The rows a request names: its notice id (derived from the event) on each of its channels. */
+export function requestedRows(request: NoticeRequest): IntentRef[] {
+  const noticeId = deriveNoticeId(request.eventType, request.eventId, request.recipient.id);
+  return request.channels.map((channel) => ({ noticeId, channel }));
+}
+
+/**
+ * Sends the watch of every channel of the notice, delayed by `INDEX_WATCH_DELAY_MS`; resolves
+ * to the watch once its messages are durable. A watch that could not be sent costs the rows their
+ * place out of the index (they enter it at intake, as without a watch), never the notice.
+ */
+async function watchBeforeReserve(
+  noticeId: string,
+  prepared: readonly PreparedChannel[],
+  deps: Pick<IntakeDependencies, 'watch'>,
+): Promise<{ readonly delayMs: number } | undefined> {
+  const { watch } = deps;
+  if (!watch) return undefined;
+  return watch.watch(prepared.map(({ channel }) => ({ noticeId, channel }))).then(
+    () => watch,
+    () => undefined,
+  );
+}
+
 /**
  * The requested content of one channel, as a conflict compares it (domain/content-parts.ts): the
  * same fields whether it is recorded now or compared with a row, or a key record, recorded before.
@@ -221,15 +251,18 @@ function answerFromKeyRecord(record: KeyRecord, requested: ComparableContent): C
  *     from the key record (duplicate or conflict) and not reserved;
  *  3. per channel still to record: render once (proves it renders, measures SMS segments), seal
  *     destination + variables, build the `reserved` intent;
- *  4. reserve those channels in one atomic write (created / duplicate / conflict per channel), so
+ *  4. send each of those channels' watch (a delayed message: docs/table-design.md "Watched rows"),
+ *     so that the rows may stay out of the open index while on the happy path;
+ *  5. reserve those channels in one atomic write (created / duplicate / conflict per channel), so
  *     that of concurrent identical requests exactly one is told 202;
- *  5. enqueue a reference for each newly created channel; answer 409 if any channel conflicts.
+ *  6. enqueue a reference for each newly created channel; answer 409 if any channel conflicts.
  * A channel this request added is recorded and sent even when another channel conflicts (the
  * 409 lists per channel what happened): taking it back would race a concurrent replay that was
  * already told the row exists. The same holds across the hot window: a request that adds a
  * channel to a notice whose other channel left the table records the new channel and answers the
  * old one from its key record.
- * A crash between 4 and 5 loses nothing: the reconciler re-enqueues reserved rows that no
+ * A crash between 5 and 6 loses nothing: the watch puts the reserved row into the open index
+ * (without a watch it is there already) and the reconciler re-enqueues a reserved row that no
  * worker claimed within SEND_LEASE_MS.
  *
  * A key record exists from a row's resolution on (the archiver writes it within minutes; the row
@@ -348,10 +381,13 @@ export async function submitNotice(
     prepared.push({ channel, intent: estimate.intent, estimate });
   }
 
+  // The watch before the write (docs/table-design.md "Watched rows"): whatever happens to this
+  // process after the reserve, each row is looked at once more; without it, rows enter the index.
+  const watched = prepared.length > 0 ? await watchBeforeReserve(noticeId, prepared, deps) : undefined;
   const reservations =
     prepared.length > 0
       ? await deps.store.reserveNotice(
-          prepared.map(({ intent }) => intent),
+          prepared.map(({ intent }) => (watched ? watchedAtIntake(intent, watched.delayMs) : intent)),
           visible,
         )
       : [];

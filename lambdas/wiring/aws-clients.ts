@@ -17,6 +17,18 @@ export function useAwsClientPlugin(plugin: ((fn: FunctionName) => AwsClientPlugi
 }
 
 /**
+ * Local only, beside the plugin above: what a local service adds to some functions' clients on
+ * top of it (a queue's journal: local/sqs-journal.ts). Cleared with `undefined`.
+ */
+let extraPluginsOf: ((fn: FunctionName) => AwsClientPlugin | undefined)[] = [];
+
+export function addAwsClientPlugin(
+  plugin: ((fn: FunctionName) => AwsClientPlugin | undefined) | undefined,
+): void {
+  extraPluginsOf = plugin ? [...extraPluginsOf, plugin] : [];
+}
+
+/**
  * The AWS clients of one function's runtime: DynamoDB and SQS, built once per cold start and
  * shared by every adapter of that runtime (the ledger, the queues, the rate budget, the backlog
  * probe), so a function opens one connection pool per service, not one per adapter; and `adopt`,
@@ -33,6 +45,10 @@ export interface AwsClients {
 export function awsClientAdopter(fn: FunctionName): AwsClients['adopt'] {
   return (client) => {
     if (pluginOf) client.middlewareStack.use(pluginOf(fn));
+    for (const extra of extraPluginsOf) {
+      const plugin = extra(fn);
+      if (plugin) client.middlewareStack.use(plugin);
+    }
     return client;
   };
 }

@@ -18,7 +18,7 @@ import { buildSealer } from './envelope.ts';
 import { loadFingerprintKey } from './fingerprint.ts';
 import { httpLedger, keyCheckStore, ledgerTable, verifyKeys } from './ledger.ts';
 import { once } from './once.ts';
-import { buildQueue } from './queue.ts';
+import { buildQueue, buildRowWatch } from './queue.ts';
 import { sendWindowsOf } from './send-windows.ts';
 
 /**
@@ -60,6 +60,7 @@ export async function buildHttpRuntime(
         'the http function (a timeline past the hot window)',
       ),
       queue: buildQueue(config, clients.sqs),
+      watch: buildRowWatch(config, clients.sqs),
       sealer,
       catalog: templateCatalog,
       clock: systemClock,

@@ -24,6 +24,7 @@ import type {
   ReportLedger,
   SenderLedger,
 } from '../use-cases/dependencies.ts';
+import type { WatchDependencies } from '../use-cases/watch-rows.ts';
 
 /** The ledger table over the runtime's DynamoDB client (./aws-clients.ts); each function takes from it the ports it uses. */
 export function ledgerTable(config: Config, client: DynamoDBClient): LedgerTableClient {
@@ -67,6 +68,14 @@ export function senderLedger(table: LedgerTableClient): SenderLedger {
     recordBatch,
     defer,
   };
+}
+
+/** The watch function: a row read (listed, then consistently) and `defer`, nothing else. */
+export function watchLedger(table: LedgerTableClient): WatchDependencies['store'] {
+  const { get } = dynamoDbIntentTransitions(table);
+  const { getRows } = dynamoDbNoticeReader(table);
+  const { defer } = dynamoDbOpenIndex(table);
+  return { get, getRows, defer };
 }
 
 /** The throttle gate a sender's send gate reads and closes. */

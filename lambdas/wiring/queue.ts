@@ -1,5 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { type LaneQueues, SqsIntentQueue } from '../adapters/sqs/sqs-intent-queue.ts';
+import { SqsRowWatch } from '../adapters/sqs/sqs-row-watch.ts';
 import { CHANNEL_SETTINGS, LANE_SETTINGS } from '../contract/settings.ts';
 import { CHANNELS, type Channel } from '../domain/channel.ts';
 import type { Config } from '../edge/config.ts';
@@ -7,6 +8,15 @@ import type { Config } from '../edge/config.ts';
 /** Both channels' queues over the runtime's SQS client (./aws-clients.ts). */
 export function buildQueue(config: Config, client: SQSClient): SqsIntentQueue {
   return new SqsIntentQueue(client, channelQueueUrls(config), laneQueues(config, 'queueUrls'));
+}
+
+/**
+ * Intake's watch (docs/table-design.md "Watched rows"), when the stack wires its queue and
+ * `INDEX_WATCH_DELAY_MS` is not 0; absent: every row enters the open index at intake.
+ */
+export function buildRowWatch(config: Config, client: SQSClient): SqsRowWatch | undefined {
+  if (!config.WATCH_QUEUE_URL || config.INDEX_WATCH_DELAY_MS === 0) return undefined;
+  return new SqsRowWatch(client, config.WATCH_QUEUE_URL, config.INDEX_WATCH_DELAY_MS);
 }
 
 /** Each channel's queue (its standard lane). */

@@ -23,6 +23,7 @@ import type { ChannelQueue, LaneName } from './channel-queue.ts';
 import type { LedgerTable } from './ledger-table.ts';
 import { ManagedPolicyRole } from './managed-policy-role.ts';
 import type { RetryScheduler } from './retry-scheduler.ts';
+import type { WatchQueue } from './watch-queue.ts';
 
 export { ENVELOPE_ENCRYPTION_CONTEXT, REPO_ROOT };
 
@@ -280,6 +281,35 @@ export class NoticeFunction extends Construct {
         ...(options.maxBatchingWindowSeconds
           ? { maxBatchingWindow: Duration.seconds(options.maxBatchingWindowSeconds) }
           : {}),
+      }),
+    );
+  }
+
+  /** `sqs:SendMessage` on the watch queue (docs/table-design.md "Watched rows"); sets WATCH_QUEUE_URL. */
+  bindWatchQueue(watch: WatchQueue): void {
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'SendWatches',
+        actions: ['sqs:SendMessage'],
+        resources: [watch.queue.queueArn],
+      }),
+    );
+    this.addEnvironment('WATCH_QUEUE_URL', watch.queue.queueUrl);
+    this.addEnvironment('WATCH_QUEUE_ARN', watch.queue.queueArn);
+  }
+
+  /**
+   * Makes the function the watch queue's consumer: up to 100 watches per invocation (gathered for
+   * up to 5 s, which Lambda requires above 10), their rows read together, partial batch responses.
+   */
+  consumeWatchQueue(watch: WatchQueue): void {
+    this.addEnvironment('WATCH_QUEUE_ARN', watch.queue.queueArn);
+    this.function.addEventSource(
+      new SqsEventSource(watch.queue, {
+        batchSize: 100,
+        maxBatchingWindow: Duration.seconds(5),
+        maxConcurrency: 5,
+        reportBatchItemFailures: true,
       }),
     );
   }

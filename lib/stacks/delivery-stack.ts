@@ -20,7 +20,7 @@ import { acknowledge } from '../nag.ts';
 import type { DeployedProvider, ProviderBinding } from '../providers/binding.ts';
 import { deployedBindings, REGISTERED_PROVIDER_IDS } from '../providers/registry.ts';
 import { webhookThrottles } from '../providers/webhook-throttle.ts';
-import type { StatefulStack } from './stateful-stack.ts';
+import { type StatefulStack, WATCH_TIMEOUT } from './stateful-stack.ts';
 
 export interface DeliveryStackProps extends StackProps {
   readonly config: NoticeLedgerConfig;
@@ -38,13 +38,14 @@ export interface DeliveryStackProps extends StackProps {
  *
  * | function        | ledger table                               | queues            | envelope key    | secrets            | other |
  * |-----------------|--------------------------------------------|-------------------|-----------------|--------------------|-------|
- * | http            | Put/Get/Query/Update item, Query open index | send both        | GenerateDataKey | fingerprint        | escalations, archive rows/ (read) |
+ * | http            | Put/Get/Query/Update item, Query open index | send both, watch | GenerateDataKey | fingerprint        | escalations, archive rows/ (read) |
  * | send-email      | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
  * | send-sms        | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
  * | reconciler      | Get/BatchGet/Update/Put item, Query open index | send both     | Decrypt         | lookups' providers | scheduler, escalations |
  * | provider-events | Get/Update/Put item (suppressions)         | its DLQ           | —               | inbound providers' | — |
  * | outcome-stream  | the stream (read)                          | webhook queue     | —               | —                  | outcome bus |
  * | archiver        | the stream (read), BatchWrite of K# items  | its failure queue | —               | —                  | archive facts/, rows/ (write once) |
+ * | watch           | Get/Update item                            | watch: consume    | —               | —                  | — |
  */
 export class DeliveryStack extends Stack {
   readonly functions: Readonly<Record<FunctionName, NoticeFunction>>;
@@ -68,7 +69,7 @@ export class DeliveryStack extends Stack {
     // Every permission on stateful resources is written on this side (principal policies), so
     // the dependency runs one way: delivery → stateful.
     this.addStackDependency(stateful);
-    const { keys, ledger, archive, queues, lanes, retryScheduler, secrets } = stateful;
+    const { keys, ledger, archive, queues, lanes, retryScheduler, secrets, watch: watchQueue } = stateful;
     // Every queue intake and the reconciler read the backlog of (deadline risk, docs/architecture.md §11).
     const allQueues = [
       queues.email,
@@ -134,6 +135,8 @@ export class DeliveryStack extends Stack {
     http.bindLaneQueues(lanes.email);
     http.bindLaneQueues(lanes.sms);
     http.bindQueueDepth(allQueues);
+    // The watch before each reserve (docs/table-design.md "Watched rows").
+    http.bindWatchQueue(watchQueue);
     http.bindEnvelopeKey(keys.envelope, 'seal');
     http.bindSecret(secrets.fingerprintKey, 'FINGERPRINT_KEY_SECRET_ARN');
     // Deadline-risk warnings go out from intake (docs/architecture.md §11).
@@ -266,6 +269,16 @@ export class DeliveryStack extends Stack {
       providerEvents,
     });
 
+    // The watch: rows on the happy path still owed something when their watch fires enter the
+    // open index (docs/table-design.md "Watched rows"). A row read and `defer`, nothing else.
+    const watch = make('Watch', 'watch', {
+      description: 'notice-ledger watch: rows still open after INDEX_WATCH_DELAY_MS enter the open index',
+      timeout: WATCH_TIMEOUT,
+      invocation: 'sync',
+    });
+    watch.bindTable(ledger, { items: ['GetItem', 'UpdateItem'] });
+    watch.consumeWatchQueue(watchQueue);
+
     // Outcome events (issue 23): the table's change stream → the bus and the signed webhooks.
     const outcomeStream = make('OutcomeStream', 'outcomeStream', {
       description: 'notice-ledger outcome events: the ledger stream → the bus and the webhook queue',
@@ -306,6 +319,7 @@ export class DeliveryStack extends Stack {
       sendSms,
       reconciler,
       providerEvents,
+      watch,
       outcomeStream,
       outcomeWebhooks,
       archiver,
@@ -317,6 +331,7 @@ export class DeliveryStack extends Stack {
       SendSms: sendSms.function,
       Reconciler: reconciler.function,
       ProviderEvents: providerEvents.function,
+      Watch: watch.function,
       OutcomeStream: outcomeStream.function,
       OutcomeWebhooks: outcomeWebhooks.function,
       Archiver: archiver.function,
@@ -331,6 +346,7 @@ export class DeliveryStack extends Stack {
       deadLetterQueues: [
         ...allQueues.map((q) => ({ label: queueLabel(q), queue: q.deadLetterQueue })),
         { label: 'ProviderEvents', queue: this.providerEventsDeadLetterQueue },
+        { label: 'Watch', queue: watchQueue.deadLetterQueue },
         { label: 'OutcomeStream', queue: this.outcomes.streamFailureQueue },
         { label: 'OutcomeWebhooks', queue: this.outcomes.webhookDeadLetterQueue },
         { label: 'Archiver', queue: this.archiving.failureQueue },

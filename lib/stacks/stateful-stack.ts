@@ -9,10 +9,14 @@ import { NoticeKeys } from '../constructs/keys.ts';
 import { LedgerTable } from '../constructs/ledger-table.ts';
 import { RetryScheduler } from '../constructs/retry-scheduler.ts';
 import { NoticeSecrets } from '../constructs/secrets.ts';
+import { WatchQueue } from '../constructs/watch-queue.ts';
 import { acknowledge } from '../nag.ts';
 import type { ProviderResources } from '../providers/binding.ts';
 import { pascal, secretFields } from '../providers/provider-secret.ts';
 import { deployedBindings } from '../providers/registry.ts';
+
+/** The watch function's timeout (its queue's visibility timeout is six times this). */
+export const WATCH_TIMEOUT = Duration.seconds(30);
 
 export interface StatefulStackProps extends StackProps {
   readonly config: NoticeLedgerConfig;
@@ -39,6 +43,8 @@ export class StatefulStack extends Stack {
     readonly sms: Readonly<Record<LaneName, ChannelQueue>>;
   };
   readonly retryScheduler: RetryScheduler;
+  /** Intake's watches (docs/table-design.md "Watched rows") and their DLQ. */
+  readonly watch: WatchQueue;
   readonly secrets: NoticeSecrets;
   /** What each deployed provider's binding keeps in this stack, by provider id. */
   readonly providerResources = new Map<string, ProviderResources>();
@@ -90,6 +96,8 @@ export class StatefulStack extends Stack {
       email: { critical: lane('email', 'critical'), bulk: lane('email', 'bulk') },
       sms: { critical: lane('sms', 'critical'), bulk: lane('sms', 'bulk') },
     };
+
+    this.watch = new WatchQueue(this, 'WatchQueue', { consumerTimeout: WATCH_TIMEOUT });
 
     this.retryScheduler = new RetryScheduler(this, 'RetryScheduler', {
       groupName: `${config.resourcePrefix}-retries`,
@@ -160,5 +168,9 @@ export class StatefulStack extends Stack {
         description: `Dead-letter queue of the ${queueLabel(q)} queue: redrive with start-message-move-task (docs/deploy.md)`,
       });
     }
+    new CfnOutput(this, 'WatchDeadLetterQueueArn', {
+      value: this.watch.deadLetterQueue.queueArn,
+      description: 'Dead-letter queue of the watches: redrive with start-message-move-task (docs/deploy.md)',
+    });
   }
 }

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, EventBridgeEvent } from 'aws-lambda';
 import { laneEventSource } from '../../lambdas/contract/lanes.ts';
@@ -10,11 +11,14 @@ import { handler as providerEvents } from '../../lambdas/handlers/provider-event
 import { handler as reconcilerHandler } from '../../lambdas/handlers/reconciler.ts';
 import { handler as sendEmail } from '../../lambdas/handlers/send-email.ts';
 import { handler as sendSms } from '../../lambdas/handlers/send-sms.ts';
+import { handler as watchHandler } from '../../lambdas/handlers/watch.ts';
+import { addAwsClientPlugin } from '../../lambdas/wiring/aws-clients.ts';
 import { configuredChannels } from '../../lambdas/wiring/core.ts';
 import { getCallerDirectory, getHttpRuntime } from '../../lambdas/wiring/http.ts';
 import { getProviderEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
 import { getReconcilerRuntime } from '../../lambdas/wiring/reconciler.ts';
 import { getSenderRuntime } from '../../lambdas/wiring/sender.ts';
+import { getWatchRuntime } from '../../lambdas/wiring/watch.ts';
 import { isConsolePath, serveConsole } from '../console.ts';
 import { type CrashPointSpec, describeCrashPoint, installCrashPoints } from '../crash-points.ts';
 import type { HttpApiHandler } from '../http-gateway.ts';
@@ -23,6 +27,7 @@ import { startPeriodicTask } from '../periodic-task.ts';
 import type { LocalProvider } from '../providers/local-provider.ts';
 import type { LocalService, StackContext } from '../service.ts';
 import { type SqsEventSource, type SqsHandler, startSqsEventSource } from '../sqs-event-source.ts';
+import { sqsJournal } from '../sqs-journal.ts';
 import type { QueueInfo } from './queues.ts';
 
 const RECONCILER_FIRST_RUN_MS = 1_000;
@@ -47,6 +52,8 @@ export interface FunctionsOptions {
     readonly channel: Channel;
     readonly lane: 'critical' | 'bulk';
   })[];
+  /** Intake's watches (docs/table-design.md "Watched rows"): polled for the watch function. */
+  readonly watch: () => QueueInfo;
   readonly functionTimeoutMs: number;
   readonly concurrency: number;
   readonly reconcileIntervalMs: number;
@@ -70,6 +77,16 @@ export function functionsService(options: FunctionsOptions): LocalService {
     name: 'functions',
     async start(context) {
       const { log, region } = context;
+      // The watch queue survives a restart, as SQS's would (../sqs-journal.ts): a watch lost with
+      // the in-memory queue would leave its row out of the open index for good. Journaled on
+      // intake's sends and the watch poller's deletes; what was owed is sent again (at once).
+      const watchQueue = options.watch();
+      const watchJournal = sqsJournal(join(context.dataDir, 'watch.journal'), () => watchQueue.url);
+      addAwsClientPlugin((fn) => (fn === 'http' ? watchJournal.plugin : undefined));
+      const replayClient = new SQSClient({ endpoint: context.env.AWS_ENDPOINT_URL_SQS, region });
+      replayClient.middlewareStack.use(watchJournal.plugin);
+      const replayed = await watchJournal.replay(replayClient).finally(() => replayClient.destroy());
+      if (replayed > 0) log(`watch: ${replayed} watch(es) queued again after the restart`);
       await getHttpRuntime();
       // The role map too, so that a malformed entry stops the start, named (as a cold start would).
       getCallerDirectory();
@@ -78,6 +95,7 @@ export function functionsService(options: FunctionsOptions): LocalService {
       const channels = configuredChannels(context.env);
       const senders = await Promise.all(channels.map((channel) => getSenderRuntime(channel)));
       await getReconcilerRuntime();
+      await getWatchRuntime();
       if (options.crashPoint) {
         // Before any handler runs: the ports are wrapped on the runtimes the handlers use.
         for (const sender of senders) installCrashPoints(sender, options.crashPoint);
@@ -133,6 +151,30 @@ export function functionsService(options: FunctionsOptions): LocalService {
           log,
         });
       });
+      // The watch queue, polled as the watch function's role (its event source mapping's).
+      const watchClient = options.iam.adopt(
+        'watch',
+        new SQSClient({
+          endpoint: context.env.AWS_ENDPOINT_URL_SQS,
+          region,
+          requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
+        }),
+      );
+      watchClient.middlewareStack.use(watchJournal.plugin);
+      pollers.push(
+        startSqsEventSource({
+          client: watchClient,
+          queueUrl: watchQueue.url,
+          queueArn: watchQueue.arn,
+          region,
+          functionName: 'notice-ledger-watch',
+          handler: watchHandler,
+          functionTimeoutMs: options.functionTimeoutMs,
+          concurrency: 1,
+          batchSize: 10,
+          log,
+        }),
+      );
       const reconciler = startPeriodicTask({
         intervalMs: options.reconcileIntervalMs,
         firstRunAfterMs: RECONCILER_FIRST_RUN_MS,
@@ -162,6 +204,8 @@ export function functionsService(options: FunctionsOptions): LocalService {
             );
           }
           for (const client of sqs.values()) client.destroy();
+          watchClient.destroy();
+          addAwsClientPlugin(undefined);
         },
       };
     },

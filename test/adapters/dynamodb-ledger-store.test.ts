@@ -16,7 +16,7 @@ import {
   openIndexOutdated,
 } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
 import { decideClaim, planOutcome } from '../../lambdas/domain/attempt.ts';
-import type { Intent } from '../../lambdas/domain/intent.ts';
+import { type Intent, watchedAtIntake } from '../../lambdas/domain/intent.ts';
 import { Reason } from '../../lambdas/domain/state-machine.ts';
 import { planFact, planTransition, planUnknownEscalation } from '../../lambdas/domain/transition.ts';
 import { ddbClient, uniqueTableName } from '../helpers/dynamodb.ts';
@@ -295,8 +295,8 @@ describe('DynamoDbLedgerStore.apply (claim and transitions)', () => {
 describe('random operation sequences against DynamoDB Local', () => {
   it('never write an illegal transition; records stay append-only and ordered', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(ledgerOpArb, { maxLength: 25 }), async (ops) => {
-        await runLedgerSequence(store, ops);
+      fc.asyncProperty(fc.array(ledgerOpArb, { maxLength: 25 }), fc.boolean(), async (ops, watched) => {
+        await runLedgerSequence(store, ops, watched);
       }),
       { numRuns: 25 },
     );
@@ -671,6 +671,60 @@ describe('request counts and capacity (reported in docs/table-design.md)', () =>
     );
     expect(calls.map((c) => c.operation)).toEqual(['reserve', 'apply:sending', 'apply:accepted']);
     for (const call of calls) expect(call.capacity?.CapacityUnits).toBeGreaterThan(0);
+  });
+
+  /** Reserve, claim, accepted, delivered of one row; the capacity units of each write. */
+  async function happyPathUnits(intent: Intent): Promise<number[]> {
+    calls.length = 0;
+    await store.reserve(intent);
+    const claim = claimPlan(intent, 'w1');
+    await store.apply(claim);
+    const accepted = planOutcome(
+      claim.next,
+      { kind: 'accepted', receiptId: 'SM0123456789abcdef0123456789abcdef' },
+      {
+        now: T0 + 20,
+        provider: 'twilio',
+        policy: { baseMs: 1000, capMs: 10_000, maxAttempts: 3 },
+        random: () => 0.5,
+        timing: TEST_TIMING,
+      },
+    );
+    await store.apply(accepted);
+    await store.apply(
+      planTransition(
+        accepted.next,
+        { to: 'delivered', reason: Reason.deliveryReported, at: T0 + 30 },
+        TEST_TIMING,
+      ),
+    );
+    return calls.map((c) => c.capacity?.CapacityUnits ?? 0);
+  }
+
+  it('a watched row (docs/table-design.md "Watched rows"): 4 writes, 4 WCU, no index write; indexed, 8 WCU', async () => {
+    const sms = () => newIntent({ channel: 'sms', destination: '+15551234567' });
+    expect(await happyPathUnits(watchedAtIntake(sms(), 300_000))).toEqual([1, 1, 1, 1]);
+    expect(await happyPathUnits(sms())).toEqual([2, 2, 2, 2]);
+  });
+
+  it('a watched row is in no index until `defer` (the watch) puts it there, due when it says', async () => {
+    const intent = watchedAtIntake(newIntent({ channel: 'sms', destination: '+15551234567' }), 300_000);
+    await store.reserve(intent);
+    const listed = async () => {
+      const items = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.listOpen({ limit: 500, ...(cursor ? { cursor } : {}) });
+        items.push(...page.items.filter((i) => i.noticeId === intent.noticeId));
+        cursor = page.cursor;
+      } while (cursor);
+      return items;
+    };
+    expect(await store.get(intent.noticeId, 'sms')).toEqual(intent);
+    expect(await listed()).toEqual([]);
+    expect(await store.defer(intent.noticeId, 'sms', intent.version, intent.dueAt as number)).toBe(true);
+    expect(await store.get(intent.noticeId, 'sms')).toEqual({ ...intent, watched: undefined });
+    expect(await listed()).toMatchObject([{ state: 'reserved', dueAt: intent.dueAt }]);
   });
 });
 

@@ -157,8 +157,8 @@ describe('planOutcome', () => {
 describe('random operation sequences (in-memory ledger)', () => {
   it('never write an illegal transition; records stay append-only and ordered', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(ledgerOpArb, { maxLength: 40 }), async (ops) => {
-        await runLedgerSequence(new MemoryLedgerStore(), ops);
+      fc.asyncProperty(fc.array(ledgerOpArb, { maxLength: 40 }), fc.boolean(), async (ops, watched) => {
+        await runLedgerSequence(new MemoryLedgerStore(), ops, watched);
       }),
       { numRuns: 300 },
     );

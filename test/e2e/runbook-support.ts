@@ -498,7 +498,7 @@ interface BatchEntry {
 
 /**
  * local-aws-sqs in this process behind a proxy that can drop messages. Only whole
- * `SendMessageBatch` calls whose every entry matches a rule are dropped (the ledger's queue
+ * `SendMessageBatch` calls to a channel queue whose every entry matches a rule are dropped (the ledger's queue
  * adapter sends one entry per intent and channel queue, so that is every call for one intent);
  * everything else, long polls included, is forwarded untouched. The fake answer carries the MD5
  * of each body, as SQS's does, so the SDK's checksum validation accepts it.
@@ -557,7 +557,10 @@ export async function startLossySqs(): Promise<LossySqs> {
       if (req.headers['x-amz-target'] === 'AmazonSQS.SendMessageBatch') {
         let entries: BatchEntry[] = [];
         try {
-          entries = (JSON.parse(body.toString('utf8')) as { Entries?: BatchEntry[] }).Entries ?? [];
+          const batch = JSON.parse(body.toString('utf8')) as { QueueUrl?: string; Entries?: BatchEntry[] };
+          // The channel queues' references only: the watches (docs/table-design.md "Watched rows")
+          // name the same rows but are not the messages these rules lose.
+          entries = batch.QueueUrl?.endsWith('-watch') ? [] : (batch.Entries ?? []);
         } catch {
           entries = [];
         }

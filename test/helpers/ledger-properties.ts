@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { decideClaim, planOutcome } from '../../lambdas/domain/attempt.ts';
-import type { Intent } from '../../lambdas/domain/intent.ts';
+import { type Intent, inOpenIndex, watchedAtIntake } from '../../lambdas/domain/intent.ts';
 import { planCancel, planResolution, type ResolutionOutcome } from '../../lambdas/domain/operator-actions.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import { priorityOf } from '../../lambdas/domain/priority.ts';
@@ -32,6 +32,7 @@ import {
 } from '../../lambdas/domain/transition.ts';
 import { MAX_WAIT_RECORDS_PER_ROW, planWait, type Wait } from '../../lambdas/domain/waits.ts';
 import type { LedgerStore } from '../../lambdas/ports/ledger-store.port.ts';
+import { watchRows } from '../../lambdas/use-cases/watch-rows.ts';
 import { newIntent, T0, TEST_TIMING } from './factories.ts';
 
 const outcomeArb: fc.Arbitrary<ProviderOutcome> = fc.oneof(
@@ -67,7 +68,9 @@ export type LedgerOp =
   | { op: 'cancel' }
   | { op: 'replayStale' }
   /** The row waits without an attempt (docs/architecture.md §4 "No silent waits"): a hold or a check. */
-  | { op: 'wait'; kind: 'held' | 'check'; cause: 0 | 1; forMs: number };
+  | { op: 'wait'; kind: 'held' | 'check'; cause: 0 | 1; forMs: number }
+  /** Intake's watch fires (docs/table-design.md "Watched rows"): a watched row still open enters the index. */
+  | { op: 'watch' };
 
 export const ledgerOpArb: fc.Arbitrary<LedgerOp> = fc.oneof(
   fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 3_600_000 }) }),
@@ -98,6 +101,7 @@ export const ledgerOpArb: fc.Arbitrary<LedgerOp> = fc.oneof(
   }),
   fc.record({ op: fc.constant('cancel' as const) }),
   fc.record({ op: fc.constant('replayStale' as const) }),
+  fc.record({ op: fc.constant('watch' as const) }),
 );
 
 /** The invariants every stored row must satisfy, whatever happened before. */
@@ -148,6 +152,18 @@ export function assertRowInvariants(row: Intent): void {
   );
   if (row.dueAt !== undefined && row.state !== 'unknown' && row.state !== 'accepted')
     expect(row.dueAt).toBeLessThanOrEqual(row.deadline);
+  // Watched (out of the open index although due): only on the happy path, every record of it a
+  // move along reserved → sending → accepted, nothing pending.
+  if (row.watched) {
+    expect(['reserved', 'sending', 'accepted']).toContain(row.state);
+    expect(row.dueAt).toBeDefined();
+    expect(row.escalationPending).toBeUndefined();
+    expect(inOpenIndex(row)).toBe(false);
+    for (const record of records.slice(1)) {
+      expect(record.from).not.toBe(record.to);
+      expect(['sending', 'accepted']).toContain(record.to);
+    }
+  } else expect(inOpenIndex(row)).toBe(row.dueAt !== undefined);
   // The acceptance time lives on an accepted row only (the awaiting-report gauge reads it).
   expect(row.acceptedAt !== undefined).toBe(row.state === 'accepted');
   if (row.state === 'accepted' || row.state === 'delivered') {
@@ -173,9 +189,16 @@ export const TEST_ACTOR = 'arn:aws:sts::123456789012:assumed-role/NoticeLedgerOp
  * real planning functions and the given store; checks after every step that illegal moves
  * and stale writes change nothing and that history only ever grows at its end.
  */
-export async function runLedgerSequence(store: LedgerStore, ops: LedgerOp[]): Promise<void> {
+export async function runLedgerSequence(
+  store: LedgerStore,
+  ops: LedgerOp[],
+  /** Reserved as intake reserves after its watch: out of the open index while on the happy path. */
+  watched = false,
+): Promise<void> {
   let now = Date.parse('2026-11-30T10:00:00Z');
-  const seed = newIntent({ createdAt: now, deadline: now + 6 * 3_600_000 });
+  const fresh = newIntent({ createdAt: now, deadline: now + 6 * 3_600_000 });
+  const seed = watched ? watchedAtIntake(fresh, 60_000) : fresh;
+  expect(seed.watched).toBe(watched ? true : undefined);
   expect((await store.reserve(seed)).kind).toBe('created');
   let stalePlan: TransitionPlan | undefined;
   for (const step of ops) {
@@ -332,9 +355,25 @@ export async function runLedgerSequence(store: LedgerStore, ops: LedgerOp[]): Pr
             ...before,
             version: before.version + 1,
             dueAt: before.escalationPending ? before.dueAt : plan.next.dueAt,
+            // Off the happy path: a watched row enters the open index with its wait.
+            watched: undefined,
             transitions: plan.next.transitions,
           });
           expect(plan.next.dueAt as number).toBeLessThanOrEqual(before.deadline);
+        }
+        break;
+      }
+      case 'watch': {
+        const [outcome] = await watchRows([{ noticeId: seed.noticeId, channel: seed.channel, look: 2 }], {
+          store,
+        });
+        const after = await store.get(seed.noticeId, seed.channel);
+        if (before.watched) {
+          expect(outcome).toEqual({ kind: 'indexed', state: before.state });
+          expect(after).toEqual({ ...before, watched: undefined });
+        } else {
+          expect(outcome?.kind).toBe(before.dueAt === undefined ? 'settled' : 'in_index');
+          expect(after).toEqual(before);
         }
         break;
       }
@@ -354,6 +393,8 @@ export async function runLedgerSequence(store: LedgerStore, ops: LedgerOp[]): Pr
     const after = await store.get(seed.noticeId, seed.channel);
     if (!after) throw new Error('row vanished');
     assertRowInvariants(after);
+    // Once in the open index, a row never leaves it for a watch again.
+    if (!before.watched) expect(after.watched).toBeUndefined();
     // Append-only: what was recorded before is still recorded, unchanged, in order.
     expect(after.transitions.slice(0, before.transitions.length)).toEqual(before.transitions);
     expect(after.transitions.length - before.transitions.length).toBe(plan ? 1 : 0);

@@ -21,11 +21,12 @@ describe('smsProvider: none', () => {
   });
 
   it('gives the sms sender no event source and no grant beyond its own log group', () => {
-    // The queues' event sources (the ledger stream's has a starting position): e-mail's three lanes.
+    // The queues' event sources (the ledger stream's has a starting position): e-mail's three lanes
+    // and the watch's.
     const mappings = Object.values(delivery.findResources('AWS::Lambda::EventSourceMapping')).filter(
       (m) => m.Properties.StartingPosition === undefined,
     );
-    expect(mappings).toHaveLength(3);
+    expect(mappings).toHaveLength(4);
     expect(JSON.stringify(mappings)).not.toMatch(/Sms/);
     const role = logicalId(synth.delivery.functions.sendSms.role);
     const actions = roleStatements(delivery, role).flatMap(actionsOf);

@@ -69,8 +69,12 @@ describe('deployment settings (deploy/settings.json)', () => {
       ARCHIVE_RETENTION_YEARS: String(runtime.ARCHIVE_RETENTION_YEARS),
       // A duration is deployed as written and read as milliseconds.
       HOT_RETENTION: OPERATOR_SETTINGS.HOT_RETENTION.default,
+      // A deployment's watches fire after minutes (longer than the intake's timeout), local ones
+      // after seconds.
+      INDEX_WATCH_DELAY_MS: String(OPERATOR_SETTINGS.INDEX_WATCH_DELAY_MS.deployDefault),
     });
     expect(runtime.HOT_RETENTION).toBe(35 * 86_400_000);
+    expect(runtime.INDEX_WATCH_DELAY_MS).toBe(5_000);
     expect(runtime.PROVIDER_TIMEOUT_MS).toBe(SETTING_DEFAULTS.providerTimeoutMs);
     expect(runtime.SEND_LEASE_MS).toBe(SETTING_DEFAULTS.sendLeaseMs);
     expect(runtime.RECONCILE_INTERVAL_MS).toBe(SETTING_DEFAULTS.reconcileIntervalMs);

@@ -137,6 +137,7 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
       'ENVELOPE_KMS_KEY_ID',
       'FINGERPRINT_KEY_SECRET_ARN',
       'ARCHIVE_BUCKET',
+      'WATCH_QUEUE_URL',
     ],
     sendEmail: [
       'EMAIL_QUEUE_URL',
@@ -164,6 +165,7 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
       ...scheduling,
     ],
     providerEvents: ['TWILIO_SECRET_ARN', 'PUBLIC_BASE_URL'],
+    watch: ['LEDGER_TABLE_NAME'],
     outcomeStream: ['OUTCOME_EVENT_BUS', 'LEDGER_TABLE_STREAM_ARN'],
     outcomeWebhooks: [],
     archiver: ['ARCHIVE_BUCKET', 'LEDGER_TABLE_STREAM_ARN', 'ARCHIVE_RETENTION_YEARS'],
@@ -175,6 +177,13 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
     sendSms: ['FINGERPRINT_KEY_SECRET_ARN', 'SES_FROM_ADDRESS'],
     reconciler: ['FINGERPRINT_KEY_SECRET_ARN', 'SES_FROM_ADDRESS'],
     providerEvents: ['FINGERPRINT_KEY_SECRET_ARN', 'ENVELOPE_KMS_KEY_ID', 'SES_FROM_ADDRESS'],
+    watch: [
+      'FINGERPRINT_KEY_SECRET_ARN',
+      'ENVELOPE_KMS_KEY_ID',
+      'TWILIO_SECRET_ARN',
+      'EMAIL_QUEUE_URL',
+      'WATCH_QUEUE_URL',
+    ],
     outcomeStream: ['FINGERPRINT_KEY_SECRET_ARN', 'TWILIO_SECRET_ARN', 'OUTCOME_WEBHOOK_SECRET_ARN'],
     outcomeWebhooks: ['FINGERPRINT_KEY_SECRET_ARN', 'TWILIO_SECRET_ARN', 'ENVELOPE_KMS_KEY_ID'],
     archiver: [
@@ -271,8 +280,10 @@ describe('delivery stack: least privilege', () => {
     expect(JSON.stringify(index?.Resource)).toMatch(/"\/index\/open-due"\]\]\}$/);
     const items = statements.find((s) => s.Sid === 'LedgerItems');
     expect(JSON.stringify(items?.Resource)).not.toContain('/index/');
-    // Two channel queues and four lane queues (docs/architecture.md §11).
-    expect(g.get('sqs:SendMessage')).toHaveLength(6);
+    // Two channel queues and four lane queues (docs/architecture.md §11), and the watch queue
+    // (docs/table-design.md "Watched rows").
+    expect(g.get('sqs:SendMessage')).toHaveLength(7);
+    expect(g.get('sqs:SendMessage')?.filter((r) => r.includes('WatchQueue'))).toHaveLength(1);
     expect(g.get('sqs:GetQueueAttributes')).toHaveLength(6);
     expect(g.get('events:PutEvents')).toEqual([
       JSON.stringify({ 'Fn::GetAtt': [logicalId(synth.delivery.escalations.bus), 'Arn'] }),
@@ -380,6 +391,38 @@ describe('delivery stack: least privilege', () => {
     ]);
   });
 
+  it('watch: Get/Update item of the table only, consumes the watch queue, no key, no secret, no other queue', () => {
+    const g = grants('watch');
+    expect([...g.keys()].filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(
+      ['GetItem', 'UpdateItem'].map(table),
+    );
+    expect(g.has('sqs:SendMessage')).toBe(false);
+    expect(g.get('sqs:ReceiveMessage')?.every((r) => r.includes('WatchQueue'))).toBe(true);
+    for (const absent of [
+      'secretsmanager:GetSecretValue',
+      'scheduler:CreateSchedule',
+      'events:PutEvents',
+      'iam:PassRole',
+    ]) {
+      expect(g.has(absent), absent).toBe(false);
+    }
+    // The table's key through DynamoDB only (its writes), never the envelope key.
+    const sids = roleStatements(template, logicalId(fn('watch').role)).map((s) => s.Sid);
+    expect(sids).not.toContain('OpenEnvelopes');
+    expect(sids).not.toContain('SealEnvelopes');
+    const source = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'))
+      .map((m) => m.Properties)
+      .find(
+        (m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: logicalId(fn('watch').function) }),
+      );
+    expect(source).toMatchObject({
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: 100,
+      MaximumBatchingWindowInSeconds: 5,
+    });
+    expect(JSON.stringify(source?.EventSourceArn)).toContain('WatchQueue');
+  });
+
   it('uses the table key only through DynamoDB and the data key only through Secrets Manager for secrets', () => {
     // Every function but the webhook sender, which reads nothing of the table.
     for (const key of FUNCTIONS.filter((k) => k !== 'outcomeWebhooks')) {
@@ -418,9 +461,10 @@ describe('delivery stack: SQS event sources', () => {
       }
       expect(channel.maxConcurrency).toBeGreaterThanOrEqual(2);
     }
-    // The six lane queues, and the ledger's change stream twice (outcome events, the archiver; no
+    // The six lane queues, the watch queue, and the ledger's change stream twice (outcome events,
+    // the archiver; no
     // webhook URL here).
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 8);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 9);
   });
 });
 
@@ -826,10 +870,11 @@ describe('delivery stack: alarms and dashboard', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
     const count = (namespace: string, metric: string) =>
       alarms.filter((a) => a.Namespace === namespace && a.MetricName === metric).length;
-    // Each channel queue and lane queue; each of their DLQs, the provider events' DLQ, the outcome
-    // stream consumer's failures, the dead-lettered webhooks and the archiver's given-up batches.
+    // Each channel queue and lane queue; each of their DLQs, the provider events' DLQ, the watch
+    // queue's, the outcome stream consumer's failures, the dead-lettered webhooks and the archiver's
+    // given-up batches.
     expect(count('AWS/SQS', 'ApproximateAgeOfOldestMessage')).toBe(6);
-    expect(count('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toBe(10);
+    expect(count('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toBe(11);
     expect(count('NoticeLedger', 'Escalations')).toBe(1);
     expect(count('NoticeLedger', 'EscalationsPending')).toBe(1);
     expect(count('NoticeLedger', 'PoisonMessages')).toBe(1);
@@ -837,12 +882,12 @@ describe('delivery stack: alarms and dashboard', () => {
     expect(count('NoticeLedger', 'ProviderFailovers')).toBe(1);
     // No silent waits: a provider's pre-send check unanswered for three periods in a row.
     expect(count('NoticeLedger', 'Deferred_provider_check_unavailable')).toBe(1);
-    expect(count('AWS/Lambda', 'Errors')).toBe(8);
+    expect(count('AWS/Lambda', 'Errors')).toBe(9);
     // The archive's 15-minute bound at risk.
     expect(count('AWS/Lambda', 'IteratorAge')).toBe(1);
     expect(count('NoticeLedger', 'HttpInternalErrors')).toBe(1);
     expect(count('AWS/ApiGateway', '5xx')).toBe(1);
-    expect(alarms).toHaveLength(33);
+    expect(alarms).toHaveLength(35);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       if (alarm.MetricName !== 'OldestUnresolvedAgeSeconds')
@@ -922,6 +967,7 @@ describe('delivery stack: outputs an operator names in a command', () => {
       sendSms: 'SendSms',
       reconciler: 'Reconciler',
       providerEvents: 'ProviderEvents',
+      watch: 'Watch',
       outcomeStream: 'OutcomeStream',
       outcomeWebhooks: 'OutcomeWebhooks',
       archiver: 'Archiver',

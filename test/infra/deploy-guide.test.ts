@@ -392,8 +392,9 @@ describe('docs/deploy.md against the synthesized stacks', () => {
         if (r.Type === 'AWS::SQS::Queue' && target) redriveTargets.add(target);
       }
     }
-    // The six work queues' DLQs and the outcome webhooks' (the stream failures' is no redrive target).
-    expect(redriveTargets.size).toBe(7);
+    // The six work queues' DLQs, the watch queue's and the outcome webhooks' (the stream failures'
+    // is no redrive target).
+    expect(redriveTargets.size).toBe(8);
     /** The queue an output's value is the ARN of. */
     const queueOfOutput = (name: string): string | undefined =>
       templates
@@ -482,7 +483,10 @@ describe('docs/deploy.md against the synthesized stacks', () => {
     const mappings = Object.values(delivery.findResources('AWS::Lambda::EventSourceMapping')).filter(
       (m) => !JSON.stringify(m.Properties.EventSourceArn).includes('StreamArn'),
     );
-    const concurrency = mappings.reduce((sum, m) => sum + m.Properties.ScalingConfig.MaximumConcurrency, 0);
+    // The senders' (the watch's event source is no sender's).
+    const concurrency = mappings
+      .filter((m) => !JSON.stringify(m.Properties.EventSourceArn).includes('WatchQueue'))
+      .reduce((sum, m) => sum + m.Properties.ScalingConfig.MaximumConcurrency, 0);
     const alarms = Object.keys(delivery.findResources('AWS::CloudWatch::Alarm')).length;
     const stated = (pattern: RegExp, text = GUIDE) => {
       const all = [...text.matchAll(new RegExp(pattern.source, 'g'))].map((m) => Number(m[1]));

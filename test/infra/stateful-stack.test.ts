@@ -259,8 +259,8 @@ describe('stateful stack: outputs', () => {
 });
 
 describe('stateful stack: channel queues', () => {
-  it('encrypts and TLS-guards all twelve queues (channel and lane queues, their DLQs) and retains them', () => {
-    template.resourceCountIs('AWS::SQS::Queue', 12);
+  it('encrypts and TLS-guards all fourteen queues (channel, lane and watch queues, their DLQs) and retains them', () => {
+    template.resourceCountIs('AWS::SQS::Queue', 14);
     for (const queue of Object.values(template.findResources('AWS::SQS::Queue'))) {
       expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
       expect(queue.DeletionPolicy).toBe('Retain');
@@ -274,7 +274,7 @@ describe('stateful stack: channel queues', () => {
           ]),
         },
       },
-      12,
+      14,
     );
   });
 
@@ -283,12 +283,25 @@ describe('stateful stack: channel queues', () => {
     const work = Object.values(template.findResources('AWS::SQS::Queue')).filter(
       (q) => q.Properties.RedrivePolicy,
     );
-    // The two channel queues and the four lane queues (docs/architecture.md §11).
-    expect(work).toHaveLength(6);
-    for (const queue of work) {
+    // The two channel queues and the four lane queues (docs/architecture.md §11); the watch queue.
+    expect(work).toHaveLength(7);
+    const watch = logicalId(synth.stateful.watch.queue);
+    for (const [id, queue] of Object.entries(template.findResources('AWS::SQS::Queue'))) {
+      if (!queue.Properties.RedrivePolicy) continue;
       expect(queue.Properties.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(5);
-      expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * senderTimeout);
+      // The watch queue's consumer is the watch function (30 s), not a sender.
+      expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(
+        id === watch ? 180 : 6 * senderTimeout,
+      );
     }
+  });
+
+  it('keeps the watches in a queue of their own, longer than any delay (15 min), with a DLQ', () => {
+    const watch = template.findResources('AWS::SQS::Queue')[logicalId(synth.stateful.watch.queue)];
+    expect(watch?.Properties.MessageRetentionPeriod).toBeGreaterThan(900);
+    expect(watch?.Properties.RedrivePolicy.deadLetterTargetArn).toEqual({
+      'Fn::GetAtt': [logicalId(synth.stateful.watch.deadLetterQueue), 'Arn'],
+    });
   });
 });
 

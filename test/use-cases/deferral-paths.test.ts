@@ -14,6 +14,7 @@ import { deferralMetric, Metric } from '../../lambdas/contract/metrics.ts';
 import type { Intent } from '../../lambdas/domain/intent.ts';
 import { nextStepAt, nextStepOf } from '../../lambdas/domain/next-step.ts';
 import { INTENT_STATES, Reason } from '../../lambdas/domain/state-machine.ts';
+import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
 import type { Admission, SendGate } from '../../lambdas/ports/send-gate.port.ts';
 import type { ProviderSuppressionCheck } from '../../lambdas/ports/transport.port.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
@@ -21,6 +22,7 @@ import { resolveChannel } from '../../lambdas/use-cases/operator-actions.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
 import { SharedSendGate } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
+import { watchRows } from '../../lambdas/use-cases/watch-rows.ts';
 import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ScriptedTransport } from '../helpers/fakes.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -105,6 +107,12 @@ const DEFERRAL_PATHS: readonly DeferralPath[] = [
     ],
     accountedBy:
       'recorded: retry_scheduled with its reason and nextAttemptAt; bounded: the retry policy, MAX_ATTEMPTS, the deadline; measured: Outcome_retry_scheduled',
+  },
+  {
+    id: 'the watch puts a row still owed something into the open index',
+    sites: [{ file: 'lambdas/use-cases/watch-rows.ts', calls: { defer: 1 } }],
+    accountedBy:
+      'recorded: the row’s own last record (intake, claimed, provider_accepted); bounded: INDEX_WATCH_DELAY_MS after intake, then the reconciler’s due time; measured: WatchIndexed, then Open_<state> and AwaitingReport',
   },
   {
     id: 'intake and an operator’s resend (not waits: with a transition, no delay)',
@@ -375,6 +383,23 @@ describe('each path leaves a recorded reason or a bounded, measured wait', () =>
     const row = await w.store.get(ref.noticeId, 'sms');
     expect(w.scheduled).toEqual([{ ref, attempt: 2, at: row?.nextAttemptAt }]);
     expect(accountedFor(row, w.clock.now())).toEqual({ reason: 'provider_unavailable', next: 'retry' });
+  });
+
+  it('a watch: a row the intake left out of the index and whose message was lost is found, then re-enqueued', async () => {
+    const watches: IntentRef[] = [];
+    const w = fakeWorld({ watch: { delayMs: 300_000, watch: async (refs) => void watches.push(...refs) } });
+    const ref = await submitted(w, 'sms');
+    expect(watches).toEqual([ref]);
+    expect((await w.store.listOpen()).items).toEqual([]);
+    w.clock.advance(300_000);
+    const [found] = await watchRows([{ ...ref, look: 1 }], w.deps);
+    expect(found).toEqual({ kind: 'indexed', state: 'reserved' });
+    expect(Metric.watchIndexed).toBe('WatchIndexed');
+    const row = await w.store.get(ref.noticeId, 'sms');
+    expect(accountedFor(row, w.clock.now())).toEqual({ reason: 'intake', next: 'send' });
+    const run = await reconcile(w.deps);
+    expect(run.reenqueued).toBe(1);
+    expect(w.enqueued.map((e) => e.ref)).toEqual([ref]);
   });
 
   it('intake and an operator’s resend enqueue with a transition of their own', async () => {

@@ -1,6 +1,5 @@
 import type { Channel } from '../../domain/channel.ts';
-import type { Intent } from '../../domain/intent.ts';
-import { isSameContent } from '../../domain/intent.ts';
+import { type Intent, inOpenIndex, isSameContent } from '../../domain/intent.ts';
 import { isTerminal } from '../../domain/state-machine.ts';
 import {
   type SuppressionRecord,
@@ -173,7 +172,7 @@ export class MemoryLedgerStore implements LedgerStore {
   async defer(noticeId: string, channel: Channel, expectedVersion: number, dueAt: number): Promise<boolean> {
     const current = this.intents.get(key(noticeId, channel));
     if (!current || current.version !== expectedVersion || current.dueAt === undefined) return false;
-    this.intents.set(key(noticeId, channel), { ...current, dueAt });
+    this.intents.set(key(noticeId, channel), { ...current, dueAt, watched: undefined });
     return true;
   }
 
@@ -215,19 +214,19 @@ export class MemoryLedgerStore implements LedgerStore {
 
   async listDue(now: number, options: { limit?: number; cursor?: string } = {}): Promise<OpenIntentPage> {
     const refs = [...this.intents.values()]
-      .filter((intent) => intent.dueAt !== undefined && intent.dueAt <= now)
+      .filter((intent) => inOpenIndex(intent) && (intent.dueAt as number) <= now)
       .map(toRef)
       .sort((a, b) => a.dueAt - b.dueAt);
     return this.page(refs, options);
   }
 
   async listOpen(options: { limit?: number; cursor?: string } = {}): Promise<OpenIntentPage> {
-    const refs = [...this.intents.values()].filter((intent) => intent.dueAt !== undefined).map(toRef);
+    const refs = [...this.intents.values()].filter(inOpenIndex).map(toRef);
     return this.page(refs, options);
   }
 
   async countOpen(): Promise<OpenIntentCounts> {
-    return countRefs([...this.intents.values()].filter((intent) => intent.dueAt !== undefined).map(toRef));
+    return countRefs([...this.intents.values()].filter(inOpenIndex).map(toRef));
   }
 
   async getSuppression(channel: Channel, fingerprint: string): Promise<SuppressionState | undefined> {

@@ -19,8 +19,13 @@ import {
 import { toTimeline } from '../../edge/timeline.ts';
 import type { IntakeDependencies } from '../../use-cases/dependencies.ts';
 import { readNotice } from '../../use-cases/read-notice.ts';
-import { withCoalescedEnqueue } from '../../use-cases/submit-batch.ts';
-import { type ChannelResult, submitNotice, type Violation } from '../../use-cases/submit-notice.ts';
+import { withCoalescedEnqueue, withWatchesAhead } from '../../use-cases/submit-batch.ts';
+import {
+  type ChannelResult,
+  requestedRows,
+  submitNotice,
+  type Violation,
+} from '../../use-cases/submit-notice.ts';
 import { logger, metrics } from '../../wiring/observability.ts';
 import { callerOf, type HttpRequest, type HttpRuntime, type RouteReply } from './route.ts';
 
@@ -201,11 +206,20 @@ export async function submitBatchRoute(request: HttpRequest, runtime: HttpRuntim
   const batch = parseBatchRequest(body.value);
   if (!batch.ok) return { response: problemResponse(invalidRequest(batch.errors)) };
 
+  // The items' watches ahead, ten per request (use-cases/submit-batch.ts); each item's intake then
+  // finds its own sent.
+  const watchedDeps = await withWatchesAhead(
+    runtime.deps,
+    batch.notices.flatMap((item) => {
+      const parsed = parseNoticeRequest(item);
+      return parsed.ok ? requestedRows(parsed.request) : [];
+    }),
+  );
   const {
     result: results,
     enqueued,
     enqueueFailed,
-  } = await withCoalescedEnqueue(runtime.deps, (deps) => submitItems(batch.notices, deps, callerOf(request)));
+  } = await withCoalescedEnqueue(watchedDeps, (deps) => submitItems(batch.notices, deps, callerOf(request)));
   if (enqueueFailed) logger.warn('batch enqueue failed; the reconciler re-enqueues the reserved rows');
   const statuses: Record<string, number> = {};
   let warned = 0;

@@ -206,8 +206,9 @@ export function createRouter<R>(
       metrics.addMetric(Metric.httpInternalErrors, MetricUnit.Count, 1);
       reply = { response: problemResponse(internalError()) };
     }
+    // The route names the method (`POST /v1/notices`); only an unmatched request lacks one.
     logger.info('http request', {
-      method,
+      ...(found ? {} : { method }),
       route,
       status: reply.response.statusCode ?? 200,
       durationMs: Math.round(performance.now() - started),

@@ -1,5 +1,11 @@
 import type { Channel } from '../../../domain/channel.ts';
-import type { FallbackSpec, Intent, MutableIntentField, TransitionRecord } from '../../../domain/intent.ts';
+import {
+  type FallbackSpec,
+  type Intent,
+  inOpenIndex,
+  type MutableIntentField,
+  type TransitionRecord,
+} from '../../../domain/intent.ts';
 import type { Priority } from '../../../domain/priority.ts';
 import type { IntentState } from '../../../domain/state-machine.ts';
 import type { Item } from './table-client.ts';
@@ -149,7 +155,8 @@ export function itemFromIntent(intent: Intent, shardOf: (noticeId: string) => st
     leaseExpiresAt: intent.leaseExpiresAt,
     batch: intent.batch,
     dueAt: intent.dueAt,
-    openShard: intent.dueAt !== undefined ? shardOf(intent.noticeId) : undefined,
+    // A watched row has its due time but no index partition: it is in no index until it needs one.
+    openShard: inOpenIndex(intent) ? shardOf(intent.noticeId) : undefined,
     envelope: intent.envelope,
     escalationPending: intent.escalationPending ? true : undefined,
     // Short name: projected into the open index.
@@ -199,6 +206,7 @@ export function intentFromItem(item: Item): Intent {
     leaseExpiresAt: item.leaseExpiresAt as number | undefined,
     batch: item.batch as string | undefined,
     dueAt: item.dueAt as number | undefined,
+    ...(item.dueAt !== undefined && item.openShard === undefined ? { watched: true as const } : {}),
     envelope: item.envelope as string | undefined,
     escalationPending: item.escalationPending === true ? true : undefined,
     escalatedAt: item.escAt as number | undefined,

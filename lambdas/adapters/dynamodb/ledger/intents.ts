@@ -206,8 +206,12 @@ async function getRows(
  */
 function transitionUpdate(table: LedgerTableClient, plan: TransitionPlan) {
   const next: Item = itemFromIntent(plan.next, (id) => table.shardOf(id));
-  // The index keys follow `dueAt`: set with it, removed with it.
-  const mutable = [...MUTABLE_INTENT_FIELDS.map(storedName), 'openShard'];
+  // The index keys follow `dueAt`: set with it, removed with it; `watched` is stored as the
+  // absence of `openShard` (./intent-items.ts).
+  const mutable = [
+    ...MUTABLE_INTENT_FIELDS.filter((field) => field !== 'watched').map(storedName),
+    'openShard',
+  ];
   const names: Record<string, string> = {
     '#transitions': 'transitions',
     '#state': 'state',

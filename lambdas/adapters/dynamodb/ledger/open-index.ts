@@ -118,9 +118,14 @@ async function defer(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: intentPk(noticeId), sk: channelSk(channel) },
-        UpdateExpression: 'SET dueAt = :dueAt',
+        // A watched row enters the index here: whatever defers a row looks at it again then.
+        UpdateExpression: 'SET dueAt = :dueAt, openShard = :shard',
         ConditionExpression: 'version = :v AND attribute_exists(dueAt)',
-        ExpressionAttributeValues: { ':dueAt': dueAt, ':v': expectedVersion },
+        ExpressionAttributeValues: {
+          ':dueAt': dueAt,
+          ':v': expectedVersion,
+          ':shard': table.shardOf(noticeId),
+        },
         ...table.capacityOption,
       }),
     ),

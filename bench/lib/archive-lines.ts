@@ -1,0 +1,152 @@
+/**
+ * What the archive keeps of real rows, in bytes (issue 22; the line format of the archive design:
+ * docs/archive.md once written, lambdas/contract/archive.ts): one `facts/` line per transition
+ * record of a row plus the `expired` line its TTL removal adds, one `rows/` line per resolved row,
+ * each a flat snake_case JSON object, gzip'd together as the archiver writes a batch; and the key
+ * record each resolved channel leaves in the table for the archive's retention.
+ *
+ * The lines are built here from the rows the benchmark produced, to price them
+ * (bench/cost-model.ts); the archiver's own writer is the archive's.
+ */
+import { gzipSync } from 'node:zlib';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { LedgerTable } from '../../lambdas/contract/ledger-table.ts';
+import type { Intent } from '../../lambdas/domain/intent.ts';
+import { itemSizeBytes } from './item-size.ts';
+
+export interface ArchiveBytes {
+  /** Rows the lines were built from. */
+  readonly rows: number;
+  readonly factLinesPerRow: number;
+  /** Uncompressed JSON per fact line, and gzip'd in one batch object. */
+  readonly factLineBytes: number;
+  readonly factLineGzBytes: number;
+  readonly rowLineBytes: number;
+  readonly rowLineGzBytes: number;
+  /** The key record as DynamoDB bills its size (attribute names and values, without the 100-byte overhead). */
+  readonly keyRecordBytes: number;
+}
+
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+/** The denormalised columns every line of a row repeats (Athena needs no join). */
+function rowColumns(row: Intent) {
+  return {
+    notice_id: row.noticeId,
+    channel: row.channel,
+    event_type: row.eventType,
+    event_id: row.eventId,
+    recipient_id: row.recipientId,
+    template_id: row.templateId,
+    template_version: row.templateVersion,
+    dest_fingerprint: row.destination.fingerprint,
+    dest_masked: row.destination.masked,
+    submitter: row.submitter,
+    provider: row.provider,
+    provider_receipt_id: row.providerReceiptId,
+    created_at: iso(row.createdAt),
+    deadline: iso(row.deadline),
+  };
+}
+
+/** A stream sequence number as DynamoDB Streams writes them (21–40 digits). */
+const sequence = (n: number) => `4960000000000000000${String(1_000_000_000_000 + n).padStart(21, '0')}`;
+
+function factLines(row: Intent, counter: { n: number }): string[] {
+  const columns = rowColumns(row);
+  const lines = row.transitions.map((t) =>
+    JSON.stringify({
+      kind: 'transition',
+      ...columns,
+      seq: t.seq,
+      at: iso(t.at),
+      from_state: t.from ?? undefined,
+      to_state: t.to,
+      reason: t.reason,
+      attempt: t.attempt,
+      detail: t.detail,
+      actor: t.actor,
+      stream_sequence: sequence(counter.n++),
+    }),
+  );
+  // The TTL removal after the hot window: one more fact.
+  lines.push(
+    JSON.stringify({
+      kind: 'expired',
+      ...columns,
+      seq: row.version + 1,
+      at: iso(row.createdAt + 35 * 86_400_000),
+      stream_sequence: sequence(counter.n++),
+    }),
+  );
+  return lines;
+}
+
+/** The resolved row as `rows/` keeps it: no envelopes, lease or index keys. */
+function rowLine(row: Intent): string {
+  const {
+    envelope: _envelope,
+    fallbackEnvelope: _fallbackEnvelope,
+    leaseOwner: _leaseOwner,
+    leaseExpiresAt: _leaseExpiresAt,
+    dueAt: _dueAt,
+    watched: _watched,
+    ...kept
+  } = row;
+  return JSON.stringify(kept);
+}
+
+/** The key record of a resolved channel under the intent item's own attribute names (design). */
+function keyRecordItem(row: Intent, rowsObject: string) {
+  return marshall(
+    {
+      pk: `K#${row.noticeId}`,
+      sk: `C#${row.channel}`,
+      state: row.state,
+      sub: row.submitter?.replace(/^arn:aws:iam::/, ''),
+      templateId: row.templateId,
+      templateVersion: row.templateVersion,
+      destFingerprint: row.destination.fingerprint,
+      destMasked: row.destination.masked,
+      contentDigest: row.contentDigest,
+      varDigests: row.variableDigests,
+      priority: row.priority,
+      createdAt: row.createdAt,
+      rowsObject,
+      [LedgerTable.ttlAttribute]: Math.ceil(row.createdAt / 1000) + 6 * 366 * 86_400,
+    },
+    { removeUndefinedValues: true },
+  );
+}
+
+/**
+ * Bytes per line over `rows`, each once, in one batch of at most `batchRecords` lines (a gzip'd
+ * object compresses across its lines: a batch of one would overstate it, repeated rows understate).
+ */
+export function archiveBytes(rows: readonly Intent[], batchRecords = 1000): ArchiveBytes {
+  if (rows.length === 0) throw new Error('no rows to measure');
+  const counter = { n: 0 };
+  const facts: string[] = [];
+  const resolved: string[] = [];
+  // Each row once (a repeated row would compress better than real traffic does), up to a batch.
+  for (const row of rows) {
+    if (facts.length >= batchRecords) break;
+    facts.push(...factLines(row, counter));
+    resolved.push(rowLine(row));
+  }
+  const bytes = (lines: readonly string[]) => Buffer.byteLength(`${lines.join('\n')}\n`, 'utf8');
+  const gz = (lines: readonly string[]) => gzipSync(`${lines.join('\n')}\n`).length;
+  const objectKey = `rows/day=2027-01-01/shardId-00000001700000000000-abcdef01/${sequence(0)}.jsonl.gz`;
+  const round = (n: number) => Math.round(n * 10) / 10;
+  return {
+    rows: rows.length,
+    factLinesPerRow: round(rows.reduce((n, row) => n + row.transitions.length + 1, 0) / rows.length),
+    factLineBytes: round(bytes(facts) / facts.length),
+    factLineGzBytes: round(gz(facts) / facts.length),
+    rowLineBytes: round(bytes(resolved) / resolved.length),
+    rowLineGzBytes: round(gz(resolved) / resolved.length),
+    keyRecordBytes: Math.round(
+      rows.reduce((n, row) => n + itemSizeBytes(keyRecordItem(row, objectKey)), 0) / rows.length,
+    ),
+  };
+}
