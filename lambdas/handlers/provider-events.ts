@@ -96,7 +96,7 @@ async function webhookRoute(request: HttpRequest, runtime: ProviderEventsRuntime
         // A non-2xx would only make the provider retry something that cannot succeed.
         response: emptyResponse(200),
         noticeId: verdict.reports[0]?.ref.noticeId,
-        // Short: two of these per SMS (Twilio's `sent` and `delivered`). Counts only when unusual.
+        // Short: a provider may report twice per SMS (sent, then delivered). Counts only when unusual.
         log: {
           provider,
           ...(verdict.reports.length !== 1 ? { reports: verdict.reports.length } : {}),
