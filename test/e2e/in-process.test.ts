@@ -41,7 +41,7 @@ describe('startLocalStack in-process', () => {
   it('serves the API and exposes handles for tests', async () => {
     // Prepare
     expect(stack.banner.at(-1)).toBe(READY_LINE);
-    expect(stack.started).toEqual({ dynamodb: false, sqs: true, sesv2: true, twilio: true });
+    expect(stack.started).toEqual({ dynamodb: false, sqs: true, sesv2: true, s3: true, twilio: true });
     expect(stack.endpoints.dynamodb).toBe(inject('ddbEndpoint'));
     const sms = stack.simulators.twilio as SmsSimulator | undefined;
     expect(sms?.baseUrl).toBe(stack.endpoints.twilio);

@@ -191,6 +191,7 @@ describe('local stack (npm start) through HTTP', () => {
     return {
       AWS_ENDPOINT_URL_SQS: endpoints.sqs,
       AWS_ENDPOINT_URL_SESV2: endpoints.sesv2,
+      AWS_ENDPOINT_URL_S3: endpoints.s3,
       TWILIO_BASE_URL: endpoints.twilio,
       TWILIO_ACCOUNT_SID: twilio.accountSid,
       TWILIO_AUTH_TOKEN: twilio.authToken,
@@ -213,7 +214,14 @@ describe('local stack (npm start) through HTTP', () => {
     });
 
     // Assess
-    expect(second.state.started).toEqual({ dynamodb: false, sqs: false, sesv2: false, twilio: false });
+    expect(second.state.started).toEqual({
+      dynamodb: false,
+      sqs: false,
+      sesv2: false,
+      s3: false,
+      twilio: false,
+    });
+    expect(second.state.archiveBucket).toBe(stack.state.archiveBucket);
     expect(second.state.queues.email.url).toBe(stack.state.queues.email.url);
     expect(second.state.queues.sms.url).toBe(stack.state.queues.sms.url);
     const { email, phone } = testRecipient();

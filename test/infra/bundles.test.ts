@@ -81,10 +81,11 @@ const CORE = ['client-dynamodb', 'client-sqs', 'client-kms'];
 const WORKER = [...CORE, 'client-scheduler', 'client-eventbridge'];
 
 describe('each function bundles only its own clients and provider code', () => {
-  it('http (intake): ledger, queues, envelope sealing, the fingerprint secret, the deadline-risk escalations; no provider code at all', () => {
+  it('http (intake): ledger, queues, envelope sealing, the fingerprint secret, the deadline-risk escalations, the archive; no provider code at all', () => {
     const b = bundles.get('http') as Bundle;
     // EventBridge: a deadline-risk warning is published from intake (docs/architecture.md §11).
-    expect(b.clients).toEqual([...CORE, 'client-secrets-manager', 'client-eventbridge'].sort());
+    // S3: a timeline past the hot window is read from the archive's rows/ (docs/archive.md).
+    expect(b.clients).toEqual([...CORE, 'client-secrets-manager', 'client-eventbridge', 'client-s3'].sort());
     expect(b.providerFiles).toEqual([]);
   });
 

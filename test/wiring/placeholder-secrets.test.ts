@@ -49,6 +49,8 @@ beforeAll(async () => {
     ),
     ENVELOPE_LOCAL_KEY: randomBytes(32).toString('base64'),
     PUBLIC_BASE_URL: 'https://notices.example.test',
+    // Read only when a timeline is past the hot window (no S3 request at start).
+    ARCHIVE_BUCKET: 'notice-ledger-archive-wiring-test',
   };
   // The SDK clients the wiring builds read these from process.env.
   for (const [name, value] of Object.entries({

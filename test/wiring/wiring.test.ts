@@ -28,6 +28,8 @@ beforeAll(async () => {
     FINGERPRINT_KEY: key(),
     ENVELOPE_LOCAL_KEY: key(),
     PUBLIC_BASE_URL: 'https://notices.example.test',
+    // Read only when a timeline is past the hot window (no S3 request at start).
+    ARCHIVE_BUCKET: 'notice-ledger-archive-wiring-test',
   };
   // The SDK clients the wiring builds read these from process.env.
   for (const [name, value] of Object.entries({
