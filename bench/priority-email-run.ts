@@ -198,7 +198,13 @@ async function oneVariant(
       // The same data dir (its keys), table and queues; no senders, and no reconciler run
       // after its first (an empty table) within the scenario.
       intake = await startStackChild(
-        { ...env, LOCAL_SENDERS: 'none', RECONCILE_INTERVAL_MS: '3600000' },
+        {
+          ...env,
+          LOCAL_SENDERS: 'none',
+          RECONCILE_INTERVAL_MS: '3600000',
+          // The senders' stack's archive store: one S3 store over the data directory.
+          ...(stack.endpoints.s3 ? { AWS_ENDPOINT_URL_S3: stack.endpoints.s3 } : {}),
+        },
         log,
       );
     }

@@ -25,8 +25,10 @@ export class JsonFileState<T> {
   save(): void {
     if (!this.file) return;
     mkdirSync(dirname(this.file), { recursive: true });
-    writeFileSync(`${this.file}.tmp`, JSON.stringify(this.value));
-    renameSync(`${this.file}.tmp`, this.file);
+    // Per process: two stacks sharing a data directory (a bench's intake process) never share a staging file.
+    const staging = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(staging, JSON.stringify(this.value));
+    renameSync(staging, this.file);
   }
 }
 

@@ -22,6 +22,8 @@ export interface StackHandle {
   readonly apiUrl: string;
   readonly tableName: string;
   readonly queues: Readonly<Record<'email' | 'sms', { readonly url: string }>>;
+  /** The services it uses, by AWS service (a second stack on the same data shares them). */
+  readonly endpoints: Readonly<Record<string, string>>;
   /** Bytes the functions wrote to stdout so far (JSON logs, EMF). */
   stdoutBytes(): number;
   /** The process the stack runs in (the child's, or this one's). */
@@ -123,14 +125,20 @@ export async function startStackChild(
     apiUrl: string;
     tableName: string;
     queues: Record<'email' | 'sms', { url: string }>;
+    endpoints: Record<string, string>;
   };
   // From here on only the byte count matters.
   tail = '';
   let stopping: Promise<void> | undefined;
+  // A stack that dies mid-scenario says why (else the bench only sees its sockets close).
+  child.once('exit', (code, signal) => {
+    if (!stopping) process.stderr.write(`the local stack exited (${code ?? signal}):\n${errTail.slice(-3000)}\n`);
+  });
   return {
     apiUrl: state.apiUrl,
     tableName: state.tableName,
     queues: state.queues,
+    endpoints: state.endpoints,
     stdoutBytes: () => bytes,
     pid: child.pid,
     stop() {
@@ -170,6 +178,7 @@ export async function startStackInProcess(
     apiUrl: stack.apiUrl,
     tableName: stack.tableName,
     queues: stack.queues,
+    endpoints: stack.endpoints,
     stdoutBytes,
     pid: process.pid,
     stop: () => stack.stop(),
