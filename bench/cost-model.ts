@@ -87,9 +87,16 @@ export const ASSUMPTIONS = {
   hotRetentionDays: 35,
   /** `ARCHIVE_RETENTION_YEARS`: Object Lock keeps the archive, and key records live as long. */
   archiveRetentionYears: 6,
-  /** The archiver's event source batch (records), and its billed time per full batch. */
-  archiverBatchRecords: 1000,
-  archiverMsPerBatch: 2000,
+  /**
+   * The archiver's event source (lib/constructs/ledger-archiver.ts ARCHIVER_STREAM): up to 10 000
+   * records, capped first by Lambda's 6 MB payload; a stream record carries the row's new and old
+   * images (about twice the row's bytes as DynamoDB JSON) plus some 400 B of keys and metadata.
+   * At volume every batch is full; its billed time grows with its records (2 ms each).
+   */
+  archiverBatchMaxRecords: 10_000,
+  archiverPayloadBytes: 6 * 1024 * 1024,
+  streamRecordOverheadBytes: 400,
+  archiverMsPerRecord: 2,
   /** Per batch the archiver writes two objects (facts/, rows/), each after one HeadObject. */
   archiveObjectsPerBatch: 2,
   /**
@@ -278,7 +285,13 @@ export function kindCost(
   const archive = life.archive;
   if (!archive) throw new Error(`the ${kind} lifecycle run has no archive sizes (run it with report)`);
   const recordsPerChannel = life.writesPerChannel + ASSUMPTIONS.streamRecordsBeyondWrites;
-  const channelsPerBatch = ASSUMPTIONS.archiverBatchRecords / recordsPerChannel;
+  const streamRecordBytes = (2 * rowBytes) / channels + ASSUMPTIONS.streamRecordOverheadBytes;
+  const batchRecords = Math.min(
+    ASSUMPTIONS.archiverBatchMaxRecords,
+    Math.floor(ASSUMPTIONS.archiverPayloadBytes / streamRecordBytes),
+  );
+  const channelsPerBatch = batchRecords / recordsPerChannel;
+  const archiverMsPerBatch = batchRecords * ASSUMPTIONS.archiverMsPerRecord;
   const factBytesPerChannel = archive.factLinesPerRow * archive.factLineGzBytes;
   const rowObjectBytesPerChannel = archive.rowLineGzBytes;
   const billed = (bytesPerChannel: number) =>
@@ -294,8 +307,8 @@ export function kindCost(
   const batchesPerChannel = 1 / channelsPerBatch;
   add(
     'Lambda',
-    `archiver: ${r(batchesPerChannel, 4)} invocations per channel (batches of ${ASSUMPTIONS.archiverBatchRecords} records) × ${ASSUMPTIONS.archiverMsPerBatch} ms`,
-    M * channels * batchesPerChannel * invocation(ASSUMPTIONS.archiverMsPerBatch),
+    `archiver: ${r(batchesPerChannel, 4)} invocations per channel (batches of ${batchRecords} records of ~${r(streamRecordBytes, 0)} B: the 6 MB payload) × ${archiverMsPerBatch} ms`,
+    M * channels * batchesPerChannel * invocation(archiverMsPerBatch),
     'assumed',
   );
   add(

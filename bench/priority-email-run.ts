@@ -277,6 +277,16 @@ async function measure(
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(notice.body),
+      }).catch((error: unknown) => {
+        let alive = false;
+        try {
+          process.kill(stacks.senders.pid as number, 0);
+          alive = true;
+        } catch {}
+        throw new Error(
+          `the senders' stack (pid ${stacks.senders.pid}, ${alive ? 'alive' : 'gone'}) at ${stacks.senders.apiUrl} did not answer`,
+          { cause: error },
+        );
       });
       if (response.status !== 202) log(`  critical notice answered ${response.status}`);
       await response.arrayBuffer();

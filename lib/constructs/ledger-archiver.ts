@@ -22,7 +22,13 @@ export interface LedgerArchiverProps {
  * archived within 15 minutes of its change: a batch is gathered for at most five minutes.
  */
 export const ARCHIVER_STREAM = {
-  batchSize: 1000,
+  /**
+   * As many changes as DynamoDB Streams hands at once (10 000; Lambda's 6 MB payload caps it
+   * first, about 2 000 changes of ~1 KB rows with both images): at volume each object then holds
+   * some 400 rows, above Glacier Instant Retrieval's 128 KB billed minimum, and each PUT (the
+   * archive's dearest request) carries more (bench/cost-model.ts, docs/cost.md).
+   */
+  batchSize: 10_000,
   maxBatchingWindow: Duration.minutes(5),
   /**
    * Retried until it succeeds (-1), but a batch older than this is given up to the failure queue:

@@ -249,7 +249,7 @@ describe('archiver (delivery stack)', () => {
       // The same stream as the outcome events'.
       EventSourceArn: outcome?.Properties.EventSourceArn,
       StartingPosition: 'TRIM_HORIZON',
-      BatchSize: 1000,
+      BatchSize: 10_000,
       MaximumBatchingWindowInSeconds: 300,
       BisectBatchOnFunctionError: false,
       ParallelizationFactor: 1,
