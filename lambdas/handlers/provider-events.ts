@@ -66,7 +66,7 @@ function summary(results: readonly ReportResult[]): string[] {
 }
 
 /**
- * The URL the provider called, which its signature may cover (Twilio's does): PUBLIC_BASE_URL's
+ * The URL the provider called, which its signature may cover (an SMS provider's does): PUBLIC_BASE_URL's
  * origin when the deployment names one (the API's endpoint, a domain of the operator's, the local
  * gateway), else the host AWS reports the request reached (`requestContext.domainName`): behind
  * the function's own URL, that URL's host, the one the senders gave the provider. A request

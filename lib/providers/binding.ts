@@ -63,7 +63,7 @@ export interface DeliveryContext {
   readonly resources: ProviderResources;
   /**
    * The origin providers call back (PUBLIC_BASE_URL), for what a sender names per message
-   * (Twilio's StatusCallback): `publicBaseUrl` when set, else the provider-events function's URL
+   * (a status callback URL): `publicBaseUrl` when set, else the provider-events function's URL
    * or the API's endpoint, whichever takes the webhooks (lib/providers/webhook-ingress.ts). The
    * provider-events function gets its own from the delivery stack.
    */

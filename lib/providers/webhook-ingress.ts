@@ -5,8 +5,8 @@ import { RegionInfo } from 'aws-cdk-lib/region-info';
  * How providers' webhooks (`POST /v1/provider-events/<id>`) reach the provider-events function:
  *  - `function-url`: the function's own Lambda function URL (auth NONE: the provider's signature is
  *    the authentication, checked by its module), no API Gateway in front: a webhook request costs
- *    a Lambda invocation only, not also API Gateway's $1 per million (Twilio posts two callbacks
- *    per SMS). Its bound is the function's reserved concurrency (./webhook-throttle.ts).
+ *    a Lambda invocation only, not also API Gateway's $1 per million (an SMS provider posts two
+ *    status callbacks per message). Its bound is the function's reserved concurrency (./webhook-throttle.ts).
  *  - `api-routes`: one open route per webhook provider on the HTTP API, each throttled apart
  *    (./webhook-throttle.ts), where Lambda has no function URLs.
  */

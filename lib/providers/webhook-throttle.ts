@@ -81,8 +81,8 @@ export const LAMBDA_ACCOUNT_CONCURRENCY = 1_000;
  * (the sum of the providers' rates), each request held WEBHOOK_REQUEST_SECONDS, at most the
  * account's default 1 000. Unsigned floods then cost at most that many executions and cannot take
  * the account's concurrency from the senders; beyond it Lambda answers 429, as the route throttle
- * did (a provider's report refused so waits for the reconciler). The EventBridge events of SES or
- * End User Messaging invoke the same function asynchronously: a throttled one is retried by
+ * did (a provider's report refused so waits for the reconciler). The EventBridge events of the
+ * AWS providers invoke the same function asynchronously: a throttled one is retried by
  * Lambda (up to six hours, then the function's dead-letter queue), so the cap delays them, never
  * loses them.
  */

@@ -201,7 +201,7 @@ export class DeliveryStack extends Stack {
       policyNamePrefix: config.resourcePrefix,
     });
     this.webhookUrl = byUrl ? new WebhookFunctionUrl(this, 'WebhookUrl', { providerEvents }) : undefined;
-    // The origin providers call back, which the senders name (Twilio's StatusCallback) and the
+    // The origin providers call back, which the senders name (a status callback URL) and the
     // signatures cover. The functions read the API's or the function URL's address without a
     // cycle (neither resource depends on the senders), except the provider-events function's own
     // URL, which that function cannot be given: it takes the origin its requests arrive at.
@@ -394,7 +394,7 @@ export class DeliveryStack extends Stack {
     for (const provider of this.providers.values()) provider.monitor?.(this.monitoring);
 
     new CfnOutput(this, 'ApiEndpoint', { value: this.api.endpoint, description: 'HTTP API base URL' });
-    // Where each webhook provider posts, whichever ingress takes it (Twilio's is named per message).
+    // Where each webhook provider posts, whichever ingress takes it (some are named per message).
     for (const binding of webhookProviders) {
       const id = binding.descriptor.id;
       new CfnOutput(this, `${pascal(id)}WebhookUrl`, {
