@@ -34,7 +34,7 @@ export const PRICES = {
   dynamoStreamReadByLambda: 0,
   /** SQS standard queue, per request (64 KB chunk). */
   sqsRequest: 0.4e-6,
-  /** Lambda on Arm (Graviton), per GB-second and per request (a function URL would cost nothing more). */
+  /** Lambda on Arm (Graviton), per GB-second and per request (a function URL costs nothing more). */
   lambdaArmGbSecond: 0.0000133334,
   lambdaRequest: 0.2e-6,
   /** API Gateway HTTP API, per request (512 KB increments), first 300 M a month. */
@@ -231,23 +231,17 @@ export function kindCost(
     'derived',
   );
 
-  // Delivery reports: Twilio's status callbacks through the function URL, SES's events.
+  // Delivery reports: Twilio's status callbacks, SES's events.
   const callbacks = sms ? dr.callbacksPerSms : 0;
   const sesEvents = email ? ASSUMPTIONS.sesEventsPerEmail : 0;
   const reportEvents = callbacks + sesEvents;
-  if (callbacks > 0) {
-    // A function URL would spare this line, but AWS GovCloud (US), a target of this stack, has
-    // none (docs/cost.md "Delivery reports").
-    add(
-      'API Gateway (HTTP)',
-      `delivery reports: ${callbacks} Twilio status callbacks per SMS (the webhook route)`,
-      M * callbacks * PRICES.httpApiRequest,
-      'measured',
-    );
-  }
+  // The callbacks reach the provider-events function at its own URL (us-east-1, the Region priced
+  // here): Lambda's invocation only, no API Gateway request. In AWS GovCloud (US) and the other
+  // Regions without function URLs (lib/providers/webhook-ingress.ts) they take the API's webhook
+  // route instead, which adds PRICES.httpApiRequest per callback ($2 per million SMS).
   add(
     'Lambda',
-    `delivery reports: ${callbacks} Twilio status callbacks + ${sesEvents} SES events (EventBridge, free), ${ASSUMPTIONS.eventMsPerEvent} ms each`,
+    `delivery reports: ${callbacks} Twilio status callbacks (function URL) + ${sesEvents} SES events (EventBridge, free), ${ASSUMPTIONS.eventMsPerEvent} ms each`,
     M * reportEvents * invocation(ASSUMPTIONS.eventMsPerEvent),
     sms ? 'measured' : 'derived',
   );

@@ -154,7 +154,8 @@ export const DEPLOYMENT_ONLY_MEANINGS: Readonly<Record<keyof typeof DEPLOYMENT_O
   apiThrottleBurstLimit: 'default stage throttle of the HTTP API (burst)',
   providerCallbackRateLimit:
     "floor of each provider webhook route's throttle (`POST /v1/provider-events/<id>`); more where its reports " +
-    "need it: 2 × requests per message × the channel's send rate, ≤ 10 000 (docs/architecture.md §8)",
+    "need it: 2 × requests per message × the channel's send rate, ≤ 10 000; behind the function URL these rates × 0.5 s " +
+    "are the provider-events function's reserved concurrency (docs/architecture.md §8)",
   providerCallbackBurstLimit:
     "floor of each provider webhook route's burst; otherwise 2 × its rate (at most 5 000)",
   memorySize: 'memory of every function (MB)',
@@ -162,7 +163,8 @@ export const DEPLOYMENT_ONLY_MEANINGS: Readonly<Record<keyof typeof DEPLOYMENT_O
   queueAgeAlarmSeconds: "alarm when a queue's oldest message is older than this (seconds)",
   reservedConcurrency:
     'reserved concurrency per function, e.g. `{ "reconciler": 1 }` (keys: http, sendEmail, sendSms, reconciler, ' +
-    'providerEvents); unset by default: an account must keep 100 unreserved executions, so new accounts cannot reserve any',
+    'providerEvents); unset by default: an account must keep 100 unreserved executions, so new accounts cannot reserve any; ' +
+    'only providerEvents behind its function URL reserves by default (the webhooks’ bound, docs/architecture.md §8)',
 };
 
 /**

@@ -107,8 +107,8 @@ export const OPERATOR_SETTINGS = {
   PUBLIC_BASE_URL: {
     kind: 'url',
     description:
-      'the origin providers call back (webhook URLs, signature checks); unset: the API’s own URL (AWS: its ' +
-      'execute-api endpoint; local: http://127.0.0.1:$PORT)',
+      'the origin providers call back (webhook URLs, signature checks); unset: AWS: the provider-events function’s URL, ' +
+      'else (no function URLs) the API’s; set: an API domain, webhooks at API routes (docs/deploy.md); local: http://127.0.0.1:$PORT',
   },
   PROVIDER_TIMEOUT_MS: {
     kind: 'integer',

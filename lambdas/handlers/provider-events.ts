@@ -21,8 +21,9 @@ import { createRouter } from './http/router.ts';
 
 /**
  * Inbound provider events, one function for every provider and both ways they arrive:
- *  - webhooks at `POST /v1/provider-events/{provider}` (API Gateway, open route): the provider's
- *    module verifies the request; forged or unsigned → 401/403 and nothing changes; verified but
+ *  - webhooks at `POST /v1/provider-events/{provider}` (the function's own URL, auth NONE, or an
+ *    open API Gateway route where Lambda has no function URLs: lib/providers/webhook-ingress.ts;
+ *    any other path or method → 404/405 problem+json): the provider's module verifies the request; forged or unsigned → 401/403 and nothing changes; verified but
  *    for no intent of ours → 200 (counted); unreadable → 400; never a 5xx for what was sent;
  *  - EventBridge events (a provider publishing to the default bus), routed by their `source`.
  * Duplicates and any order are fine: applying a report is idempotent. An error reaching the
@@ -64,6 +65,19 @@ function summary(results: readonly ReportResult[]): string[] {
   return results.map((r) => (r.kind === 'applied' ? `applied:${r.state}` : `ignored:${r.why}`));
 }
 
+/**
+ * The URL the provider called, which its signature may cover (an SMS provider's does): PUBLIC_BASE_URL's
+ * origin when the deployment names one (the API's endpoint, a domain of the operator's, the local
+ * gateway), else the host AWS reports the request reached (`requestContext.domainName`): behind
+ * the function's own URL, that URL's host, the one the senders gave the provider. A request
+ * reaches the function only at a host routed to it, so a caller cannot choose another.
+ */
+function calledUrl(event: HttpRequest['event'], publicBaseUrl: string | undefined): string {
+  const origin = publicBaseUrl ?? `https://${event.requestContext.domainName}`;
+  const query = event.rawQueryString ?? '';
+  return `${origin}${event.rawPath}${query ? `?${query}` : ''}`;
+}
+
 async function webhookRoute(request: HttpRequest, runtime: ProviderEventsRuntime): Promise<RouteReply> {
   const provider = request.params.provider ?? '';
   const webhook = runtime.webhooks.get(provider);
@@ -71,9 +85,8 @@ async function webhookRoute(request: HttpRequest, runtime: ProviderEventsRuntime
   const { event } = request;
   const body = readTextBody(event, webhook.contentType);
   if (!body.ok) return { response: problemResponse(body.problem) };
-  const query = event.rawQueryString ?? '';
   const verdict = webhook.handle({
-    url: `${runtime.publicBaseUrl}${event.rawPath}${query ? `?${query}` : ''}`,
+    url: calledUrl(event, runtime.publicBaseUrl),
     header: (name) => header(event, name),
     body: body.value,
     contentType: header(event, 'content-type'),

@@ -48,7 +48,11 @@ export interface ProviderContext {
   readonly settings: Readonly<Record<string, string>>;
   /** `PROVIDER_TIMEOUT_MS`: one provider call; past it the outcome is ambiguous. */
   readonly timeoutMs: number;
-  /** `PUBLIC_BASE_URL` without a trailing slash: where this deployment's webhooks are. */
+  /**
+   * `PUBLIC_BASE_URL` without a trailing slash: where this deployment's webhooks are (a sender
+   * names it per message). The provider-events function behind its own URL has none: its
+   * requests tell it (InboundRequest.url).
+   */
   readonly publicBaseUrl: string | undefined;
   readonly clock: Clock;
   /**
@@ -131,7 +135,10 @@ export type InboundVerdict =
 
 /** A signed HTTP request at `POST /v1/provider-events/<id>`, as the provider sent it. */
 export interface InboundRequest {
-  /** The URL the provider called: PUBLIC_BASE_URL + path + query (what signatures cover). */
+  /**
+   * The URL the provider called: its origin (PUBLIC_BASE_URL, or the function URL the request
+   * arrived at) + path + query (what signatures cover).
+   */
   readonly url: string;
   readonly header: (name: string) => string | undefined;
   /** Raw body, checked to be UTF-8 text. */

@@ -1,5 +1,4 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ConfigError } from '../contract/config-error.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { InboundEvent, InboundRequest, InboundVerdict } from '../ports/provider.port.ts';
@@ -39,6 +38,11 @@ export interface ProviderEventsRuntime {
   readonly webhooks: ReadonlyMap<string, Webhook>;
   /** EventBridge readers by event `source`. */
   readonly eventReaders: ReadonlyMap<string, EventReader>;
+  /**
+   * PUBLIC_BASE_URL without a trailing slash: the origin providers call, when the deployment names
+   * one (the API's endpoint, a domain of the operator's, the local gateway). Unset behind the
+   * function's own URL, which the function cannot be given (its URL is created after it).
+   */
   readonly publicBaseUrl: string | undefined;
   /** Inbound facets left out because their provider's credentials are still placeholders. */
   readonly skipped: readonly SkippedFacet[];
@@ -54,12 +58,8 @@ export function providerEventsRuntime(
   const eventReaders = new Map<string, EventReader>();
   for (const { id, facet, context } of inbound) {
     if (facet.kind === 'webhook') {
-      // Webhook signatures cover the URL the provider called: without our public origin none verifies.
-      if (!context.publicBaseUrl) {
-        throw new ConfigError(
-          `PUBLIC_BASE_URL is required by the ${id} inbound (its signatures cover the URL)`,
-        );
-      }
+      // Signatures may cover the URL the provider called: PUBLIC_BASE_URL's origin, or where the
+      // request arrived (the function's own URL: lambdas/handlers/provider-events.ts).
       webhooks.set(id, { contentType: facet.contentType, handle: facet.create(context) });
     } else {
       const handle = facet.create(context);

@@ -26,7 +26,8 @@ export interface ProviderBinding {
   readonly acceptedWarnings?: readonly string[];
   /**
    * A webhook provider's: the requests it posts per message it sends, at most (status callbacks,
-   * events); its route's throttle follows from it (./webhook-throttle.ts).
+   * events); its route's throttle, or the function URL's reserved concurrency, follows from it
+   * (./webhook-throttle.ts).
    */
   readonly webhookEventsPerMessage?: number;
 }
@@ -60,7 +61,12 @@ export interface ProviderResources {
 export interface DeliveryContext {
   readonly config: BindingConfig;
   readonly resources: ProviderResources;
-  /** The origin providers call back (PUBLIC_BASE_URL). */
+  /**
+   * The origin providers call back (PUBLIC_BASE_URL), for what a sender names per message
+   * (a status callback URL): `publicBaseUrl` when set, else the provider-events function's URL
+   * or the API's endpoint, whichever takes the webhooks (lib/providers/webhook-ingress.ts). The
+   * provider-events function gets its own from the delivery stack.
+   */
   readonly publicBaseUrl: string;
   /** Where events the provider-events function could not take end up (rule targets use it too). */
   readonly eventsDeadLetterQueue: IQueue;
@@ -73,9 +79,10 @@ export interface DeployedProvider {
   /** The reconciler: what the lookup and status facets need (ambiguous sends, delivery follow-up). */
   bindLookup?(fn: NoticeFunction): void;
   /**
-   * The provider-events function: what the inbound facet needs; webhook providers get their
-   * route `POST /v1/provider-events/<id>` from the API (lib/constructs/intake-api.ts), event
-   * providers route their events to the function here.
+   * The provider-events function: what the inbound facet needs; webhook providers get
+   * `POST /v1/provider-events/<id>` from the delivery stack (the function's URL, or a route of
+   * the API: lib/providers/webhook-ingress.ts), event providers route their events to the
+   * function here.
    */
   bindInbound?(fn: NoticeFunction): void;
   /** Alarms the provider needs on the application's gauges (after the monitoring is built). */

@@ -2,7 +2,7 @@ import type { ProviderChannel } from '../../lambdas/contract/providers.ts';
 import type { NoticeLedgerConfig } from '../config.ts';
 import type { ProviderBinding } from './binding.ts';
 
-/** A route's API Gateway throttle. */
+/** A route's API Gateway throttle (rate: requests per second). */
 export interface Throttle {
   readonly rateLimit: number;
   readonly burstLimit: number;
@@ -20,7 +20,8 @@ export const API_GATEWAY_ACCOUNT_LIMIT: Throttle = { rateLimit: 10_000, burstLim
 
 /**
  * The throttle of each provider's webhook route (`POST /v1/provider-events/<id>`), from what the
- * provider posts at the configured send rates (docs/architecture.md §8, "Webhook throttles"):
+ * provider posts at the configured send rates (docs/architecture.md §8, "Webhook throttles"); behind
+ * the function URL, the same rates size the function's reserved concurrency (`webhookConcurrency`):
  *
  *   rate  = max(providerCallbackRateLimit, ⌈2 × events per message × messages/s⌉)
  *   burst = max(providerCallbackBurstLimit, 2 × rate)
@@ -62,4 +63,30 @@ export function webhookThrottles(
     throttles[id] = { rateLimit, burstLimit };
   }
   return throttles;
+}
+
+/**
+ * Seconds one webhook request may hold an execution: a cold start's share, the signature check and
+ * the ledger writes. A warm request takes about a tenth of it, so a cap sized with it admits the
+ * rate even while instances start, and several times the rate once they are warm.
+ */
+export const WEBHOOK_REQUEST_SECONDS = 0.5;
+
+/** Lambda's default account concurrency, and the most the `reservedConcurrency` setting takes. */
+export const LAMBDA_ACCOUNT_CONCURRENCY = 1_000;
+
+/**
+ * The reserved concurrency of the provider-events function where its own URL takes the webhooks
+ * (./webhook-ingress.ts), in place of the routes' throttles: what those throttles would admit
+ * (the sum of the providers' rates), each request held WEBHOOK_REQUEST_SECONDS, at most the
+ * account's default 1 000. Unsigned floods then cost at most that many executions and cannot take
+ * the account's concurrency from the senders; beyond it Lambda answers 429, as the route throttle
+ * did (a provider's report refused so waits for the reconciler). The EventBridge events of the
+ * AWS providers invoke the same function asynchronously: a throttled one is retried by
+ * Lambda (up to six hours, then the function's dead-letter queue), so the cap delays them, never
+ * loses them.
+ */
+export function webhookConcurrency(throttles: Readonly<Record<string, Throttle>>): number {
+  const rate = Object.values(throttles).reduce((sum, t) => sum + t.rateLimit, 0);
+  return Math.min(LAMBDA_ACCOUNT_CONCURRENCY, Math.max(1, Math.ceil(rate * WEBHOOK_REQUEST_SECONDS)));
 }

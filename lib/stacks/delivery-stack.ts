@@ -5,6 +5,7 @@ import { FALLBACK_PROVIDER_SETTINGS } from '../../lambdas/contract/failover-sett
 import { FUNCTIONS, type FunctionName } from '../../lambdas/contract/functions.ts';
 import { type LaneName, laneEventSource } from '../../lambdas/contract/lanes.ts';
 import type { ProviderChannel } from '../../lambdas/contract/providers.ts';
+import { providerEventsPath } from '../../lambdas/contract/routes.ts';
 import { CHANNEL_SETTINGS, NO_PROVIDER } from '../../lambdas/contract/settings.ts';
 import type { NoticeLedgerConfig } from '../config.ts';
 import type { BundleSelection } from '../constructs/bundling.ts';
@@ -16,10 +17,13 @@ import { Monitoring } from '../constructs/monitoring.ts';
 import { NoticeFunction, type NoticeFunctionProps } from '../constructs/notice-function.ts';
 import { OutcomeEvents, webhookSenderTimeoutSeconds } from '../constructs/outcome-events.ts';
 import { ReconcilerSchedule } from '../constructs/reconciler-schedule.ts';
+import { WebhookFunctionUrl } from '../constructs/webhook-function-url.ts';
 import { acknowledge } from '../nag.ts';
 import type { DeployedProvider, ProviderBinding } from '../providers/binding.ts';
+import { pascal } from '../providers/provider-secret.ts';
 import { deployedBindings, REGISTERED_PROVIDER_IDS } from '../providers/registry.ts';
-import { webhookThrottles } from '../providers/webhook-throttle.ts';
+import { type WebhookIngress, webhookIngress } from '../providers/webhook-ingress.ts';
+import { webhookConcurrency, webhookThrottles } from '../providers/webhook-throttle.ts';
 import { type StatefulStack, WATCH_TIMEOUT } from './stateful-stack.ts';
 
 export interface DeliveryStackProps extends StackProps {
@@ -28,7 +32,8 @@ export interface DeliveryStackProps extends StackProps {
 }
 
 /**
- * The stateless half: the functions, the HTTP API, the SQS and stream event sources, the
+ * The stateless half: the functions, the HTTP API, the provider-events function's URL where Lambda
+ * offers one (providers' webhooks), the SQS and stream event sources, the
  * reconciler schedule, the deployed providers' bindings (lib/providers/), escalations, outcome
  * events, the archive's feed, alarms and the dashboard. It holds no data of its own (log groups excepted, which are retained), so it can be
  * destroyed and redeployed at will.
@@ -58,8 +63,15 @@ export class DeliveryStack extends Stack {
   readonly monitoring: Monitoring;
   /** Inbound events the provider-events function could not take (after retries), kept for replay. */
   readonly providerEventsDeadLetterQueue: Queue;
-  /** The origin providers call back (PUBLIC_BASE_URL). */
+  /**
+   * The origin providers call back (PUBLIC_BASE_URL): `publicBaseUrl` when set, else the
+   * provider-events function's URL where the webhooks arrive there, else the API's endpoint.
+   */
   readonly publicBaseUrl: string;
+  /** How providers' webhooks arrive (lib/providers/webhook-ingress.ts). */
+  readonly webhookIngress: WebhookIngress;
+  /** The provider-events function's URL, with `function-url` ingress and a webhook provider deployed. */
+  readonly webhookUrl: WebhookFunctionUrl | undefined;
   /** The providers this deployment carries (selected and retained), each with its bindings. */
   readonly providers: ReadonlyMap<string, DeployedProvider>;
 
@@ -103,8 +115,10 @@ export class DeliveryStack extends Stack {
       constructId: string,
       name: FunctionName,
       options: Pick<NoticeFunctionProps, 'description' | 'timeout' | 'invocation' | 'deadLetterQueue'>,
+      /** Reserved concurrency unless the `reservedConcurrency` setting names the function. */
+      defaultReserved?: number,
     ): NoticeFunction => {
-      const reserved = config.reservedConcurrency[name];
+      const reserved = config.reservedConcurrency[name] ?? defaultReserved;
       return new NoticeFunction(this, constructId, {
         ...options,
         name,
@@ -149,36 +163,50 @@ export class DeliveryStack extends Stack {
       if (entries.length > 0) http.function.addEnvironment(name, entries.join(','));
     }
 
-    // Provider events: webhooks (API) and EventBridge events of every deployed provider.
+    // Provider events: webhooks and EventBridge events of every deployed provider. Webhooks arrive
+    // at the function's own URL where Lambda offers one, else at the API's routes
+    // (lib/providers/webhook-ingress.ts); either way bounded by what the providers post at the
+    // configured send rates: the routes' throttles, or the function's reserved concurrency.
+    const webhookProviders = bindings.filter((b) => b.descriptor.inbound === 'webhook');
+    this.webhookIngress = webhookIngress(this.region, config.publicBaseUrl);
+    const byUrl = this.webhookIngress === 'function-url' && webhookProviders.length > 0;
+    const callbackThrottles = webhookThrottles(config, bindings, { email: email.recordsPerCall, sms: 1 });
     this.providerEventsDeadLetterQueue = new Queue(this, 'ProviderEventsDeadLetterQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    const providerEvents = make('ProviderEvents', 'providerEvents', {
-      description: 'notice-ledger provider events: delivery reports and suppressions',
-      timeout: Duration.seconds(30),
-      invocation: 'async',
-      deadLetterQueue: this.providerEventsDeadLetterQueue,
-    });
+    const providerEvents = make(
+      'ProviderEvents',
+      'providerEvents',
+      {
+        description: 'notice-ledger provider events: delivery reports and suppressions',
+        timeout: Duration.seconds(30),
+        invocation: 'async',
+        deadLetterQueue: this.providerEventsDeadLetterQueue,
+      },
+      byUrl ? webhookConcurrency(callbackThrottles) : undefined,
+    );
     providerEvents.bindTable(ledger, { items: ['GetItem', 'UpdateItem', 'PutItem'] });
 
     this.api = new IntakeApi(this, 'Api', {
       handlers: { http: http.function, providerEvents: providerEvents.function },
-      webhookProviders: bindings
-        .filter((b) => b.descriptor.inbound === 'webhook')
-        .map((b) => b.descriptor.id),
+      webhookProviders: byUrl ? [] : webhookProviders.map((b) => b.descriptor.id),
       throttle: { rateLimit: config.api.rateLimit, burstLimit: config.api.burstLimit },
       // Each provider's webhook route takes what the provider posts at the configured send rates.
-      callbackThrottles: webhookThrottles(config, bindings, { email: email.recordsPerCall, sms: 1 }),
+      callbackThrottles,
       logRetention: config.logRetention,
       logEncryptionKey: keys.observability,
       policyNamePrefix: config.resourcePrefix,
     });
-    // The functions read the API's own URL: no cycle, since the API resource does not depend on
-    // a function (only its routes' integrations do).
-    this.publicBaseUrl = config.publicBaseUrl ?? this.api.endpoint;
+    this.webhookUrl = byUrl ? new WebhookFunctionUrl(this, 'WebhookUrl', { providerEvents }) : undefined;
+    // The origin providers call back, which the senders name (a status callback URL) and the
+    // signatures cover. The functions read the API's or the function URL's address without a
+    // cycle (neither resource depends on the senders), except the provider-events function's own
+    // URL, which that function cannot be given: it takes the origin its requests arrive at.
+    this.publicBaseUrl = config.publicBaseUrl ?? this.webhookUrl?.origin ?? this.api.endpoint;
+    if (webhookProviders.length > 0 && !this.webhookUrl) providerEvents.bindPublicBaseUrl(this.publicBaseUrl);
 
     // Senders, one per channel.
     const senderTimeout = Duration.seconds(config.senderTimeoutSeconds);
@@ -366,6 +394,14 @@ export class DeliveryStack extends Stack {
     for (const provider of this.providers.values()) provider.monitor?.(this.monitoring);
 
     new CfnOutput(this, 'ApiEndpoint', { value: this.api.endpoint, description: 'HTTP API base URL' });
+    // Where each webhook provider posts, whichever ingress takes it (some are named per message).
+    for (const binding of webhookProviders) {
+      const id = binding.descriptor.id;
+      new CfnOutput(this, `${pascal(id)}WebhookUrl`, {
+        value: `${this.publicBaseUrl}${providerEventsPath(id)}`,
+        description: `Where ${binding.descriptor.title} posts its delivery reports (docs/deploy.md)`,
+      });
+    }
     new CfnOutput(this, 'SubmitterPolicyArn', {
       value: this.api.submitterPolicy.managedPolicyArn,
       description: 'Attach to business systems (POST notices; GET and cancel their own)',

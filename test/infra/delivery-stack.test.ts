@@ -24,6 +24,7 @@ import {
   roleStatements,
   type Synthesized,
   synthesize,
+  synthesizeIn,
 } from './synth.ts';
 
 let synth: Synthesized;
@@ -243,11 +244,67 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
     }
   });
 
-  it('points PUBLIC_BASE_URL at the API’s own endpoint', () => {
+  it('environment-agnostic (API routes, lib/providers/webhook-ingress.ts): points PUBLIC_BASE_URL at the API’s own endpoint', () => {
     const expected = { 'Fn::GetAtt': [logicalId(synth.delivery.api.api), 'ApiEndpoint'] };
+    expect(synth.delivery.webhookIngress).toBe('api-routes');
     expect(environmentOf('providerEvents').PUBLIC_BASE_URL).toEqual(expected);
     expect(environmentOf('sendSms').PUBLIC_BASE_URL).toEqual(expected);
+    expect(template.toJSON().Outputs.TwilioWebhookUrl?.Value).toEqual({
+      'Fn::Join': ['', [expected, '/v1/provider-events/twilio']],
+    });
   });
+});
+
+// Twilio signs the full URL it calls, the StatusCallback the SMS sender names: that must be where
+// the webhooks arrive, and what the provider-events function checks against.
+describe('delivery stack: Twilio’s callback URL follows the webhooks’ ingress', () => {
+  const env = (s: Synthesized, key: FunctionKey): Record<string, unknown> =>
+    s.deliveryTemplate.findResources('AWS::Lambda::Function')[logicalId(s.delivery.functions[key].function)]
+      ?.Properties.Environment.Variables ?? {};
+
+  it('us-east-1: the SMS sender names the function URL’s origin; provider events, which cannot be given its own URL, takes the host it is called at', () => {
+    const east = synthesizeIn('us-east-1');
+    const url = east.delivery.webhookUrl?.functionUrl;
+    expect(url).toBeDefined();
+    // `https://` + the host of `https://<url-id>.lambda-url.us-east-1.on.aws/`.
+    const host = {
+      'Fn::Select': [
+        2,
+        { 'Fn::Split': ['/', { 'Fn::GetAtt': [logicalId(url as IConstruct), 'FunctionUrl'] }] },
+      ],
+    };
+    const origin = { 'Fn::Join': ['', ['https://', host]] };
+    expect(env(east, 'sendSms').PUBLIC_BASE_URL).toEqual(origin);
+    expect(env(east, 'providerEvents').PUBLIC_BASE_URL).toBeUndefined();
+    expect(env(east, 'providerEvents').TWILIO_SECRET_ARN).toBeDefined();
+    const outputs = east.deliveryTemplate.toJSON().Outputs;
+    expect(outputs.TwilioWebhookUrl?.Value).toEqual({
+      'Fn::Join': ['', ['https://', host, '/v1/provider-events/twilio']],
+    });
+    // Behind its URL the function is bounded by reserved concurrency (the route throttle's rates).
+    expect(
+      east.deliveryTemplate.findResources('AWS::Lambda::Function')[
+        logicalId(east.delivery.functions.providerEvents.function)
+      ]?.Properties.ReservedConcurrentExecutions,
+    ).toBe(10);
+  }, 120_000);
+
+  it('us-gov-west-1: the API’s endpoint for both; with publicBaseUrl (a custom domain of the API), that origin for both', () => {
+    const gov = synthesizeIn('us-gov-west-1');
+    const endpoint = { 'Fn::GetAtt': [logicalId(gov.delivery.api.api), 'ApiEndpoint'] };
+    expect(gov.delivery.webhookUrl).toBeUndefined();
+    expect(env(gov, 'sendSms').PUBLIC_BASE_URL).toEqual(endpoint);
+    expect(env(gov, 'providerEvents').PUBLIC_BASE_URL).toEqual(endpoint);
+
+    const domain = synthesizeIn('us-east-1', { publicBaseUrl: 'https://notices.example.org/' });
+    expect(domain.delivery.webhookIngress).toBe('api-routes');
+    expect(env(domain, 'sendSms').PUBLIC_BASE_URL).toBe('https://notices.example.org');
+    expect(env(domain, 'providerEvents').PUBLIC_BASE_URL).toBe('https://notices.example.org');
+    expect(domain.deliveryTemplate.toJSON().Outputs.TwilioWebhookUrl?.Value).toBe(
+      'https://notices.example.org/v1/provider-events/twilio',
+    );
+    domain.deliveryTemplate.resourceCountIs('AWS::Lambda::Url', 0);
+  }, 120_000);
 });
 
 describe('delivery stack: least privilege', () => {

@@ -607,8 +607,9 @@ describe('docs/deploy.md: what a newcomer needs', () => {
       if (descriptor.inbound === 'webhook')
         expect(GUIDE, `${descriptor.id}: its webhook`).toContain(`/v1/provider-events/${descriptor.id}`);
     }
-    // A webhook the provider must be told about is created in the guide, at the URL that exists
-    // once the API does; the events it subscribes are those the provider's module acts on.
+    // A webhook the provider must be told about is created in the guide, at the URL its output
+    // names once the stack exists (the function URL or the API's route, lib/providers/webhook-ingress.ts);
+    // the events it subscribes are those the provider's module acts on.
     const resendEvents = new Set(
       [
         ...readFileSync(join(ROOT, 'lambdas', 'providers', 'resend', 'inbound.ts'), 'utf8').matchAll(
@@ -617,7 +618,7 @@ describe('docs/deploy.md: what a newcomer needs', () => {
       ].map((m) => m[1]),
     );
     const resend = GUIDE.match(
-      /-d "\{\\"endpoint\\":\\"\$CALLBACK_BASE\/v1\/provider-events\/resend\\",\\"events\\":\[([^\]]+)\]/,
+      /-d "\{\\"endpoint\\":\\"\$\(output NoticeLedger-Delivery ResendWebhookUrl\)\\",\\"events\\":\[([^\]]+)\]/,
     );
     expect(resend).not.toBeNull();
     expect(new Set([...(resend?.[1] ?? '').matchAll(/\\"([\w.]+)\\"/g)].map((m) => m[1]))).toEqual(
@@ -631,7 +632,7 @@ describe('docs/deploy.md: what a newcomer needs', () => {
       ].map((m) => (m[1] === 'spamreport' ? 'spam_report' : m[1])),
     );
     const sendgrid = GUIDE.match(
-      /\\"url\\":\\"\$CALLBACK_BASE\/v1\/provider-events\/sendgrid\\"([^"]*(?:\\"[^"]*)*)\}"/,
+      /\\"url\\":\\"\$\(output NoticeLedger-Delivery SendgridWebhookUrl\)\\"([^"]*(?:\\"[^"]*)*)\}"/,
     );
     expect(sendgrid).not.toBeNull();
     expect(new Set([...(sendgrid?.[1] ?? '').matchAll(/\\"(\w+)\\":true/g)].map((m) => m[1]))).toEqual(
@@ -808,7 +809,6 @@ describe('docs/deploy.md as one shell session', () => {
       'LEDGER_TABLE',
       'TWILIO_SECRET_ARN',
       'OPERATOR_POLICY_NAME',
-      'CALLBACK_BASE',
       'RESEND_API_KEY',
       'PROVIDER_EVENTS_FUNCTION',
       'RECEIPT',

@@ -10,7 +10,7 @@ import { bindRoutes, HTTP_ENDPOINTS } from '../../lambdas/handlers/http/router.t
 import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { deployedRoutes } from '../../lib/constructs/intake-api.ts';
 import { CONSOLE_ROUTES, isConsolePath } from '../../local/console.ts';
-import { logicalId, type Synthesized, synthesize } from './synth.ts';
+import { logicalId, type Synthesized, synthesize, synthesizeIn } from './synth.ts';
 
 let synth: Synthesized;
 /** route key → logical id of the function its integration invokes. */
@@ -81,6 +81,67 @@ describe('routes: one table for the routers, the CDK API and the local gateway',
     }
     // And no contract route is taken by the console.
     for (const r of ROUTES) expect(isConsolePath(r.path.replace(/\{[^}]+\}/g, 'x')), r.path).toBe(false);
+  });
+});
+
+// Where Lambda offers function URLs the webhooks are the provider-events function's own; where it
+// does not, the API's open routes (lib/providers/webhook-ingress.ts). Either way the same paths.
+describe('routes: the providers’ webhooks by Region', () => {
+  let east: Synthesized;
+  let gov: Synthesized;
+  beforeAll(() => {
+    east = synthesizeIn('us-east-1');
+    gov = synthesizeIn('us-gov-west-1');
+  }, 240_000);
+
+  it('us-east-1: the provider-events function’s own URL (auth NONE, public through the URL only), no webhook route in the API', () => {
+    const providerEvents = logicalId(east.delivery.functions.providerEvents.function);
+    const arn = { 'Fn::GetAtt': [providerEvents, 'Arn'] };
+    expect(east.delivery.webhookIngress).toBe('function-url');
+    expect(east.delivery.api.routeKeys.slice().sort()).toEqual(
+      deployedRoutes([])
+        .flatMap(({ path, methods }) => methods.map((m) => routeKey(m as HttpMethod, path)))
+        .sort(),
+    );
+    expect(east.delivery.api.routeKeys.some((k) => k.includes('/v1/provider-events/'))).toBe(false);
+    east.deliveryTemplate.resourceCountIs('AWS::Lambda::Url', 1);
+    east.deliveryTemplate.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'NONE',
+      InvokeMode: 'BUFFERED',
+      TargetFunctionArn: arn,
+    });
+    // The two grants a function URL of auth type NONE needs, and no other public permission.
+    const publicGrants = Object.values(east.deliveryTemplate.findResources('AWS::Lambda::Permission'))
+      .map((r) => r.Properties)
+      .filter((p) => p.Principal === '*');
+    expect(publicGrants).toEqual(
+      expect.arrayContaining([
+        {
+          Action: 'lambda:InvokeFunctionUrl',
+          FunctionName: arn,
+          FunctionUrlAuthType: 'NONE',
+          Principal: '*',
+        },
+        { Action: 'lambda:InvokeFunction', FunctionName: arn, InvokedViaFunctionUrl: true, Principal: '*' },
+      ]),
+    );
+    expect(publicGrants).toHaveLength(2);
+    // The provider paths still route to provider events wherever they arrive (the local gateway too).
+    expect(findRoute('/v1/provider-events/twilio')?.route.function).toBe('providerEvents');
+  });
+
+  it('us-gov-west-1 (no function URLs in GovCloud): the API’s open route per webhook provider, no function URL', () => {
+    expect(gov.delivery.webhookIngress).toBe('api-routes');
+    expect(gov.delivery.api.routeKeys).toContain('POST /v1/provider-events/twilio');
+    gov.deliveryTemplate.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+      RouteKey: 'POST /v1/provider-events/twilio',
+      AuthorizationType: 'NONE',
+    });
+    gov.deliveryTemplate.resourceCountIs('AWS::Lambda::Url', 0);
+    const publicGrants = Object.values(gov.deliveryTemplate.findResources('AWS::Lambda::Permission')).filter(
+      (r) => r.Properties.Principal === '*',
+    );
+    expect(publicGrants).toEqual([]);
   });
 });
 

@@ -3,6 +3,7 @@ import { type App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { cdkJsonContext, createNoticeLedgerApp, type NoticeLedgerStacks } from '../../lib/app.ts';
+import { CHECK_ACCOUNT } from '../../lib/deploy-check.ts';
 import { requireIntegrationTier } from '../helpers/tier.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
@@ -40,6 +41,14 @@ export function synthesize(
     statefulTemplate: Template.fromStack(stacks.stateful),
     deliveryTemplate: Template.fromStack(stacks.delivery),
   };
+}
+
+/**
+ * The app pinned to `region` (and deploy:check's account), as `cdk deploy` synthesizes it there:
+ * what depends on the Region (the webhooks' ingress, lib/providers/webhook-ingress.ts) resolves.
+ */
+export function synthesizeIn(region: string, settings: Record<string, unknown> = {}): Synthesized {
+  return synthesize({ settings: { account: CHECK_ACCOUNT, region, ...settings }, bundle: false });
 }
 
 /** Logical id of an L2 construct's resource (or of an L1 itself). */

@@ -22,7 +22,8 @@ const settings = providerSettings(descriptor, {
  * Twilio Messaging (lambdas/providers/twilio): its credentials `{ accountSid, authToken, from }`
  * in a secret (created empty unless one is given), read by the SMS sender (transport), the
  * reconciler (lookup) and the provider-events function (signature checks of its callbacks at
- * `POST /v1/provider-events/twilio`, the route the API adds for webhook providers).
+ * `POST /v1/provider-events/twilio`, at the provider-events function's URL or the API's route:
+ * lib/providers/webhook-ingress.ts).
  */
 export const twilioBinding: ProviderBinding = {
   descriptor,
@@ -45,14 +46,15 @@ export const twilioBinding: ProviderBinding = {
     return {
       bindTransport(fn) {
         credentials(fn);
-        // The StatusCallback points back at this deployment's webhook.
+        // The StatusCallback points back at this deployment's webhook (the provider-events
+        // function's URL, or the API's route: lib/providers/webhook-ingress.ts); the signature
+        // of each callback covers that URL.
         fn.bindPublicBaseUrl(publicBaseUrl);
       },
       bindLookup: credentials,
-      bindInbound(fn) {
-        credentials(fn);
-        fn.bindPublicBaseUrl(publicBaseUrl);
-      },
+      // The origin its signatures are checked against is the ingress's, which the delivery stack
+      // gives the provider-events function for every webhook provider.
+      bindInbound: credentials,
     };
   },
 };
