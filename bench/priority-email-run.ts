@@ -284,7 +284,7 @@ async function measure(
           alive = true;
         } catch {}
         throw new Error(
-          `the senders' stack (pid ${stacks.senders.pid}, ${alive ? 'alive' : 'gone'}) at ${stacks.senders.apiUrl} did not answer`,
+          `the senders' stack (pid ${stacks.senders.pid}, ${alive ? 'alive' : 'gone'}) at ${stacks.senders.apiUrl} did not answer; its stderr:\n${stacks.senders.stderrTail().slice(-2000)}`,
           { cause: error },
         );
       });

@@ -24,6 +24,8 @@ export interface StackHandle {
   readonly queues: Readonly<Record<'email' | 'sms', { readonly url: string }>>;
   /** The services it uses, by AWS service (a second stack on the same data shares them). */
   readonly endpoints: Readonly<Record<string, string>>;
+  /** The last lines the stack wrote to stderr (what it says when it stops answering). */
+  stderrTail(): string;
   /** Bytes the functions wrote to stdout so far (JSON logs, EMF). */
   stdoutBytes(): number;
   /** The process the stack runs in (the child's, or this one's). */
@@ -140,6 +142,7 @@ export async function startStackChild(
     tableName: state.tableName,
     queues: state.queues,
     endpoints: state.endpoints,
+    stderrTail: () => errTail,
     stdoutBytes: () => bytes,
     pid: child.pid,
     stop() {
@@ -180,6 +183,7 @@ export async function startStackInProcess(
     tableName: stack.tableName,
     queues: stack.queues,
     endpoints: stack.endpoints,
+    stderrTail: () => '',
     stdoutBytes,
     pid: process.pid,
     stop: () => stack.stop(),

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliCaptured } from '../helpers/cli.ts';
 import { type StackProcess, startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
-import { noticeBody, testRecipient } from './support.ts';
+import { noticeBody, testRecipient, waitFor } from './support.ts';
 
 const A = 'arn:aws:sts::111111111111:assumed-role/lab-system/i-0a1b2c3d';
 const A_OTHER_SESSION = 'arn:aws:sts::111111111111:assumed-role/lab-system/i-9f8e7d6c';
@@ -98,7 +98,18 @@ describe('three principals against the local stack', () => {
 
   it('the auditor reads the notice and the list, and may not cancel it (403)', async () => {
     const read = await call('GET', `/v1/notices/${noticeId}`, AUDITOR);
-    const list = await call('GET', '/v1/notices?state=reserved&limit=200', AUDITOR);
+    // A row on the happy path enters the list once its watch finds it still owed something
+    // (INDEX_WATCH_DELAY_MS, seconds locally: docs/table-design.md "Watched rows"); this one is
+    // still reserved (no sender runs here).
+    const list = await waitFor(
+      'the reserved notice in the auditor’s list',
+      async () => {
+        const page = await call('GET', '/v1/notices?state=reserved&limit=200', AUDITOR);
+        const ids = (page.json?.items ?? []).map((i: { noticeId: string }) => i.noticeId);
+        return ids.includes(noticeId) ? page : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
     const cancel = await call('POST', `/v1/notices/${noticeId}/cancel`, AUDITOR, { reason: 'audit' });
     const viaCli = await cli(['get', noticeId, '--as', AUDITOR, '--json']);
 
