@@ -132,7 +132,8 @@ export async function startStackChild(
   let stopping: Promise<void> | undefined;
   // A stack that dies mid-scenario says why (else the bench only sees its sockets close).
   child.once('exit', (code, signal) => {
-    if (!stopping) process.stderr.write(`the local stack exited (${code ?? signal}):\n${errTail.slice(-3000)}\n`);
+    if (!stopping)
+      process.stderr.write(`the local stack exited (${code ?? signal}):\n${errTail.slice(-3000)}\n`);
   });
   return {
     apiUrl: state.apiUrl,

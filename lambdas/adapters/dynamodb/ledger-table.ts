@@ -80,7 +80,7 @@ export async function ensureLedgerTable(client: DynamoDBClient, tableName: strin
   return table.LatestStreamArn;
 }
 
-async function waitUntilActive(
+export async function waitUntilActive(
   client: DynamoDBClient,
   tableName: string,
   until: (table: TableDescription) => boolean = () => true,
