@@ -62,6 +62,29 @@ const deps: IntakeDependencies = {
   sendWindows: undefined,
 };
 
+/**
+ * The notice's rows delivered, archived as the archiver leaves them (each row in a `rows/` object,
+ * its key record in the key table), then gone from the ledger table as TTL removes them.
+ */
+async function pastTheWindow(noticeId: string): Promise<void> {
+  const rows = await store.getNotice(noticeId);
+  const records = rows.map((row) => {
+    const objectKey = `rows/day=2026-11-30/label/${noticeId}-${row.channel}.jsonl.gz`;
+    const archived = archivedIntentOf({ ...row, state: 'delivered' });
+    archivedObjects.set(objectKey, archived);
+    return keyRecordOf(archived, objectKey);
+  });
+  await keyRecords.writeKeyRecords(records.map((record) => ({ record, expiresAt: T0 + 1e12 })));
+  for (const row of rows) {
+    await client.send(
+      new DeleteItemCommand({
+        TableName: tableName,
+        Key: marshall({ pk: `N#${row.noticeId}`, sk: `C#${row.channel}` }),
+      }),
+    );
+  }
+}
+
 beforeAll(async () => {
   await ensureLedgerTable(client, tableName);
   await ensureKeyTable(client, keyTableName);
@@ -82,23 +105,7 @@ describe('intake with key records on DynamoDB Local', () => {
     // Prepare: recorded, delivered (planned as a report would), archived, then gone as TTL removes it
     const submitted = await submitNotice({ ...EXAMPLE_REQUEST, eventId: 'evt_kr_gone' }, deps);
     if (submitted.kind !== 'recorded') throw new Error(submitted.kind);
-    const rows = await store.getNotice(submitted.noticeId);
-    // The key records' fields are the row's fixed ones and its state; its history is the archive's.
-    const records = rows.map((row) => {
-      const objectKey = `rows/day=2026-11-30/label/${row.channel === 'email' ? 1 : 2}.jsonl.gz`;
-      const archived = archivedIntentOf({ ...row, state: 'delivered' });
-      archivedObjects.set(objectKey, archived);
-      return keyRecordOf(archived, objectKey);
-    });
-    await keyRecords.writeKeyRecords(records.map((record) => ({ record, expiresAt: T0 + 1e12 })));
-    for (const row of rows) {
-      await client.send(
-        new DeleteItemCommand({
-          TableName: tableName,
-          Key: marshall({ pk: `N#${row.noticeId}`, sk: `C#${row.channel}` }),
-        }),
-      );
-    }
+    await pastTheWindow(submitted.noticeId);
     requests.length = 0;
 
     // Act
@@ -124,22 +131,7 @@ describe('intake with key records on DynamoDB Local', () => {
     // Prepare: as above, with the notice archived and gone from the table
     const submitted = await submitNotice({ ...EXAMPLE_REQUEST, eventId: 'evt_kr_changed' }, deps);
     if (submitted.kind !== 'recorded') throw new Error(submitted.kind);
-    const rows = await store.getNotice(submitted.noticeId);
-    const records = rows.map((row) => {
-      const objectKey = `rows/day=2026-11-30/label/${row.channel === 'email' ? 3 : 4}.jsonl.gz`;
-      const archived = archivedIntentOf({ ...row, state: 'delivered' });
-      archivedObjects.set(objectKey, archived);
-      return keyRecordOf(archived, objectKey);
-    });
-    await keyRecords.writeKeyRecords(records.map((record) => ({ record, expiresAt: T0 + 1e12 })));
-    for (const row of rows) {
-      await client.send(
-        new DeleteItemCommand({
-          TableName: tableName,
-          Key: marshall({ pk: `N#${row.noticeId}`, sk: `C#${row.channel}` }),
-        }),
-      );
-    }
+    await pastTheWindow(submitted.noticeId);
     requests.length = 0;
 
     // Act

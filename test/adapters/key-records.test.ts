@@ -45,6 +45,12 @@ function settledRow(channel: 'email' | 'sms', start = T0): Intent {
   };
 }
 
+/**
+ * When the records below expire: years ahead. DynamoDB Local deletes items whose TTL is past
+ * (some, soon after TTL is enabled), so a record written already expired may be gone when read.
+ */
+const EXPIRES = Date.parse('2032-11-30T10:00:00Z');
+
 /** A `rows/` object's key as the archiver names them (a 40-digit stream sequence number: the longest). */
 const rowsObject = (n: number) =>
   archiveObjectKey(Archive.rowsPrefix, {
@@ -90,7 +96,7 @@ describe('key records on DynamoDB Local (the key table)', () => {
   it('compact: the keys, state, a cut digest, the submitter digest, the short rows/ key, the TTL; nothing else', async () => {
     const row = settledRow('email', T0 + 5);
     const record = keyRecordOf(archivedIntentOf(row), rowsObject(7));
-    await keyRecords.writeKeyRecords([{ record, expiresAt: T0 }]);
+    await keyRecords.writeKeyRecords([{ record, expiresAt: EXPIRES }]);
     const stored = (await rawItem(row.noticeId, 'email')) ?? {};
     expect(Object.keys(stored).sort()).toEqual(
       [
@@ -110,7 +116,9 @@ describe('key records on DynamoDB Local (the key table)', () => {
     );
     expect(item[KeyTable.contentDigest]).toHaveLength(KEY_DIGEST_CHARS);
     // As DynamoDB bills it (names and values): what the archiver writes is what the cost model prices.
-    expect(itemSizeBytes(stored)).toBe(itemSizeBytes(marshall(keyRecordItem({ record, expiresAt: T0 }))));
+    expect(itemSizeBytes(stored)).toBe(
+      itemSizeBytes(marshall(keyRecordItem({ record, expiresAt: EXPIRES }))),
+    );
     expect(itemSizeBytes(stored)).toBeLessThan(200);
     // No history, nothing sealed, none of the intent's content fields.
     const text = JSON.stringify(item);
@@ -127,11 +135,11 @@ describe('key records on DynamoDB Local (the key table)', () => {
   it('written again: the same item; a later resolution moves it to the newer object', async () => {
     const row = settledRow('email', T0 + 1);
     const first = keyRecordOf(archivedIntentOf(row), rowsObject(10));
-    await keyRecords.writeKeyRecords([{ record: first, expiresAt: T0 }]);
-    await keyRecords.writeKeyRecords([{ record: first, expiresAt: T0 }]);
+    await keyRecords.writeKeyRecords([{ record: first, expiresAt: EXPIRES }]);
+    await keyRecords.writeKeyRecords([{ record: first, expiresAt: EXPIRES }]);
     expect(await keyRecords.keyRecordsOf(row.noticeId)).toEqual([first]);
     const later = keyRecordOf(archivedIntentOf({ ...row, state: 'failed' }), rowsObject(11));
-    await keyRecords.writeKeyRecords([{ record: later, expiresAt: T0 + 1000 }]);
+    await keyRecords.writeKeyRecords([{ record: later, expiresAt: EXPIRES + 1000 }]);
     const [read] = await keyRecords.keyRecordsOf(row.noticeId);
     expect(read?.rowsObject).toBe(rowsObject(11));
     expect(read?.state).toBe('failed');
@@ -156,7 +164,7 @@ describe('key records on DynamoDB Local (the key table)', () => {
     );
     const started = performance.now();
     await keyRecords.writeKeyRecords(
-      rows.map((row) => ({ record: keyRecordOf(archivedIntentOf(row), rowsObject(3)), expiresAt: T0 })),
+      rows.map((row) => ({ record: keyRecordOf(archivedIntentOf(row), rowsObject(3)), expiresAt: EXPIRES })),
     );
     const elapsedMs = performance.now() - started;
     const sample = rows.filter((_, i) => i % 97 === 0);

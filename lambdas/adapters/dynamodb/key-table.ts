@@ -1,12 +1,6 @@
-import {
-  CreateTableCommand,
-  type CreateTableCommandInput,
-  type DynamoDBClient,
-  ResourceInUseException,
-  UpdateTimeToLiveCommand,
-} from '@aws-sdk/client-dynamodb';
+import type { CreateTableCommandInput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KeyTable } from '../../contract/key-table.ts';
-import { waitUntilActive } from './ledger-table.ts';
+import { createWithTtl, waitUntilActive } from './ledger-table.ts';
 
 /**
  * The key table's CreateTable request (lambdas/contract/key-table.ts), as the local stack and
@@ -31,16 +25,6 @@ export function keyTableDefinition(tableName: string): CreateTableCommandInput {
 
 /** Creates the key table if it is missing (stacks may share one DynamoDB), with its TTL; waits until ACTIVE. */
 export async function ensureKeyTable(client: DynamoDBClient, tableName: string): Promise<void> {
-  try {
-    await client.send(new CreateTableCommand(keyTableDefinition(tableName)));
-    await client.send(
-      new UpdateTimeToLiveCommand({
-        TableName: tableName,
-        TimeToLiveSpecification: { AttributeName: KeyTable.ttlAttribute, Enabled: true },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ResourceInUseException)) throw error;
-  }
+  await createWithTtl(client, keyTableDefinition(tableName), KeyTable.ttlAttribute);
   await waitUntilActive(client, tableName);
 }
