@@ -100,10 +100,10 @@ export const ASSUMPTIONS = {
   /** Per batch the archiver writes two objects (facts/, rows/), each after one HeadObject. */
   archiveObjectsPerBatch: 2,
   /**
-   * Stream records per channel beyond its writes: the TTL removal after the hot window, and the
-   * key record's own write (the archiver skips it, but it is in the batch).
+   * Stream records per channel beyond its writes: the TTL removal after the hot window (key
+   * records are in a table of their own, without a stream).
    */
-  streamRecordsBeyondWrites: 2,
+  streamRecordsBeyondWrites: 1,
 } as const;
 
 export type Basis = 'measured' | 'derived' | 'assumed';
@@ -137,14 +137,19 @@ const r = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits
 /** Stored bytes × months → GB-months (GiB, as AWS bills). */
 const gbMonths = (bytes: number, months: number) => (bytes / 1024 ** 3) * months;
 
-/** The key-record alternatives priced beside the design (docs/cost.md "Replays after the hot window"). */
-export type KeyRecordChoice = 'ledger-table' | 'ia-table-no-pitr' | 's3-key-objects' | 'none';
+/**
+ * Where key records live: the design (`key-table`: a Standard-IA table of their own without PITR,
+ * lib/constructs/key-table.ts) and the alternatives priced beside it (docs/cost.md "Replays after
+ * the hot window"): the same items in the ledger table (Standard, with PITR: the first design), an
+ * S3 object per notice, or none (what the rest costs).
+ */
+export type KeyRecordChoice = 'key-table' | 'in-ledger-table' | 's3-key-objects' | 'none';
 
 /** The per-million lines of one notice kind, and their total. */
 export function kindCost(
   inputs: CostInputs,
   kind: NoticeKind,
-  keyRecords: KeyRecordChoice = 'ledger-table',
+  keyRecords: KeyRecordChoice = 'key-table',
 ): KindCost {
   const { stack } = inputs;
   const life = inputs.lifecycle[kind];
@@ -294,7 +299,7 @@ export function kindCost(
   const archiveMonths = 12 * ASSUMPTIONS.archiveRetentionYears;
   add(
     'DynamoDB Streams',
-    `${r(recordsPerChannel, 1)} stream records per channel (writes, TTL removal, key record) read by the archiver: free for Lambda`,
+    `${r(recordsPerChannel, 1)} stream records per channel (writes, TTL removal) read by the archiver: free for Lambda`,
     0,
     'measured',
   );
@@ -325,27 +330,27 @@ export function kindCost(
   // Replays after the hot window: key records as designed, or an alternative.
   const keyBytes = archive.keyRecordBytes + ASSUMPTIONS.itemOverheadBytes;
   switch (keyRecords) {
-    case 'ledger-table':
+    case 'key-table':
       add(
         'DynamoDB',
-        `key records: 1 WRU per channel at resolution, ${keyBytes} B (with overhead) stored ${ASSUMPTIONS.archiveRetentionYears} years with PITR, 0.5 RRU intake Query per notice`,
+        `key table (Standard-IA, no PITR: rebuilt from the archive's rows/ objects): 1 WRU per channel at resolution, ${keyBytes} B per item (${archive.keyRecordBytes} B + 100 B overhead) for ${ASSUMPTIONS.archiveRetentionYears} years, 0.5 RRU intake Query per notice`,
+        M *
+          (channels * PRICES.dynamoIaWriteRequestUnit +
+            channels * gbMonths(keyBytes, archiveMonths) * PRICES.dynamoIaStorageGbMonth +
+            0.5 * PRICES.dynamoIaReadRequestUnit),
+        'measured',
+      );
+      break;
+    case 'in-ledger-table':
+      add(
+        'DynamoDB',
+        `key records in the ledger table (Standard, with PITR): 1 WRU per channel, ${keyBytes} B ${ASSUMPTIONS.archiveRetentionYears} years, 0.5 RRU per notice`,
         M *
           (channels * PRICES.dynamoWriteRequestUnit +
             channels *
               gbMonths(keyBytes, archiveMonths) *
               (PRICES.dynamoStorageGbMonth + PRICES.dynamoPitrGbMonth) +
             0.5 * PRICES.dynamoReadRequestUnit),
-        'measured',
-      );
-      break;
-    case 'ia-table-no-pitr':
-      add(
-        'DynamoDB',
-        `key records in a Standard-IA table without PITR (rebuilt from the archive's rows/ objects): 1 WRU per channel, ${keyBytes} B ${ASSUMPTIONS.archiveRetentionYears} years, 0.5 RRU per notice`,
-        M *
-          (channels * PRICES.dynamoIaWriteRequestUnit +
-            channels * gbMonths(keyBytes, archiveMonths) * PRICES.dynamoIaStorageGbMonth +
-            0.5 * PRICES.dynamoIaReadRequestUnit),
         'derived',
       );
       break;
@@ -370,7 +375,7 @@ export function kindCost(
 /** USD per million notices of each kind, as `npm run bench` writes it (`cost.perMillion`). */
 export function perMillion(
   inputs: CostInputs,
-  keyRecords: KeyRecordChoice = 'ledger-table',
+  keyRecords: KeyRecordChoice = 'key-table',
 ): Record<NoticeKind, number> {
   return Object.fromEntries(
     NOTICE_KINDS.map((kind) => [kind, Math.round(kindCost(inputs, kind, keyRecords).total * 100) / 100]),
@@ -412,7 +417,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     throw new Error(`${file} has no cost section with lifecycle runs (npm run bench)`);
   const inputs: CostInputs = { stack: results.cost.detail, lifecycle: results.cost.lifecycle };
   for (const kind of NOTICE_KINDS) process.stdout.write(`${kind}:\n\n${costTable(inputs, kind)}\n\n`);
-  for (const choice of ['ledger-table', 'ia-table-no-pitr', 's3-key-objects', 'none'] as const) {
+  for (const choice of ['key-table', 'in-ledger-table', 's3-key-objects', 'none'] as const) {
     process.stdout.write(`key records: ${choice}: ${JSON.stringify(perMillion(inputs, choice))}\n`);
   }
   const retry = retryCostPerMillion(inputs.stack);

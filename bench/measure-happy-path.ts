@@ -12,10 +12,12 @@ import {
   StaticDataKeySource,
 } from '../lambdas/adapters/crypto/aes-gcm-envelope-sealer.ts';
 import { DynamoDbLedgerStore } from '../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
+import { dynamoDbKeyRecords } from '../lambdas/adapters/dynamodb/key-records.ts';
+import { ensureKeyTable } from '../lambdas/adapters/dynamodb/key-table.ts';
 import { intentFromItem } from '../lambdas/adapters/dynamodb/ledger/intent-items.ts';
-import { dynamoDbKeyRecords } from '../lambdas/adapters/dynamodb/ledger/key-records.ts';
 import { LedgerTableClient } from '../lambdas/adapters/dynamodb/ledger/table-client.ts';
 import { ensureLedgerTable } from '../lambdas/adapters/dynamodb/ledger-table.ts';
+import { keyTableNameOf } from '../lambdas/contract/key-table.ts';
 import type { Intent } from '../lambdas/domain/intent.ts';
 import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
 import { systemClock } from '../lambdas/ports/clock.port.ts';
@@ -63,6 +65,8 @@ export async function measureHappyPath(
   });
   const tableName = `bench-cost-${Date.now()}`;
   await ensureLedgerTable(client, tableName);
+  const keyTableName = keyTableNameOf(tableName);
+  await ensureKeyTable(client, keyTableName);
   const requests: Record<string, number> = {};
   let wcu = 0;
   let rcu = 0;
@@ -82,7 +86,9 @@ export async function measureHappyPath(
   };
   const store = new DynamoDbLedgerStore(tableOptions);
   // Intake's one Query of the notice's key records (a replay past the hot window), counted too.
-  const { keyRecordsOf } = dynamoDbKeyRecords(new LedgerTableClient(tableOptions));
+  const { keyRecordsOf } = dynamoDbKeyRecords(
+    new LedgerTableClient({ ...tableOptions, tableName: keyTableName }),
+  );
   let counter = 0;
   const accept = async (): Promise<ProviderOutcome> => ({
     kind: 'accepted',

@@ -56,6 +56,8 @@ export interface LocalStack {
   readonly port: number;
   readonly dataDir: string;
   readonly tableName: string;
+  /** The key table: key records of rows past the hot window (docs/archive.md "Key records"). */
+  readonly keyTableName: string;
   /** The write-once archive's bucket, at `endpoints.s3` (docs/archive.md). */
   readonly archiveBucket: string;
   /** Per service (dynamodb, sqs, each provider simulator's service, scheduler): where it is. */
@@ -301,6 +303,7 @@ async function start(
         apiUrl: gateway.url,
         dataDir: p.dataDir,
         tableName,
+        keyTableName: required(e.KEY_TABLE_NAME),
         archiveBucket: required(e.ARCHIVE_BUCKET),
         endpoints,
         started,
@@ -348,6 +351,7 @@ async function start(
     port: gateway.port,
     dataDir: p.dataDir,
     tableName,
+    keyTableName: required(e.KEY_TABLE_NAME),
     archiveBucket: required(e.ARCHIVE_BUCKET),
     endpoints,
     started,

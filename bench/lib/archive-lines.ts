@@ -3,14 +3,16 @@
  * docs/archive.md once written, lambdas/contract/archive.ts): one `facts/` line per transition
  * record of a row plus the `expired` line its TTL removal adds, one `rows/` line per resolved row,
  * each a flat snake_case JSON object, gzip'd together as the archiver writes a batch; and the key
- * record each resolved channel leaves in the table for the archive's retention.
+ * record each resolved channel leaves in the key table for the archive's retention.
  *
  * The lines are built here from the rows the benchmark produced, to price them
  * (bench/cost-model.ts); the archiver's own writer is the archive's.
  */
 import { gzipSync } from 'node:zlib';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { LedgerTable } from '../../lambdas/contract/ledger-table.ts';
+import { keyRecordItem } from '../../lambdas/adapters/dynamodb/key-records.ts';
+import { Archive, archiveObjectKey, streamLabelOf } from '../../lambdas/contract/archive.ts';
+import { archivedIntentOf, keyRecordExpiry, keyRecordOf } from '../../lambdas/domain/archive-record.ts';
 import type { Intent } from '../../lambdas/domain/intent.ts';
 import { itemSizeBytes } from './item-size.ts';
 
@@ -23,7 +25,7 @@ export interface ArchiveBytes {
   readonly factLineGzBytes: number;
   readonly rowLineBytes: number;
   readonly rowLineGzBytes: number;
-  /** The key record as DynamoDB bills its size (attribute names and values, without the 100-byte overhead). */
+  /** The key record (the key-table adapter's item) as DynamoDB bills its size (attribute names and values, without the 100-byte overhead). */
   readonly keyRecordBytes: number;
 }
 
@@ -96,25 +98,18 @@ function rowLine(row: Intent): string {
   return JSON.stringify(kept);
 }
 
-/** The key record of a resolved channel under the intent item's own attribute names (design). */
-function keyRecordItem(row: Intent, rowsObject: string) {
+/**
+ * The key record of a resolved channel as the archiver writes it: the key-table adapter's own item
+ * (lambdas/adapters/dynamodb/key-records.ts), for a row resolved at its last record and kept
+ * ARCHIVE_RETENTION_YEARS (6).
+ */
+function keyRecordItemOf(row: Intent, rowsObject: string) {
+  const resolvedAt = row.transitions.at(-1)?.at ?? row.createdAt;
   return marshall(
-    {
-      pk: `K#${row.noticeId}`,
-      sk: `C#${row.channel}`,
-      state: row.state,
-      sub: row.submitter?.replace(/^arn:aws:iam::/, ''),
-      templateId: row.templateId,
-      templateVersion: row.templateVersion,
-      destFingerprint: row.destination.fingerprint,
-      destMasked: row.destination.masked,
-      contentDigest: row.contentDigest,
-      varDigests: row.variableDigests,
-      priority: row.priority,
-      createdAt: row.createdAt,
-      rowsObject,
-      [LedgerTable.ttlAttribute]: Math.ceil(row.createdAt / 1000) + 6 * 366 * 86_400,
-    },
+    keyRecordItem({
+      record: keyRecordOf(archivedIntentOf(row), rowsObject),
+      expiresAt: keyRecordExpiry(resolvedAt, 6),
+    }),
     { removeUndefinedValues: true },
   );
 }
@@ -136,7 +131,13 @@ export function archiveBytes(rows: readonly Intent[], batchRecords = 1000): Arch
   }
   const bytes = (lines: readonly string[]) => Buffer.byteLength(`${lines.join('\n')}\n`, 'utf8');
   const gz = (lines: readonly string[]) => gzipSync(`${lines.join('\n')}\n`).length;
-  const objectKey = `rows/day=2027-01-01/shardId-00000001700000000000-abcdef01/${sequence(0)}.jsonl.gz`;
+  const objectKey = archiveObjectKey(Archive.rowsPrefix, {
+    day: '2027-01-01',
+    streamLabel: streamLabelOf(
+      'arn:aws:dynamodb:us-east-1:123456789012:table/t/stream/2026-05-01T12:00:00.000',
+    ),
+    sequence: sequence(0),
+  });
   const round = (n: number) => Math.round(n * 10) / 10;
   return {
     rows: rows.length,
@@ -146,7 +147,7 @@ export function archiveBytes(rows: readonly Intent[], batchRecords = 1000): Arch
     rowLineBytes: round(bytes(resolved) / resolved.length),
     rowLineGzBytes: round(gz(resolved) / resolved.length),
     keyRecordBytes: Math.round(
-      rows.reduce((n, row) => n + itemSizeBytes(keyRecordItem(row, objectKey)), 0) / rows.length,
+      rows.reduce((n, row) => n + itemSizeBytes(keyRecordItemOf(row, objectKey)), 0) / rows.length,
     ),
   };
 }

@@ -11,7 +11,8 @@ export const ARCHIVE_SETTINGS = {
     deployMinMs: 86_400_000,
     description:
       'how long a resolved row stays in the table before DynamoDB TTL removes it (ISO 8601, e.g. ' +
-      'P35D); its story stays in the archive (docs/archive.md) and its key record answers replays. ' +
+      'P35D); its story stays in the archive (docs/archive.md) and its key record (the key table) ' +
+      'answers replays. ' +
       'A deployment keeps at least a day, so the archive (at most 15 minutes behind) always has a ' +
       'row before it can expire; locally as short as PT10S',
   },
@@ -29,6 +30,13 @@ export const ARCHIVE_SETTINGS = {
 } as const;
 
 export const ARCHIVE_WIRING_SETTINGS = {
+  KEY_TABLE_NAME: {
+    kind: 'text',
+    description:
+      'the key table: one compact item per resolved (notice, channel) that answers replays after the hot ' +
+      'window (docs/archive.md "Key records"); unset: LEDGER_TABLE_NAME + `-keys` (the local stack ' +
+      'creates it when missing)',
+  },
   ARCHIVE_BUCKET: {
     kind: 'text',
     description: 'the write-once archive bucket (S3 Object Lock, compliance mode; docs/archive.md)',

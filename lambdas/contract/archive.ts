@@ -18,9 +18,9 @@
  * `last-sequence` names the last one, so a batch handed again finds what it already wrote and
  * writes only what is missing (never two copies of a fact).
  *
- * Key records (`K#<noticeId>` / `C#<channel>` in the ledger table, kept for the archive's
- * retention): what intake needs to answer a replay of a notice whose rows left the table
- * (digests, ids, state; no history) and where its resolved rows are in the archive.
+ * Key records (the key table, ./key-table.ts, kept for the archive's retention): what intake
+ * needs to answer a replay of a notice whose rows left the table (a content digest, the state,
+ * the submitter's digest; no history) and where its resolved rows are in the archive.
  */
 export const Archive = {
   factsPrefix: 'facts/',
@@ -34,7 +34,6 @@ export const Archive = {
   glueFactsTable: 'facts',
   /** The first day the Glue table's partition projection enumerates. */
   firstDay: '2026-01-01',
-  keyRecordPartitionPrefix: 'K#',
 } as const;
 
 /** The Glue (Hive) types the archive's columns use. */
@@ -132,6 +131,24 @@ export function archiveObjectKey(
   first: { readonly day: string; readonly streamLabel: string; readonly sequence: string },
 ): string {
   return `${prefix}${Archive.partitionKey}=${first.day}/${first.streamLabel}/${first.sequence}${Archive.objectSuffix}`;
+}
+
+const ROWS_OBJECT_HEAD = `${Archive.rowsPrefix}${Archive.partitionKey}=`;
+
+/**
+ * A `rows/` object's key as a key record keeps it: without the constant head (`rows/day=`) and
+ * tail (`.jsonl.gz`), `<day>/<stream label>/<first sequence number>`; {@link rowsObjectOf} gives
+ * the key back. A key of another form is kept whole (and given back whole).
+ */
+export function shortRowsObject(objectKey: string): string {
+  return objectKey.startsWith(ROWS_OBJECT_HEAD) && objectKey.endsWith(Archive.objectSuffix)
+    ? objectKey.slice(ROWS_OBJECT_HEAD.length, -Archive.objectSuffix.length)
+    : objectKey;
+}
+
+/** The `rows/` object's key from its short form ({@link shortRowsObject}). */
+export function rowsObjectOf(short: string): string {
+  return short.startsWith(Archive.rowsPrefix) ? short : `${ROWS_OBJECT_HEAD}${short}${Archive.objectSuffix}`;
 }
 
 /** `arn:…:table/<name>/stream/2026-05-01T12:00:00.000` → `2026-05-01T120000.000`; unknown: `stream`. */

@@ -9,9 +9,9 @@
  *   P#<channel>           P         shared rate budget: the clock tokens are booked on (docs/architecture.md §11)
  *   B#<batchId>           B         a provider batch call, recorded before it is made (TTL)
  *   F#<day>#<shard>       <at>#…    a channel that failed: the recent-failures list (TTL)
- *   K#<noticeId>          C#email   a settled channel's key record, for the archive's retention (TTL; docs/archive.md)
  *
- * The open-intent index is sparse: only unresolved intents carry `openShard` + `dueAt`.
+ * Key records (a settled channel's, for the archive's retention) are in a table of their own:
+ * ./key-table.ts. The open-intent index is sparse: only unresolved intents carry `openShard` + `dueAt`.
  */
 export const LedgerTable = {
   partitionKey: 'pk',

@@ -1,6 +1,6 @@
 import { type ArchiveFactColumn, ArchiveFactKind } from '../contract/archive.ts';
+import { principalDigest } from './caller.ts';
 import type { Channel } from './channel.ts';
-import type { ComparableContent } from './content-parts.ts';
 import { canonicalJson } from './identity.ts';
 import type { Intent, TransitionRecord } from './intent.ts';
 import { isTerminal } from './state-machine.ts';
@@ -25,16 +25,40 @@ export type ArchivedIntent = Omit<
 >;
 
 /**
- * The compact key record of a (notice, channel) whose row resolved (`K#<noticeId>` /
- * `C#<channel>`), kept for the archive's retention: enough to answer a replay after the row left
- * the table (what a request is compared on, the state it resolved to, who submitted it; no
- * history), and where its resolved row is in the archive.
+ * The compact key record of a (notice, channel) whose row resolved (the key table,
+ * lambdas/contract/key-table.ts), kept for the archive's retention: enough to answer a replay
+ * after the row left the table (whether the content is the same, the state it resolved to, whose
+ * it is; no history), and where its resolved row is in the archive. What differs, when the
+ * content does, is read from that row (lambdas/use-cases/submit-notice.ts).
  */
-export interface KeyRecord
-  extends ComparableContent,
-    Pick<Intent, 'noticeId' | 'state' | 'submitter' | 'createdAt'> {
+export interface KeyRecord extends Pick<Intent, 'noticeId' | 'channel' | 'state'> {
+  /** The row's content digest cut to {@link KEY_DIGEST_CHARS}: compared with a request's cut alike ({@link isSameKeyedContent}). */
+  readonly contentDigest: string;
+  /** The submitter's principal digest (./caller.ts `principalDigest`); absent: a row without a submitter. */
+  readonly submitterDigest?: string | undefined;
   /** The archive object (`rows/…`) holding the row's latest resolved form. */
   readonly rowsObject: string;
+}
+
+/**
+ * Characters of the content digest (base64url of HMAC-SHA-256, 43) a key record keeps: 22, 132
+ * bits. Two requests are the same intent when their digests agree; cut to 132 bits, a different
+ * content passing for the same (a replay answered 200 instead of 409) takes a 2^-132 chance,
+ * and nobody can aim for one without the HMAC key.
+ */
+export const KEY_DIGEST_CHARS = 22;
+
+/** A content digest as a key record keeps it. */
+export function keyDigestOf(contentDigest: string): string {
+  return contentDigest.slice(0, KEY_DIGEST_CHARS);
+}
+
+/** Whether a request's content is the key record's row's (both digests cut alike). */
+export function isSameKeyedContent(
+  record: Pick<KeyRecord, 'contentDigest'>,
+  requested: Pick<Intent, 'contentDigest'>,
+): boolean {
+  return record.contentDigest === keyDigestOf(requested.contentDigest);
 }
 
 /** One change of the ledger table the archive keeps something of, in stream order. */
@@ -299,15 +323,8 @@ export function keyRecordOf(row: ArchivedIntent, rowsObject: string): KeyRecord 
     noticeId: row.noticeId,
     channel: row.channel,
     state: row.state,
-    submitter: row.submitter,
-    templateId: row.templateId,
-    templateVersion: row.templateVersion,
-    destination: { fingerprint: row.destination.fingerprint, masked: row.destination.masked },
-    contentDigest: row.contentDigest,
-    variableDigests: row.variableDigests,
-    priority: row.priority,
-    fallback: row.fallback,
-    createdAt: row.createdAt,
+    contentDigest: keyDigestOf(row.contentDigest),
+    ...(row.submitter !== undefined ? { submitterDigest: principalDigest(row.submitter) } : {}),
     rowsObject,
   };
 }

@@ -1,3 +1,4 @@
+import type { Channel } from './channel.ts';
 import { fallbackDigestPart } from './fallback.ts';
 import type { Intent } from './intent.ts';
 import { priorityOf } from './priority.ts';
@@ -12,11 +13,14 @@ import { priorityOf } from './priority.ts';
  */
 export interface DifferingPart {
   readonly path: string;
-  /** `differs`: known to differ; `may_differ`: the recorded row cannot tell (written before per-variable digests). */
+  /**
+   * `differs`: known to differ; `may_differ`: the record cannot tell (a row written before
+   * per-variable digests, or an archived row that could not be read).
+   */
   readonly certainty: 'differs' | 'may_differ';
 }
 
-/** What a request is compared on: also what a key record keeps of a settled row (./archive-record.ts). */
+/** What a request is compared on: a recorded row's (in the table, or archived) against the request's. */
 export type ComparableContent = Pick<
   Intent,
   | 'channel'
@@ -30,25 +34,20 @@ export type ComparableContent = Pick<
 >;
 
 interface ContentPart {
-  /** The paths of this part that differ, given the recorded row and the requested intent. */
-  readonly differs: (recorded: ComparableContent, requested: ComparableContent) => readonly string[];
+  /** The request's path this part names in a 409 (the destination's depends on the channel). */
+  readonly path: (channel: Channel) => string;
+  /** What is compared: equal values, the same part. */
+  readonly value: (content: ComparableContent) => unknown;
 }
 
-const field =
-  (path: string, value: (intent: ComparableContent) => unknown): ContentPart['differs'] =>
-  (recorded, requested) =>
-    value(recorded) === value(requested) ? [] : [path];
-
 export const CONTENT_PARTS: readonly ContentPart[] = [
-  { differs: field('template.id', (i) => i.templateId) },
-  { differs: field('template.version', (i) => i.templateVersion) },
-  { differs: field('priority', (i) => priorityOf(i)) },
-  { differs: field('fallback', (i) => (i.fallback ? fallbackDigestPart(i.fallback) : undefined)) },
+  { path: () => 'template.id', value: (i) => i.templateId },
+  { path: () => 'template.version', value: (i) => i.templateVersion },
+  { path: () => 'priority', value: (i) => priorityOf(i) },
+  { path: () => 'fallback', value: (i) => (i.fallback ? fallbackDigestPart(i.fallback) : undefined) },
   {
-    differs: (recorded, requested) =>
-      recorded.destination.fingerprint === requested.destination.fingerprint
-        ? []
-        : [recorded.channel === 'email' ? 'recipient.email' : 'recipient.phone'],
+    path: (channel) => (channel === 'email' ? 'recipient.email' : 'recipient.phone'),
+    value: (i) => i.destination.fingerprint,
   },
 ];
 
@@ -68,9 +67,9 @@ function variableParts(recorded: ComparableContent, requested: ComparableContent
  */
 export function differingParts(recorded: ComparableContent, requested: ComparableContent): DifferingPart[] {
   if (recorded.contentDigest === requested.contentDigest) return [];
-  const parts: DifferingPart[] = CONTENT_PARTS.flatMap((part) =>
-    part.differs(recorded, requested).map((path) => ({ path, certainty: 'differs' as const })),
-  );
+  const parts: DifferingPart[] = CONTENT_PARTS.filter(
+    (part) => part.value(recorded) !== part.value(requested),
+  ).map((part) => ({ path: part.path(recorded.channel), certainty: 'differs' as const }));
   const variables = variableParts(recorded, requested);
   if (variables !== undefined)
     parts.push(...variables.map((path) => ({ path, certainty: 'differs' as const })));
@@ -78,4 +77,17 @@ export function differingParts(recorded: ComparableContent, requested: Comparabl
     parts.push({ path: 'variables', certainty: parts.length === 0 ? 'differs' : 'may_differ' });
   }
   return parts;
+}
+
+/**
+ * What a 409 names when the content is known to differ (the digests disagree) but the recorded
+ * content cannot be read to say where: a key record whose archived row is unreadable (docs/api.md
+ * "409: what differs"). Every part the content digest covers, `may_differ`: still a conflict
+ * (nothing is sent again), naming where to look, claiming none.
+ */
+export function undeterminedParts(channel: Channel): DifferingPart[] {
+  return [
+    ...CONTENT_PARTS.map((part) => ({ path: part.path(channel), certainty: 'may_differ' as const })),
+    { path: 'variables', certainty: 'may_differ' },
+  ];
 }

@@ -52,13 +52,13 @@ export const NoticeConflictSchema = ProblemSchema.extend({
       }),
       differs: z.array(z.string()).optional().meta({
         description:
-          'on a conflict: the parts that differ, by path (template.id, template.version, recipient.email, recipient.phone, variables.<name>, or variables for a row recorded before per-variable digests)',
+          'on a conflict: the parts that differ, by path (template.id, template.version, priority, fallback, recipient.email, recipient.phone, variables.<name>, or variables for a row recorded before per-variable digests); past the hot window with the archived row unreadable, every part (may differ)',
       }),
     }),
   ),
 }).meta({
   description:
-    'errors[]: one per differing path, code differs_from_recorded, or may_differ_from_recorded where the recorded row cannot tell',
+    'errors[]: one per differing path, code differs_from_recorded, or may_differ_from_recorded where the record cannot tell (a row from before per-variable digests, an archived row that could not be read)',
 });
 
 export const NoticeRecordedSchema = z.object({

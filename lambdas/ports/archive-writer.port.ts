@@ -23,7 +23,7 @@ export interface KeyRecordWrite {
   readonly expiresAt: number;
 }
 
-/** The key records in the ledger table (`K#<noticeId>` / `C#<channel>`). */
+/** The key records in the key table (lambdas/contract/key-table.ts). */
 export interface KeyRecordWriter {
   /** Writes each (idempotent: a record written again is the same record); throws if any was not written. */
   writeKeyRecords(writes: readonly KeyRecordWrite[]): Promise<void>;

@@ -27,11 +27,14 @@ import type { EmailTransport, SmsTransport } from '../ports/transport.port.ts';
 export interface Dependencies {
   readonly store: LedgerStore;
   /**
-   * The key records of resolved rows (`K#<noticeId>`, kept for the archive's retention): intake
+   * The key records of resolved rows (the key table, kept for the archive's retention): intake
    * answers a replay from them once the row left the table (docs/archive.md).
    */
   readonly keyRecords: KeyRecordReader;
-  /** The archive's resolved rows: the timeline of a notice past the hot window. */
+  /**
+   * The archive's resolved rows: the timeline of a notice past the hot window, and what differs
+   * when a replay past it conflicts.
+   */
   readonly archivedRows: ArchivedRowReader;
   readonly queue: IntentQueue;
   readonly scheduler: RetryScheduler;
@@ -132,6 +135,7 @@ export type ReconcilerLedger = WorkerLedger &
 /** Intake (the http function). */
 export type IntakeDependencies = WithLedger<
   | 'keyRecords'
+  | 'archivedRows'
   | 'queue'
   | 'sealer'
   | 'catalog'

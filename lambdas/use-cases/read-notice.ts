@@ -1,4 +1,4 @@
-import { type Caller, canSee } from '../domain/caller.ts';
+import { type Caller, canSee, canSeeKeyRecord } from '../domain/caller.ts';
 import type { Intent } from '../domain/intent.ts';
 import type { NoticeReader } from '../ports/intent-ledger.port.ts';
 import type { ArchivedIntent, ArchivedRowReader, KeyRecordReader } from '../ports/notice-archive.port.ts';
@@ -21,7 +21,8 @@ export type ReadChannel =
  *
  * None (no such notice, or none of its channels the caller's): undefined, the same answer either
  * way, so a notice id tells a submitter nothing about other submitters' notices. Visibility is the
- * rows' rule (`canSee`) applied to the table's rows and to key records alike.
+ * rows' rule (`canSee`) applied to the table's rows and to key records alike (`canSeeKeyRecord`:
+ * a key record keeps its submitter's digest).
  */
 export async function readNotice(
   noticeId: string,
@@ -39,7 +40,7 @@ export async function readNotice(
   const inTable = new Set(rows.map((row) => row.channel));
   const archived = await Promise.all(
     keyRecords
-      .filter((record) => !inTable.has(record.channel) && canSee(caller, record))
+      .filter((record) => !inTable.has(record.channel) && canSeeKeyRecord(caller, record))
       .map(async (record) => {
         const row = await deps.archivedRows.archivedRow(record.rowsObject, noticeId, record.channel);
         // The archiver writes the object before the key record that names it, and objects are

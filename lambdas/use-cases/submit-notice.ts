@@ -1,17 +1,17 @@
-import { type Caller, canSee } from '../domain/caller.ts';
+import { isSameKeyedContent } from '../domain/archive-record.ts';
+import { type Caller, canSee, canSeeKeyRecord } from '../domain/caller.ts';
 import type { Channel } from '../domain/channel.ts';
-import { type ComparableContent, type DifferingPart, differingParts } from '../domain/content-parts.ts';
+import {
+  type ComparableContent,
+  type DifferingPart,
+  differingParts,
+  undeterminedParts,
+} from '../domain/content-parts.ts';
 import { type ResolvedDestination, resolveDestination } from '../domain/destination.ts';
 import { InvalidDestinationError } from '../domain/errors.ts';
 import { type FallbackSpec, withFallback } from '../domain/fallback.ts';
 import { containsContactData, deriveNoticeId, variableDigests } from '../domain/identity.ts';
-import {
-  createIntent,
-  type Intent,
-  isSameContent,
-  type SmsShape,
-  watchedAtIntake,
-} from '../domain/intent.ts';
+import { createIntent, type Intent, type SmsShape, watchedAtIntake } from '../domain/intent.ts';
 import { DEFAULT_PRIORITY, type Priority } from '../domain/priority.ts';
 import { applySendWindow } from '../domain/send-window.ts';
 import { smsShape } from '../domain/sms-shape.ts';
@@ -230,15 +230,27 @@ function requestedContent(
  * lambdas/ports/notice-archive.port.ts) as a row would answer: the same content is a replay, other
  * content a conflict naming what differs. Never reserved again, whether or not its row is still
  * in the table: a notice past the hot window is never sent twice.
+ *
+ * The key record keeps a digest of the content, not its parts: what differs is read from the
+ * archived row it names (one GetObject, conflicts only). When that row cannot be read (S3 failing,
+ * an object not where the record says), the answer is still the conflict, naming every part as
+ * `may_differ` (docs/api.md "409: what differs"): a replay is never sent again, nor answered 5xx.
  */
-function answerFromKeyRecord(record: KeyRecord, requested: ComparableContent): ChannelResult {
-  if (isSameContent(record, requested))
+async function answerFromKeyRecord(
+  record: KeyRecord,
+  requested: ComparableContent,
+  deps: Pick<IntakeDependencies, 'archivedRows'>,
+): Promise<ChannelResult> {
+  if (isSameKeyedContent(record, requested))
     return { channel: record.channel, state: record.state, outcome: 'duplicate' };
+  const row = await deps.archivedRows
+    .archivedRow(record.rowsObject, record.noticeId, record.channel)
+    .catch(() => undefined);
   return {
     channel: record.channel,
     state: record.state,
     outcome: 'conflict',
-    differs: differingParts(record, requested),
+    differs: row ? differingParts(row, requested) : undeterminedParts(record.channel),
   };
 }
 
@@ -248,7 +260,8 @@ function answerFromKeyRecord(record: KeyRecord, requested: ComparableContent): C
  *     clock and the destinations (422 material) before anything is sealed or written;
  *  2. read the notice's key records (one eventually consistent Query): a requested channel with
  *     one resolved already, and its row may have left the table (HOT_RETENTION): it is answered
- *     from the key record (duplicate or conflict) and not reserved;
+ *     from the key record (duplicate, or conflict naming what differs from the archived row) and
+ *     not reserved;
  *  3. per channel still to record: render once (proves it renders, measures SMS segments), seal
  *     destination + variables, build the `reserved` intent;
  *  4. send each of those channels' watch (a delayed message: docs/table-design.md "Watched rows"),
@@ -301,7 +314,7 @@ export async function submitNotice(
   const visible = caller ? (existing: Pick<Intent, 'submitter'>) => canSee(caller, existing) : undefined;
   const unseen = request.channels.some((channel) => {
     const record = keyRecords.get(channel);
-    return record !== undefined && visible?.(record) === false;
+    return record !== undefined && caller !== undefined && !canSeeKeyRecord(caller, record);
   });
   if (unseen) return { kind: 'taken', noticeId };
   const toRecord = resolved.filter(({ channel }) => !keyRecords.has(channel));
@@ -336,7 +349,7 @@ export async function submitNotice(
       deps,
       carriedBy(target.channel)?.spec,
     );
-    answered.set(target.channel, answerFromKeyRecord(record, requested));
+    answered.set(target.channel, await answerFromKeyRecord(record, requested, deps));
   }
   const prepared: PreparedChannel[] = [];
   for (const target of toRecord) {

@@ -1,12 +1,12 @@
 import { S3Client } from '@aws-sdk/client-s3';
-import { dynamoDbKeyRecords } from '../adapters/dynamodb/ledger/key-records.ts';
+import { dynamoDbKeyRecords } from '../adapters/dynamodb/key-records.ts';
 import { S3ArchiveObjects } from '../adapters/s3/archive-objects.ts';
 import { ConfigError } from '../contract/config-error.ts';
 import { type Config, readConfig } from '../edge/config.ts';
 import { systemClock } from '../ports/clock.port.ts';
 import type { ArchiverDependencies } from '../use-cases/archive-changes.ts';
 import { type AwsClients, buildAwsClients } from './aws-clients.ts';
-import { ledgerTable } from './ledger.ts';
+import { keyTable } from './ledger.ts';
 import { once } from './once.ts';
 
 export { archiveBatchOf } from '../adapters/dynamodb/ledger/stream-changes.ts';
@@ -38,7 +38,7 @@ export function archiveObjects(
   return new S3ArchiveObjects(archiveS3Client(config, adopt), config.ARCHIVE_BUCKET);
 }
 
-/** The archiver's ports: the archive bucket, and the key records in the ledger table. */
+/** The archiver's ports: the archive bucket, and the key table it writes key records to. */
 export function buildArchiverRuntime(
   env: Record<string, string | undefined> = process.env,
   clients: AwsClients = buildAwsClients('archiver'),
@@ -46,7 +46,7 @@ export function buildArchiverRuntime(
   const config = readConfig(env);
   return {
     store: archiveObjects(config, clients.adopt, 'the archiver'),
-    keyRecords: dynamoDbKeyRecords(ledgerTable(config, clients.dynamodb)),
+    keyRecords: dynamoDbKeyRecords(keyTable(config, clients.dynamodb)),
     clock: systemClock,
     retentionYears: config.ARCHIVE_RETENTION_YEARS,
   };

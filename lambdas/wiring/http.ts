@@ -1,5 +1,5 @@
 import { templateCatalog } from '../../templates/catalog.ts';
-import { dynamoDbKeyRecords } from '../adapters/dynamodb/ledger/key-records.ts';
+import { dynamoDbKeyRecords } from '../adapters/dynamodb/key-records.ts';
 import type { NextStepPolicy } from '../domain/next-step.ts';
 import { type CallerDirectory, callerDirectory } from '../edge/caller.ts';
 import { type Config, readConfig } from '../edge/config.ts';
@@ -16,14 +16,14 @@ import { configuredChannels, retryPolicyOf, timingOf } from './core.ts';
 import { buildDeadlineRisk } from './deadline-risk.ts';
 import { buildSealer } from './envelope.ts';
 import { loadFingerprintKey } from './fingerprint.ts';
-import { httpLedger, keyCheckStore, ledgerTable, verifyKeys } from './ledger.ts';
+import { httpLedger, keyCheckStore, keyTable, ledgerTable, verifyKeys } from './ledger.ts';
 import { once } from './once.ts';
 import { buildQueue, buildRowWatch } from './queue.ts';
 import { sendWindowsOf } from './send-windows.ts';
 
 /**
- * The http function (intake, timelines, operator routes and suppressions): the ledger (with the
- * key records of rows past the hot window), the archive's rows (read only), both channel queues,
+ * The http function (intake, timelines, operator routes and suppressions): the ledger, the key
+ * records of rows past the hot window (the key table, read only), the archive's rows (read only), both channel queues,
  * envelope sealing, the fingerprint key and the retry policy (an operator's "not sent" schedules
  * a resend). No provider code: inbound provider events have a function of
  * their own (./provider-events.ts).
@@ -53,11 +53,11 @@ export async function buildHttpRuntime(
     deps: {
       store: httpLedger(table),
       // A channel whose row left the table (HOT_RETENTION): intake's replay, the timeline's read.
-      keyRecords: { keyRecordsOf: dynamoDbKeyRecords(table).keyRecordsOf },
+      keyRecords: { keyRecordsOf: dynamoDbKeyRecords(keyTable(config, clients.dynamodb)).keyRecordsOf },
       archivedRows: archiveObjects(
         config,
         clients.adopt,
-        'the http function (a timeline past the hot window)',
+        'the http function (a timeline, or a conflicting replay, past the hot window)',
       ),
       queue: buildQueue(config, clients.sqs),
       watch: buildRowWatch(config, clients.sqs),

@@ -12,6 +12,7 @@ import { dynamoDbSuppressions } from '../adapters/dynamodb/ledger/suppressions.t
 import { LedgerTableClient } from '../adapters/dynamodb/ledger/table-client.ts';
 import { dynamoDbThrottleGate } from '../adapters/dynamodb/ledger/throttle-gate.ts';
 import { ConfigError } from '../contract/config-error.ts';
+import { keyTableNameOf } from '../contract/key-table.ts';
 import { keyCheckValue } from '../domain/identity.ts';
 import type { Config } from '../edge/config.ts';
 import type { KeyCheckStore, KeyChecks } from '../ports/key-checks.port.ts';
@@ -34,6 +35,20 @@ export function ledgerTable(config: Config, client: DynamoDBClient): LedgerTable
     openShards: config.OPEN_INDEX_SHARDS,
     retentionMs: config.HOT_RETENTION,
   });
+}
+
+/**
+ * The key table (KEY_TABLE_NAME; unset: the ledger table's name + `-keys`) through the same
+ * document client and meter as the ledger's: the archiver writes its key records, the http
+ * function reads them (lambdas/adapters/dynamodb/key-records.ts).
+ */
+export function keyTable(config: Config, client: DynamoDBClient): LedgerTableClient {
+  return new LedgerTableClient({ client, tableName: keyTableNameIn(config) });
+}
+
+/** The key table's name a process uses: KEY_TABLE_NAME, else the one derived from LEDGER_TABLE_NAME. */
+export function keyTableNameIn(config: Pick<Config, 'KEY_TABLE_NAME' | 'LEDGER_TABLE_NAME'>): string {
+  return config.KEY_TABLE_NAME ?? keyTableNameOf(config.LEDGER_TABLE_NAME);
 }
 
 // Each function's ledger: exactly the methods its use cases name (lambdas/use-cases/dependencies.ts).

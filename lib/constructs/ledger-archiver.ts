@@ -3,16 +3,18 @@ import { EventSourceMapping, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { Archive } from '../../lambdas/contract/archive.ts';
 import { LEDGER_STREAM_FILTERS } from '../../lambdas/contract/ledger-stream.ts';
 import { acknowledge } from '../nag.ts';
 import type { ArchiveBucket } from './archive-bucket.ts';
+import type { KeyTable } from './key-table.ts';
 import { LedgerTable } from './ledger-table.ts';
 import type { NoticeFunction } from './notice-function.ts';
 
 export interface LedgerArchiverProps {
   readonly ledger: LedgerTable;
   readonly archive: ArchiveBucket;
+  /** Where the archiver writes key records (lib/constructs/key-table.ts). */
+  readonly keyTable: KeyTable;
   /** The archiver function (FUNCTIONS.archiver): the stream's second consumer. */
   readonly archiver: NoticeFunction;
 }
@@ -49,7 +51,7 @@ export const ARCHIVER_STREAM = {
  * The event source:
  * - only the item families that hold facts (lambdas/contract/ledger-stream.ts): intent rows,
  *   every change; suppression history records, as they are written. The rest (gates, budgets,
- *   batch records, the failures list, the archiver's own key records) never invokes it;
+ *   batch records, the failures list) never invokes it;
  * - NO bisecting on error, one batch per shard at a time: a batch always starts at the shard's
  *   checkpoint (the first record not yet acknowledged, partial batch responses included), so a
  *   batch handed again starts with the same record, and the object named after that record
@@ -59,8 +61,9 @@ export const ARCHIVER_STREAM = {
  *   positions go to the failure queue (its alarm pages; so do IteratorAge and Errors before).
  *
  * Grants (the function's one managed policy): the three stream reads and the table key through
- * DynamoDB; the archive's prefixes (NoticeFunction.bindArchive); BatchWriteItem of key records
- * only (`dynamodb:LeadingKeys` K#…); SendMessage to its failure queue (the on-failure destination).
+ * DynamoDB; the archive's prefixes (NoticeFunction.bindArchive); BatchWriteItem on the key table
+ * only (nothing of the ledger table: the archiver writes no item there); SendMessage to its
+ * failure queue (the on-failure destination).
  */
 export class LedgerArchiver extends Construct {
   /** Stream batches given up after {@link ARCHIVER_STREAM}.maxRecordAge: their positions, for a replay. */
@@ -69,7 +72,7 @@ export class LedgerArchiver extends Construct {
 
   constructor(scope: Construct, id: string, props: LedgerArchiverProps) {
     super(scope, id);
-    const { ledger, archive, archiver } = props;
+    const { ledger, archive, keyTable, archiver } = props;
 
     this.failureQueue = new Queue(this, 'Failures', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -86,13 +89,9 @@ export class LedgerArchiver extends Construct {
 
     archiver.bindLedgerStream(ledger);
     archiver.bindArchive(archive, 'write');
-    // Key records only (puts, 25 a request: lambdas/adapters/dynamodb/ledger/key-records.ts): the
-    // archiver reads nothing of the table and writes nothing else to it. IAM cannot tell a batch's
-    // puts from deletes; `K#…` bounds either to key records.
-    archiver.bindTable(ledger, {
-      items: ['BatchWriteItem'],
-      partitionKeyPrefix: Archive.keyRecordPartitionPrefix,
-    });
+    // Key records (puts, 25 a request: lambdas/adapters/dynamodb/key-records.ts) in their own
+    // table: the archiver reads nothing of either table and writes nothing to the ledger's.
+    archiver.bindKeyTable(keyTable, 'write');
 
     const { batchSize, maxBatchingWindow, retryAttempts, maxRecordAge } = ARCHIVER_STREAM;
     this.eventSource = new EventSourceMapping(this, 'StreamSource', {

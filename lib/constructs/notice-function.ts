@@ -20,6 +20,7 @@ import { acknowledge, acknowledgeWildcardResources } from '../nag.ts';
 import type { ArchiveBucket } from './archive-bucket.ts';
 import { type BundleSelection, cdkBundling, handlerEntry, REPO_ROOT } from './bundling.ts';
 import type { ChannelQueue, LaneName } from './channel-queue.ts';
+import type { KeyTable } from './key-table.ts';
 import type { LedgerTable } from './ledger-table.ts';
 import { ManagedPolicyRole } from './managed-policy-role.ts';
 import type { RetryScheduler } from './retry-scheduler.ts';
@@ -44,12 +45,6 @@ export interface LedgerAccess {
    * @default false
    */
   readonly openIndexQuery?: boolean;
-  /**
-   * Only items whose partition key starts with this (`dynamodb:LeadingKeys`, every item of a
-   * batch): the archiver may write key records (`K#…`) and nothing else of the table.
-   * @default - every item
-   */
-  readonly partitionKeyPrefix?: string;
 }
 
 export interface NoticeFunctionProps {
@@ -100,7 +95,7 @@ export class NoticeFunction extends Construct {
   readonly function: NodejsFunction;
   readonly role: ManagedPolicyRole;
   readonly logGroup: LogGroup;
-  private ledgerKey: PolicyStatement | undefined;
+  private ledgerKey: { readonly key: IKey; readonly statement: PolicyStatement } | undefined;
 
   constructor(scope: Construct, id: string, props: NoticeFunctionProps) {
     super(scope, id);
@@ -189,13 +184,6 @@ export class NoticeFunction extends Construct {
         sid: 'LedgerItems',
         actions: access.items.map((a) => `dynamodb:${a}`),
         resources: [ledger.tableArn],
-        ...(access.partitionKeyPrefix === undefined
-          ? {}
-          : {
-              conditions: {
-                'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${access.partitionKeyPrefix}*`] },
-              },
-            }),
       }),
     );
     if (access.openIndexQuery) {
@@ -210,13 +198,34 @@ export class NoticeFunction extends Construct {
     const writes = access.items.some(
       (a) => a === 'PutItem' || a === 'UpdateItem' || a === 'DeleteItem' || a === 'BatchWriteItem',
     );
-    this.useLedgerKey(ledger, [
+    this.useTableKey(ledger.encryptionKey, [
       'kms:Decrypt',
       'kms:DescribeKey',
       ...(writes ? ['kms:Encrypt', 'kms:GenerateDataKey'] : []),
     ]);
     this.addEnvironment('LEDGER_TABLE_NAME', ledger.tableName);
     this.addEnvironment('OPEN_INDEX_SHARDS', String(ledger.openIndexShards));
+  }
+
+  /**
+   * The key table (lambdas/contract/key-table.ts): `write` (the archiver) BatchWriteItem only,
+   * `read` (the http function: intake's replay, the timeline, operators' acts) Query only; the
+   * table key through DynamoDB (the ledger's key). Sets KEY_TABLE_NAME.
+   */
+  bindKeyTable(keyTable: KeyTable, use: 'write' | 'read'): void {
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: use === 'write' ? 'WriteKeyRecords' : 'ReadKeyRecords',
+        actions: [use === 'write' ? 'dynamodb:BatchWriteItem' : 'dynamodb:Query'],
+        resources: [keyTable.tableArn],
+      }),
+    );
+    this.useTableKey(keyTable.encryptionKey, [
+      'kms:Decrypt',
+      'kms:DescribeKey',
+      ...(use === 'write' ? ['kms:Encrypt', 'kms:GenerateDataKey'] : []),
+    ]);
+    this.addEnvironment('KEY_TABLE_NAME', keyTable.tableName);
   }
 
   /** `sqs:SendMessage` (and SendMessageBatch) on a channel queue; sets <CHANNEL>_QUEUE_URL/_ARN. */
@@ -411,22 +420,28 @@ export class NoticeFunction extends Construct {
         resources: [streamArn],
       }),
     );
-    this.useLedgerKey(ledger, ['kms:Decrypt']);
+    this.useTableKey(ledger.encryptionKey, ['kms:Decrypt']);
     this.addEnvironment('LEDGER_TABLE_STREAM_ARN', streamArn);
   }
 
-  /** The table key's use through DynamoDB only: one statement, whichever bindings need it. */
-  private useLedgerKey(ledger: LedgerTable, actions: readonly string[]): void {
+  /**
+   * The tables' key (the ledger's and the key table's: one customer key) through DynamoDB only:
+   * one statement, whichever bindings need it.
+   */
+  private useTableKey(key: IKey, actions: readonly string[]): void {
     if (!this.ledgerKey) {
-      this.ledgerKey = new PolicyStatement({
+      const statement = new PolicyStatement({
         sid: 'LedgerTableKeyThroughDynamoDB',
-        resources: [ledger.encryptionKey.keyArn],
+        resources: [key.keyArn],
         conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Stack.of(this).region}.amazonaws.com` } },
       });
-      this.role.addToPrincipalPolicy(this.ledgerKey);
+      this.role.addToPrincipalPolicy(statement);
+      this.ledgerKey = { key, statement };
     }
-    const granted = new Set(this.ledgerKey.actions);
-    this.ledgerKey.addActions(...actions.filter((a) => !granted.has(a)));
+    if (this.ledgerKey.key !== key) throw new Error('the ledger and key tables are encrypted with one key');
+    const { statement } = this.ledgerKey;
+    const granted = new Set(statement.actions);
+    statement.addActions(...actions.filter((a) => !granted.has(a)));
   }
 
   /**

@@ -43,13 +43,13 @@ export interface DeliveryStackProps extends StackProps {
  *
  * | function        | ledger table                               | queues            | envelope key    | secrets            | other |
  * |-----------------|--------------------------------------------|-------------------|-----------------|--------------------|-------|
- * | http            | Put/Get/Query/Update item, Query open index | send both, watch | GenerateDataKey | fingerprint        | escalations, archive rows/ (read) |
+ * | http            | Put/Get/Query/Update item, Query open index | send both, watch | GenerateDataKey | fingerprint        | escalations, archive rows/ (read), key table (Query) |
  * | send-email      | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
  * | send-sms        | Get/Update/Put item                        | own: consume+send | Decrypt         | its provider's     | its provider's send grant, scheduler, escalations |
  * | reconciler      | Get/BatchGet/Update/Put item, Query open index | send both     | Decrypt         | lookups' providers | scheduler, escalations |
  * | provider-events | Get/Update/Put item (suppressions)         | its DLQ           | —               | inbound providers' | — |
  * | outcome-stream  | the stream (read)                          | webhook queue     | —               | —                  | outcome bus |
- * | archiver        | the stream (read), BatchWrite of K# items  | its failure queue | —               | —                  | archive facts/, rows/ (write once) |
+ * | archiver        | the stream (read)                          | its failure queue | —               | —                  | archive facts/, rows/ (write once), key table (BatchWrite) |
  * | watch           | Get/Update item                            | watch: consume    | —               | —                  | — |
  */
 export class DeliveryStack extends Stack {
@@ -81,7 +81,17 @@ export class DeliveryStack extends Stack {
     // Every permission on stateful resources is written on this side (principal policies), so
     // the dependency runs one way: delivery → stateful.
     this.addStackDependency(stateful);
-    const { keys, ledger, archive, queues, lanes, retryScheduler, secrets, watch: watchQueue } = stateful;
+    const {
+      keys,
+      ledger,
+      keyTable,
+      archive,
+      queues,
+      lanes,
+      retryScheduler,
+      secrets,
+      watch: watchQueue,
+    } = stateful;
     // Every queue intake and the reconciler read the backlog of (deadline risk, docs/architecture.md §11).
     const allQueues = [
       queues.email,
@@ -337,8 +347,10 @@ export class DeliveryStack extends Stack {
       timeout: Duration.minutes(2),
       invocation: 'sync',
     });
-    this.archiving = new LedgerArchiver(this, 'Archiving', { ledger, archive, archiver });
-    // The timeline of a notice past the hot window is read back from its archived rows.
+    this.archiving = new LedgerArchiver(this, 'Archiving', { ledger, archive, keyTable, archiver });
+    // A notice past the hot window: its key records answer a replay, and its timeline (and what a
+    // conflicting replay changed) is read back from its archived rows.
+    http.bindKeyTable(keyTable, 'read');
     http.bindArchive(archive, 'readRows');
 
     this.functions = {

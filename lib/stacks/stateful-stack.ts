@@ -5,6 +5,7 @@ import type { NoticeLedgerConfig } from '../config.ts';
 import { ArchiveBucket } from '../constructs/archive-bucket.ts';
 import { ArchiveCatalog } from '../constructs/archive-catalog.ts';
 import { ChannelQueue, type LaneName, queueLabel } from '../constructs/channel-queue.ts';
+import { KeyTable } from '../constructs/key-table.ts';
 import { NoticeKeys } from '../constructs/keys.ts';
 import { LedgerTable } from '../constructs/ledger-table.ts';
 import { RetryScheduler } from '../constructs/retry-scheduler.ts';
@@ -24,7 +25,7 @@ export interface StatefulStackProps extends StackProps {
 
 /**
  * Everything that holds data or identity and must outlive compute redeploys: keys, the ledger
- * table, the write-once archive and its catalog, the channel queues and their DLQs, the retry
+ * table, the key table, the write-once archive and its catalog, the channel queues and their DLQs, the retry
  * schedule group and its role, the secrets.
  * Retained on deletion and termination-protected; the delivery stack can be destroyed and
  * recreated freely around it.
@@ -32,6 +33,8 @@ export interface StatefulStackProps extends StackProps {
 export class StatefulStack extends Stack {
   readonly keys: NoticeKeys;
   readonly ledger: LedgerTable;
+  /** Key records of resolved rows, for the archive's retention (derived from the archive: no PITR). */
+  readonly keyTable: KeyTable;
   /** The write-once audit archive the ledger stream feeds (issue 22, lambdas/contract/archive.ts). */
   readonly archive: ArchiveBucket;
   /** Its Glue table and Athena workgroup. */
@@ -64,6 +67,8 @@ export class StatefulStack extends Stack {
         'Recovery is point-in-time recovery (35 days, continuous) plus deletion protection and RETAIN; ' +
         'long-term AWS Backup plans are set by organisation backup policy, not by this application stack.',
     });
+
+    this.keyTable = new KeyTable(this, 'KeyRecords', { encryptionKey: this.keys.data });
 
     this.archive = new ArchiveBucket(this, 'Archive', {
       namePrefix: config.resourcePrefix,
@@ -135,6 +140,10 @@ export class StatefulStack extends Stack {
     }
 
     new CfnOutput(this, 'LedgerTableName', { value: this.ledger.tableName });
+    new CfnOutput(this, 'KeyTableName', {
+      value: this.keyTable.tableName,
+      description: 'Key records past the hot window: rebuilt from the archive, no PITR (docs/deploy.md)',
+    });
     new CfnOutput(this, 'ArchiveBucketName', {
       value: this.archive.bucketName,
       description: `The write-once archive (Object Lock, compliance, ${config.archive.retentionYears} years)`,

@@ -11,6 +11,7 @@
  * resource no variable names (a log group, the table's KMS key) stays `${unmapped:…}`: nothing a
  * local call names matches it.
  */
+import { keyTableNameOf } from '../../lambdas/contract/key-table.ts';
 import { SETTINGS, type Setting } from '../../lambdas/contract/settings.ts';
 import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { LOCAL_ACCOUNT_ID } from '../lambda-context.ts';
@@ -98,7 +99,8 @@ function placeholderValue(name: string, place: LocalPlace): string | undefined {
 /**
  * A variable as the functions read it: the environment's value, else the default the runtime
  * applies (lambdas/contract/settings.ts, the provider descriptors): the table is
- * `notice-ledger` whether or not LEDGER_TABLE_NAME is set.
+ * `notice-ledger` whether or not LEDGER_TABLE_NAME is set, and the key table the ledger table's
+ * name + `-keys` whether or not KEY_TABLE_NAME is (lambdas/wiring/ledger.ts `keyTableNameIn`).
  */
 export function variableValue(
   name: string,
@@ -106,6 +108,7 @@ export function variableValue(
 ): string | undefined {
   const value = env[name]?.trim();
   if (value) return value;
+  if (name === 'KEY_TABLE_NAME') return keyTableNameOf(variableValue('LEDGER_TABLE_NAME', env) as string);
   const setting = (SETTINGS as Readonly<Record<string, Setting>>)[name];
   if (setting?.default !== undefined) return String(setting.default);
   for (const { descriptor } of PROVIDERS) {

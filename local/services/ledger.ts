@@ -2,8 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbLedgerStore } from '../../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
+import { ensureKeyTable } from '../../lambdas/adapters/dynamodb/key-table.ts';
 import { ensureLedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
 import { ConfigError } from '../../lambdas/contract/config-error.ts';
+import { keyTableNameOf } from '../../lambdas/contract/key-table.ts';
 import { keyCheckValue } from '../../lambdas/domain/identity.ts';
 import { LOCAL_SECRETS_FILE } from '../local-secrets.ts';
 import type { LocalService, RunningService } from '../service.ts';
@@ -11,8 +13,10 @@ import type { LocalService, RunningService } from '../service.ts';
 const b64 = (value: string) => new Uint8Array(Buffer.from(value, 'base64'));
 
 /**
- * The ledger table (created when missing: stacks may share one DynamoDB), and the keys that go
- * with it. A table records check values of the keys it was first used with and where those keys
+ * The ledger table and its key table (KEY_TABLE_NAME, else the ledger table's name + `-keys`, so
+ * each ledger table has its own; both created when missing: stacks may share one DynamoDB), and
+ * the keys that go with them. KEY_TABLE_NAME is set for every function either way, as the CDK
+ * sets it, so the IAM check names the same table the functions use. A table records check values of the keys it was first used with and where those keys
  * are kept (`keysFrom`: a local-secrets.json path). A stack whose keys differ — two stacks on
  * one DynamoDB started with different data dirs, say — then either adopts the table's keys
  * from that file (when it may: its own keys were generated, not given) or refuses to start,
@@ -27,6 +31,9 @@ export function ledgerService(options: { readonly keysGiven: boolean }): LocalSe
       try {
         const tableName = env.LEDGER_TABLE_NAME || 'notice-ledger';
         const streamArn = await ensureLedgerTable(client, tableName);
+        const keyTableName = env.KEY_TABLE_NAME || keyTableNameOf(tableName);
+        await ensureKeyTable(client, keyTableName);
+        const tables = { LEDGER_TABLE_STREAM_ARN: streamArn, KEY_TABLE_NAME: keyTableName };
         const store = new DynamoDbLedgerStore({ client, tableName });
         const ours = { fingerprint: env.FINGERPRINT_KEY ?? '', envelope: env.ENVELOPE_LOCAL_KEY ?? '' };
         const { recorded, mismatched } = await store.checkKeys({
@@ -36,8 +43,8 @@ export function ledgerService(options: { readonly keysGiven: boolean }): LocalSe
         });
         if (mismatched.length === 0)
           return {
-            env: { LEDGER_TABLE_STREAM_ARN: streamArn },
-            describe: `table ${tableName}`,
+            env: tables,
+            describe: `table ${tableName}, key records in ${keyTableName}`,
             stop: async () => undefined,
           };
         const adopted = options.keysGiven ? undefined : await adoptable(recorded.keysFrom, recorded);
@@ -54,9 +61,9 @@ export function ledgerService(options: { readonly keysGiven: boolean }): LocalSe
           env: {
             FINGERPRINT_KEY: adopted.fingerprintKey,
             ENVELOPE_LOCAL_KEY: adopted.envelopeKey,
-            LEDGER_TABLE_STREAM_ARN: streamArn,
+            ...tables,
           },
-          describe: `table ${tableName}; keys from ${recorded.keysFrom}`,
+          describe: `table ${tableName}, key records in ${keyTableName}; keys from ${recorded.keysFrom}`,
           stop: async () => undefined,
         };
       } finally {

@@ -12,10 +12,12 @@ import {
   StaticDataKeySource,
 } from '../../lambdas/adapters/crypto/aes-gcm-envelope-sealer.ts';
 import { DynamoDbLedgerStore } from '../../lambdas/adapters/dynamodb/dynamodb-ledger-store.ts';
-import { dynamoDbKeyRecords } from '../../lambdas/adapters/dynamodb/ledger/key-records.ts';
+import { dynamoDbKeyRecords } from '../../lambdas/adapters/dynamodb/key-records.ts';
+import { ensureKeyTable } from '../../lambdas/adapters/dynamodb/key-table.ts';
 import { LedgerTableClient } from '../../lambdas/adapters/dynamodb/ledger/table-client.ts';
 import { ensureLedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
-import { archivedIntentOf, keyRecordOf } from '../../lambdas/domain/archive-record.ts';
+import { keyTableNameOf } from '../../lambdas/contract/key-table.ts';
+import { type ArchivedIntent, archivedIntentOf, keyRecordOf } from '../../lambdas/domain/archive-record.ts';
 import type { IntakeDependencies } from '../../lambdas/use-cases/dependencies.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { templateCatalog } from '../../templates/catalog.ts';
@@ -35,11 +37,20 @@ const tableOptions = {
   },
 };
 const store = new DynamoDbLedgerStore(tableOptions);
-const keyRecords = dynamoDbKeyRecords(new LedgerTableClient(tableOptions));
+const keyTableName = keyTableNameOf(tableName);
+const keyRecords = dynamoDbKeyRecords(new LedgerTableClient({ ...tableOptions, tableName: keyTableName }));
+/** The archive's `rows/` objects, by key (the S3 reader is tested against the local store elsewhere). */
+const archivedObjects = new Map<string, ArchivedIntent>();
 
 const deps: IntakeDependencies = {
   store,
   keyRecords,
+  archivedRows: {
+    archivedRow: async (objectKey) => {
+      requests.push({ operation: 'GetObject', units: undefined });
+      return archivedObjects.get(objectKey);
+    },
+  },
   queue: { enqueue: async () => undefined },
   sealer: new AesGcmEnvelopeSealer(new StaticDataKeySource(new Uint8Array(32).fill(7))),
   catalog: templateCatalog,
@@ -51,8 +62,32 @@ const deps: IntakeDependencies = {
   sendWindows: undefined,
 };
 
+/**
+ * The notice's rows delivered, archived as the archiver leaves them (each row in a `rows/` object,
+ * its key record in the key table), then gone from the ledger table as TTL removes them.
+ */
+async function pastTheWindow(noticeId: string): Promise<void> {
+  const rows = await store.getNotice(noticeId);
+  const records = rows.map((row) => {
+    const objectKey = `rows/day=2026-11-30/label/${noticeId}-${row.channel}.jsonl.gz`;
+    const archived = archivedIntentOf({ ...row, state: 'delivered' });
+    archivedObjects.set(objectKey, archived);
+    return keyRecordOf(archived, objectKey);
+  });
+  await keyRecords.writeKeyRecords(records.map((record) => ({ record, expiresAt: T0 + 1e12 })));
+  for (const row of rows) {
+    await client.send(
+      new DeleteItemCommand({
+        TableName: tableName,
+        Key: marshall({ pk: `N#${row.noticeId}`, sk: `C#${row.channel}` }),
+      }),
+    );
+  }
+}
+
 beforeAll(async () => {
   await ensureLedgerTable(client, tableName);
+  await ensureKeyTable(client, keyTableName);
 });
 
 describe('intake with key records on DynamoDB Local', () => {
@@ -70,23 +105,7 @@ describe('intake with key records on DynamoDB Local', () => {
     // Prepare: recorded, delivered (planned as a report would), archived, then gone as TTL removes it
     const submitted = await submitNotice({ ...EXAMPLE_REQUEST, eventId: 'evt_kr_gone' }, deps);
     if (submitted.kind !== 'recorded') throw new Error(submitted.kind);
-    const rows = await store.getNotice(submitted.noticeId);
-    // The key records' fields are the row's fixed ones and its state; its history is the archive's.
-    const records = rows.map((row) =>
-      keyRecordOf(
-        archivedIntentOf({ ...row, state: 'delivered' }),
-        `rows/day=2026-11-30/shard/${row.channel}.jsonl.gz`,
-      ),
-    );
-    await keyRecords.writeKeyRecords(records.map((record) => ({ record, expiresAt: T0 + 1e12 })));
-    for (const row of rows) {
-      await client.send(
-        new DeleteItemCommand({
-          TableName: tableName,
-          Key: marshall({ pk: `N#${row.noticeId}`, sk: `C#${row.channel}` }),
-        }),
-      );
-    }
+    await pastTheWindow(submitted.noticeId);
     requests.length = 0;
 
     // Act
@@ -105,6 +124,46 @@ describe('intake with key records on DynamoDB Local', () => {
     expect(requests.map((r) => r.operation)).toEqual(['keyRecordsOf']);
     // Two small key records: still one read unit's half (eventually consistent, under 4 KB).
     expect(requests[0]?.units).toBe(0.5);
+    expect(await store.getNotice(submitted.noticeId)).toEqual([]);
+  });
+
+  it('changed content past the window: a conflict naming the variable, read from the archived row (one GetObject per conflicting channel)', async () => {
+    // Prepare: as above, with the notice archived and gone from the table
+    const submitted = await submitNotice({ ...EXAMPLE_REQUEST, eventId: 'evt_kr_changed' }, deps);
+    if (submitted.kind !== 'recorded') throw new Error(submitted.kind);
+    await pastTheWindow(submitted.noticeId);
+    requests.length = 0;
+
+    // Act
+    const replay = await submitNotice(
+      {
+        ...EXAMPLE_REQUEST,
+        eventId: 'evt_kr_changed',
+        variables: { ...EXAMPLE_REQUEST.variables, firstName: 'Someone else' },
+      },
+      deps,
+    );
+
+    // Assess
+    expect(replay).toEqual({
+      kind: 'conflict',
+      noticeId: submitted.noticeId,
+      channels: [
+        {
+          channel: 'email',
+          state: 'delivered',
+          outcome: 'conflict',
+          differs: [{ path: 'variables.firstName', certainty: 'differs' }],
+        },
+        {
+          channel: 'sms',
+          state: 'delivered',
+          outcome: 'conflict',
+          differs: [{ path: 'variables.firstName', certainty: 'differs' }],
+        },
+      ],
+    });
+    expect(requests.map((r) => r.operation)).toEqual(['keyRecordsOf', 'GetObject', 'GetObject']);
     expect(await store.getNotice(submitted.noticeId)).toEqual([]);
   });
 });

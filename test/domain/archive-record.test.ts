@@ -4,10 +4,13 @@ import {
   type ArchiveChange,
   archivedIntentOf,
   archivePartsOf,
+  isSameKeyedContent,
+  KEY_DIGEST_CHARS,
   keyRecordExpiry,
   keyRecordOf,
 } from '../../lambdas/domain/archive-record.ts';
 import { decideClaim, planOutcome } from '../../lambdas/domain/attempt.ts';
+import { canSeeKeyRecord, principalDigest } from '../../lambdas/domain/caller.ts';
 import type { Intent } from '../../lambdas/domain/intent.ts';
 import type { ProviderOutcome } from '../../lambdas/domain/outcome.ts';
 import { Reason } from '../../lambdas/domain/state-machine.ts';
@@ -200,7 +203,7 @@ describe('the settled row and its key record', () => {
     expect(resolved?.row).not.toHaveProperty('leaseOwner');
   });
 
-  it('the key record: ids, digests, destination by fingerprint, the object; no history', () => {
+  it('the key record: ids, the state, the content digest cut to 132 bits, the object; nothing else', () => {
     const { accepted } = acceptedRow();
     const row = archivedIntentOf(deliver(accepted, T0 + 5_000));
     const record = keyRecordOf(row, 'rows/day=2026-11-30/s/1.jsonl.gz');
@@ -208,17 +211,37 @@ describe('the settled row and its key record', () => {
       noticeId: row.noticeId,
       channel: 'email',
       state: 'delivered',
-      submitter: undefined,
-      templateId: 'lab-result-ready',
-      templateVersion: 'v3',
-      destination: row.destination,
-      contentDigest: row.contentDigest,
-      variableDigests: row.variableDigests,
-      priority: undefined,
-      fallback: undefined,
-      createdAt: T0,
+      contentDigest: row.contentDigest.slice(0, KEY_DIGEST_CHARS),
       rowsObject: 'rows/day=2026-11-30/s/1.jsonl.gz',
     });
+    expect(KEY_DIGEST_CHARS * 6).toBeGreaterThanOrEqual(128);
+    expect(row.contentDigest.length).toBeGreaterThan(KEY_DIGEST_CHARS);
+  });
+
+  it('the key record keeps the submitter as its digest, which a caller’s principal is compared as', () => {
+    const { accepted } = acceptedRow();
+    const principal = 'arn:aws:iam::123456789012:role/lab-results';
+    const row = archivedIntentOf({ ...deliver(accepted, T0 + 5_000), submitter: principal });
+    const record = keyRecordOf(row, 'rows/day=2026-11-30/s/1.jsonl.gz');
+    expect(record.submitterDigest).toBe(principalDigest(principal));
+    expect(JSON.stringify(record)).not.toContain('lab-results');
+    expect(canSeeKeyRecord({ role: 'submitter', principal }, record)).toBe(true);
+    expect(canSeeKeyRecord({ role: 'submitter', principal: `${principal}-other` }, record)).toBe(false);
+    expect(
+      canSeeKeyRecord({ role: 'operator', principal: 'arn:aws:iam::123456789012:role/ops' }, record),
+    ).toBe(true);
+    // A row recorded without a submitter: seen by operators only, as the row itself would be.
+    const anonymous = keyRecordOf(archivedIntentOf(deliver(accepted, T0 + 5_000)), 'rows/x');
+    expect(canSeeKeyRecord({ role: 'submitter', principal }, anonymous)).toBe(false);
+  });
+
+  it('compares a request’s content with the key record’s cut digest', () => {
+    const { accepted } = acceptedRow();
+    const row = archivedIntentOf(deliver(accepted, T0 + 5_000));
+    const record = keyRecordOf(row, 'rows/x');
+    expect(isSameKeyedContent(record, { contentDigest: row.contentDigest })).toBe(true);
+    const other = `${row.contentDigest.slice(0, KEY_DIGEST_CHARS - 1)}${row.contentDigest[KEY_DIGEST_CHARS - 1] === 'A' ? 'B' : 'A'}${row.contentDigest.slice(KEY_DIGEST_CHARS)}`;
+    expect(isSameKeyedContent(record, { contentDigest: other })).toBe(false);
   });
 
   it('a key record expires the retention’s calendar years after its row settled (UTC)', () => {

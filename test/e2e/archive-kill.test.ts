@@ -9,8 +9,9 @@
  * and its key record names an object holding it. Bounded: 150 notices, two crash points, two kills.
  */
 import { randomBytes } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, expect, it } from 'vitest';
+import { dynamoDbKeyRecords } from '../../lambdas/adapters/dynamodb/key-records.ts';
+import { LedgerTableClient } from '../../lambdas/adapters/dynamodb/ledger/table-client.ts';
 import { type IntentState, isTerminal } from '../../lambdas/domain/state-machine.ts';
 import { ddbClient, uniqueTableName } from '../helpers/dynamodb.ts';
 import { freePort, makeDataDir, startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
@@ -150,24 +151,21 @@ it(`${NOTICES} notices, the archiver killed between its writes and by SIGKILL ${
   const rowsIn = new Set(archive.rows.map((r) => `${r.object} ${r.noticeId} ${r.channel}`));
   const finalRows = new Set(archive.rows.map((r) => `${r.noticeId} ${r.channel} ${r.state}`));
   const ddb = ddbClient();
+  const reader = dynamoDbKeyRecords(
+    new LedgerTableClient({ client: ddb, tableName: stack.state.keyTableName }),
+  );
   const problems: string[] = [];
   for (const t of settled.timelines) {
-    const keys = await ddb.send(
-      new QueryCommand({
-        TableName: base.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': { S: `K#${t.noticeId}` } },
-      }),
-    );
+    const keys = await reader.keyRecordsOf(t.noticeId);
     // A row is in `rows/`, with a key record, once it is terminal (`accepted` still awaits its report).
     for (const c of t.channels.filter((channel) => isTerminal(channel.state as IntentState))) {
       if (!finalRows.has(`${t.noticeId} ${c.channel} ${c.state}`))
         problems.push(`${t.noticeId} ${c.channel} ${c.state}: not in rows/`);
-      const key = keys.Items?.find((item) => item.sk?.S === `C#${c.channel}`);
+      const key = keys.find((record) => record.channel === c.channel);
       if (!key) problems.push(`${t.noticeId} ${c.channel}: no key record`);
-      else if (!rowsIn.has(`${key.rowsObject?.S} ${t.noticeId} ${c.channel}`))
+      else if (!rowsIn.has(`${key.rowsObject} ${t.noticeId} ${c.channel}`))
         problems.push(
-          `${t.noticeId} ${c.channel}: its key record names ${key.rowsObject?.S}, which does not hold it`,
+          `${t.noticeId} ${c.channel}: its key record names ${key.rowsObject}, which does not hold it`,
         );
     }
   }

@@ -2,13 +2,14 @@
  * Table and archive agree (issue 22, build item 5): 1 000 two-channel notices through the local
  * stack, every channel delivered, then every transition of every row is in the archive (the local
  * S3 store, read back over S3's API) exactly once, with the same states, reason and time, before
- * any row expires; every row's delivered form is in `rows/`, and the table holds a key record per
- * channel naming the object that has it. Bounded: 1 000 notices in batches of 100, about a
+ * any row expires; every row's delivered form is in `rows/`, and the key table holds a key record
+ * per channel naming the object that has it (read with the http function's own reader). Bounded: 1 000 notices in batches of 100, about a
  * minute on two quiet cores.
  */
 import { randomBytes } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, expect, it } from 'vitest';
+import { dynamoDbKeyRecords } from '../../lambdas/adapters/dynamodb/key-records.ts';
+import { LedgerTableClient } from '../../lambdas/adapters/dynamodb/ledger/table-client.ts';
 import { ddbClient } from '../helpers/dynamodb.ts';
 import { localIamReport, startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
 import { archiveProblems, readArchive, transitionCount } from './archive-support.ts';
@@ -92,23 +93,23 @@ it(`${NOTICES} notices: every transition of every row is in the archive exactly 
   );
   expect(delivered.size).toBe(2 * NOTICES);
   const ddb = ddbClient();
-  const keyRecords = await mapLimited(noticeIds, 16, async (noticeId) => {
-    const out = await ddb.send(
-      new QueryCommand({
-        TableName: stack.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': { S: `K#${noticeId}` } },
-      }),
-    );
-    return (out.Items ?? []).map((item) => ({
-      key: `${noticeId} ${item.sk?.S?.replace(/^C#/, '')}`,
-      rowsObject: item.rowsObject?.S,
-    }));
-  });
+  // The key table, not the ledger's: the ledger table holds no key record.
+  expect(stack.state.keyTableName).not.toBe(stack.state.tableName);
+  const reader = dynamoDbKeyRecords(
+    new LedgerTableClient({ client: ddb, tableName: stack.state.keyTableName }),
+  );
+  const keyRecords = await mapLimited(noticeIds, 16, async (noticeId) =>
+    (await reader.keyRecordsOf(noticeId)).map((record) => ({
+      key: `${noticeId} ${record.channel}`,
+      rowsObject: record.rowsObject,
+      state: record.state,
+    })),
+  );
   ddb.destroy();
   const rowsIn = new Set(archive.rows.map((r) => `${r.object} ${r.noticeId} ${r.channel}`));
   const misplaced = keyRecords.flat().filter((k) => !rowsIn.has(`${k.rowsObject} ${k.key}`));
   expect(keyRecords.flat()).toHaveLength(2 * NOTICES);
+  expect(keyRecords.flat().filter((k) => k.state !== 'delivered')).toEqual([]);
   expect(misplaced).toEqual([]);
   expect(localIamReport().denials).toEqual([]);
   expect(Date.now() - startedAt).toBeLessThan(TEST_TIMEOUT_MS);

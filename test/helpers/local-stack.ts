@@ -32,6 +32,8 @@ export interface StackState {
   readonly apiUrl: string;
   readonly dataDir: string;
   readonly tableName: string;
+  /** The key table (docs/archive.md "Key records"). */
+  readonly keyTableName: string;
   /** The archive's bucket at `endpoints.s3` (docs/archive.md). */
   readonly archiveBucket: string;
   readonly endpoints: {

@@ -3,14 +3,19 @@
  * stateful stack; the archiver, its event source on the ledger stream, its grants and alarms in
  * the delivery stack; the http function's read of archived rows.
  */
+import { Validations } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { keyTableDefinition } from '../../lambdas/adapters/dynamodb/key-table.ts';
 import { ARCHIVE_FACT_COLUMNS, Archive } from '../../lambdas/contract/archive.ts';
 import { ConfigError } from '../../lambdas/contract/config-error.ts';
 import { FUNCTION_NAMES } from '../../lambdas/contract/functions.ts';
+import { KeyTable } from '../../lambdas/contract/key-table.ts';
 import { LedgerTable as Schema } from '../../lambdas/contract/ledger-table.ts';
 import { readConfig } from '../../lib/config.ts';
 import { JSON_SERDE } from '../../lib/constructs/archive-catalog.ts';
+import { KEY_TABLE_NO_PITR_REASON } from '../../lib/constructs/key-table.ts';
 import { ARCHIVER_STREAM } from '../../lib/constructs/ledger-archiver.ts';
 import { checkTargets, synthesizeTarget } from '../../lib/deploy-check.ts';
 import {
@@ -279,14 +284,11 @@ describe('archiver (delivery stack)', () => {
     expect(ARCHIVER_STREAM.maxRecordAge.toHours()).toBeLessThan(24);
   });
 
-  it('may write the archive’s two prefixes, key records and its failure queue, read the stream: nothing else', () => {
+  it('may write the archive’s two prefixes, the key table and its failure queue, read the stream: nothing else', () => {
     const statements = roleStatements(delivery, logicalId(archiver().role));
     const g = grantsOf(statements);
     const outcomeGrants = grantsOf(
       roleStatements(delivery, logicalId(synth.delivery.functions.outcomeStream.role)),
-    );
-    const table = grantsOf(roleStatements(delivery, logicalId(synth.delivery.functions.http.role))).get(
-      'dynamodb:UpdateItem',
     );
     const own = (construct: Parameters<typeof logicalId>[0], attr: string) => [
       JSON.stringify(ref(construct, attr)),
@@ -305,15 +307,17 @@ describe('archiver (delivery stack)', () => {
       's3:PutObject': [JSON.stringify(objects('facts/')), JSON.stringify(objects('rows/'))],
       's3:GetObject': [JSON.stringify(objects('facts/')), JSON.stringify(objects('rows/'))],
       's3:ListBucket': [JSON.stringify(BUCKET_ARN)],
-      'dynamodb:BatchWriteItem': table,
+      'dynamodb:BatchWriteItem': [keyTableArn()],
       'sqs:SendMessage': own(failures, 'Arn'),
       'sqs:GetQueueAttributes': own(failures, 'Arn'),
       'sqs:GetQueueUrl': own(failures, 'Arn'),
     });
-    // Key records only (`K#…`), and the table key through DynamoDB only.
-    expect(statements.find((s) => actionsOf(s).includes('dynamodb:BatchWriteItem'))?.Condition).toEqual({
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${Archive.keyRecordPartitionPrefix}*`] },
-    });
+    // The key table only: nothing of the ledger table (no item of it, so no LeadingKeys to bound);
+    // the tables' key through DynamoDB only.
+    expect(keyTableArn()).not.toEqual(ledgerTableArn());
+    expect(
+      statements.find((s) => actionsOf(s).includes('dynamodb:BatchWriteItem'))?.Condition,
+    ).toBeUndefined();
     expect(
       JSON.stringify(statements.find((s) => s.Sid === 'LedgerTableKeyThroughDynamoDB')?.Condition),
     ).toContain('dynamodb.');
@@ -342,8 +346,9 @@ describe('archiver (delivery stack)', () => {
         Resource: objects(Archive.rowsPrefix),
       },
     ]);
-    // It finds a notice's key records with the Query it already has.
-    expect(grantsOf(http).get('dynamodb:Query')).toBeDefined();
+    // It finds a notice's key records with a Query of the key table, and may do nothing else there.
+    const keyTableGrants = [...grantsOf(http)].filter(([, resources]) => resources?.includes(keyTableArn()));
+    expect(keyTableGrants.map(([action]) => action)).toEqual(['dynamodb:Query']);
     for (const name of FUNCTION_NAMES.filter((n) => n !== 'http' && n !== 'archiver')) {
       const statements = roleStatements(delivery, logicalId(synth.delivery.functions[name].role));
       expect(
@@ -388,8 +393,102 @@ describe('archiver (delivery stack)', () => {
   });
 });
 
+/** The cdk-nag rules acknowledged on a construct itself, with their reasons (as test/infra/compliance.test.ts reads them). */
+function acknowledgedRules(construct: IConstruct): Record<string, string> {
+  return Object.fromEntries(
+    construct.node.metadata
+      .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((m) => Object.entries(m.data as Record<string, string>))
+      .map(([id, reason]) => [id.replace(/^annotation::/i, ''), reason]),
+  );
+}
+
+/** The key table's ARN as the delivery stack's grants write it (an import from the stateful stack). */
+function keyTableArn(): string {
+  const [arn] =
+    grantsOf(roleStatements(delivery, logicalId(synth.delivery.functions.archiver.role))).get(
+      'dynamodb:BatchWriteItem',
+    ) ?? [];
+  if (!arn) throw new Error('the archiver has no BatchWriteItem grant');
+  expect(arn).toContain(logicalId(synth.stateful.keyTable.table));
+  return arn;
+}
+
+function ledgerTableArn(): string {
+  const [arn] =
+    grantsOf(roleStatements(delivery, logicalId(synth.delivery.functions.http.role))).get(
+      'dynamodb:UpdateItem',
+    ) ?? [];
+  if (!arn) throw new Error('the http function has no UpdateItem grant');
+  return arn;
+}
+
+describe('key table', () => {
+  const keyTable = () =>
+    stateful.findResources('AWS::DynamoDB::Table')[logicalId(synth.stateful.keyTable.table)]?.Properties;
+  const ledger = () =>
+    stateful.findResources('AWS::DynamoDB::Table')[logicalId(synth.stateful.ledger.table)]?.Properties;
+
+  it('is a table of its own: the contract’s keys, Standard-IA, on-demand, TTL on its expiry, no stream', () => {
+    expect(keyTable()).toMatchObject({
+      KeySchema: [
+        { AttributeName: KeyTable.partitionKey, KeyType: 'HASH' },
+        { AttributeName: KeyTable.sortKey, KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: [
+        { AttributeName: KeyTable.partitionKey, AttributeType: 'S' },
+        { AttributeName: KeyTable.sortKey, AttributeType: 'S' },
+      ],
+      TableClass: 'STANDARD_INFREQUENT_ACCESS',
+      BillingMode: 'PAY_PER_REQUEST',
+      TimeToLiveSpecification: { AttributeName: KeyTable.ttlAttribute, Enabled: true },
+    });
+    expect(keyTable()).not.toHaveProperty('StreamSpecification');
+    // What the local stack creates (lambdas/adapters/dynamodb/key-table.ts): the same table.
+    const local = keyTableDefinition('t');
+    expect(local.TableClass).toBe(keyTable()?.TableClass);
+    expect(local.KeySchema).toEqual(keyTable()?.KeySchema);
+    expect(local.AttributeDefinitions).toEqual(keyTable()?.AttributeDefinitions);
+    expect(local.StreamSpecification).toBeUndefined();
+  });
+
+  it('has no point-in-time recovery (rebuilt from the archive), but deletion protection, RETAIN and the ledger’s key', () => {
+    expect(keyTable()?.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: false });
+    expect(ledger()?.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(keyTable()?.DeletionProtectionEnabled).toBe(true);
+    expect(keyTable()?.SSESpecification).toEqual(ledger()?.SSESpecification);
+    expect(keyTable()?.SSESpecification).toMatchObject({ SSEEnabled: true, SSEType: 'KMS' });
+    const resource = stateful.findResources('AWS::DynamoDB::Table')[logicalId(synth.stateful.keyTable.table)];
+    expect(resource?.DeletionPolicy).toBe('Retain');
+    expect(resource?.UpdateReplacePolicy).toBe('Retain');
+  });
+
+  it('acknowledges the PITR rules with the reason: derived data, rebuilt from the archive', () => {
+    const acknowledged = acknowledgedRules(synth.stateful.keyTable.table);
+    expect(Object.keys(acknowledged).sort()).toEqual(
+      [
+        'AwsSolutions-DDB3',
+        'HIPAA.Security-DynamoDBInBackupPlan',
+        'HIPAA.Security-DynamoDBPITREnabled',
+      ].sort(),
+    );
+    for (const reason of Object.values(acknowledged)) expect(reason).toBe(KEY_TABLE_NO_PITR_REASON);
+    expect(KEY_TABLE_NO_PITR_REASON).toMatch(/rebuilt from the archive/);
+  });
+
+  it('is named to the two functions that use it (KEY_TABLE_NAME), and to no other', () => {
+    const functions = delivery.findResources('AWS::Lambda::Function');
+    for (const name of FUNCTION_NAMES) {
+      const variables =
+        functions[logicalId(synth.delivery.functions[name].function)]?.Properties.Environment.Variables;
+      if (name === 'http' || name === 'archiver') expect(variables?.KEY_TABLE_NAME, name).toBeDefined();
+      else expect(variables?.KEY_TABLE_NAME, name).toBeUndefined();
+    }
+  });
+});
+
 describe('hot window', () => {
-  it('has TTL on the table’s expiry attribute (terminal rows after the hot window, key records after the archive’s)', () => {
+  it('has TTL on the ledger table’s expiry attribute (terminal rows after the hot window)', () => {
     stateful.hasResourceProperties('AWS::DynamoDB::Table', {
       TimeToLiveSpecification: { AttributeName: Schema.ttlAttribute, Enabled: true },
     });

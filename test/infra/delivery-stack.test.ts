@@ -138,6 +138,7 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
       'ENVELOPE_KMS_KEY_ID',
       'FINGERPRINT_KEY_SECRET_ARN',
       'ARCHIVE_BUCKET',
+      'KEY_TABLE_NAME',
       'WATCH_QUEUE_URL',
     ],
     sendEmail: [
@@ -169,7 +170,7 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
     watch: ['LEDGER_TABLE_NAME'],
     outcomeStream: ['OUTCOME_EVENT_BUS', 'LEDGER_TABLE_STREAM_ARN'],
     outcomeWebhooks: [],
-    archiver: ['ARCHIVE_BUCKET', 'LEDGER_TABLE_STREAM_ARN', 'ARCHIVE_RETENTION_YEARS'],
+    archiver: ['ARCHIVE_BUCKET', 'LEDGER_TABLE_STREAM_ARN', 'ARCHIVE_RETENTION_YEARS', 'KEY_TABLE_NAME'],
   };
   /** What a function must not hold: another function's secrets, keys and provider settings. */
   const forbidden: Record<FunctionKey, string[]> = {
@@ -206,8 +207,9 @@ describe('delivery stack: environment (lambdas/contract names)', () => {
   });
 
   it('sets what each function needs', () => {
-    // The outcome functions read the table's stream (or nothing of it), never its items.
-    const itemless = new Set<FunctionKey>(['outcomeStream', 'outcomeWebhooks']);
+    // The outcome functions and the archiver read the table's stream (or nothing of it), never its
+    // items (the archiver writes key records to the key table).
+    const itemless = new Set<FunctionKey>(['outcomeStream', 'outcomeWebhooks', 'archiver']);
     for (const key of FUNCTIONS) {
       const common = itemless.has(key)
         ? everyFunction.filter((name) => name !== 'LEDGER_TABLE_NAME')

@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { DynamoDBServiceException, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, DynamoDBServiceException, QueryCommand } from '@aws-sdk/client-dynamodb';
 import {
   AccessDeniedException as EventBridgeAccessDenied,
   EventBridgeClient,
@@ -413,6 +413,38 @@ describe('local IAM on the functions’ clients (the committed role policies)', 
     expect(logged.join('\n')).toContain('IAM: sendEmail@ses may not dynamodb:Query');
   });
 
+  it('the key table: the archiver may only BatchWriteItem there, the http function only Query it; neither elsewhere', async () => {
+    // Prepare: the key table the local stack derives from the ledger table's name (KEY_TABLE_NAME unset).
+    enforce();
+    const archiver = buildAwsClients('archiver').dynamodb;
+    const http = buildAwsClients('http').dynamodb;
+    const put = (table: string) =>
+      new BatchWriteItemCommand({
+        RequestItems: { [table]: [{ PutRequest: { Item: { n: { S: 'ntc_1' }, c: { S: 'sms' } } } }] },
+      });
+    const query = (table: string) => new QueryCommand({ TableName: table, KeyConditionExpression: 'x' });
+
+    // Act
+    await archiver.send(put('ledger-t-keys'));
+    await http.send(query('ledger-t-keys'));
+    const allowed = received.length;
+    const denied = [
+      await failure(archiver.send(put('ledger-t'))),
+      await failure(archiver.send(query('ledger-t-keys'))),
+      await failure(http.send(put('ledger-t-keys'))),
+    ];
+
+    // Assess
+    expect(allowed).toBe(2);
+    expect(received).toHaveLength(2);
+    for (const error of denied) expect(error.name).toBe('AccessDeniedException');
+    expect(iam?.denials().map((d) => `${d.role} ${d.action} ${d.resource.split(':table/')[1]}`)).toEqual([
+      'archiver dynamodb:BatchWriteItem ledger-t',
+      'archiver dynamodb:Query ledger-t-keys',
+      'http dynamodb:BatchWriteItem ledger-t-keys',
+    ]);
+  });
+
   it('each service answers with its AccessDeniedException (its modelled class where it has one); allowed calls go out', async () => {
     // Prepare: intake may enqueue and seal; it may not send texts, schedule, decrypt or read another secret.
     enforce();
@@ -701,13 +733,16 @@ describe('local IAM: the mapping covers the committed role policies', () => {
       'EUM_OPT_OUT_LIST',
       'EUM_ORIGINATION_IDENTITY',
       ...['EMAIL', 'SMS'].flatMap((c) => ['', '_CRITICAL', '_BULK'].map((lane) => `${c}${lane}_QUEUE_ARN`)),
+      // The watch queue (docs/table-design.md "Watched rows"), which local/stack.ts sets.
+      'WATCH_QUEUE_ARN',
       // Outcome events (docs/outcome-events.md): the stream, the local bus, the webhook queues.
       'LEDGER_TABLE_STREAM_ARN',
       'OUTCOME_EVENT_BUS',
       'OUTCOME_WEBHOOK_QUEUE_ARN',
       'OUTCOME_WEBHOOK_DLQ_ARN',
-      // The archive (docs/archive.md): the local store's bucket.
+      // The archive (docs/archive.md): the local store's bucket, and the key table.
       'ARCHIVE_BUCKET',
+      'KEY_TABLE_NAME',
     ]);
     // AWS only: locally escalations are log lines, envelopes use a local key, keys come from the
     // environment, providers' credentials too, and no configuration set is named.

@@ -105,8 +105,12 @@ describe('intake after the hot window', () => {
     const { world, noticeId } = await archivedNotice();
     const sends = sent(world);
 
+    const reads = world.archive.requests.objectReads;
+
     // Act
     const variables = await submitNotice(requestAt(world, { variables: { firstName: 'Grace' } }), world.deps);
+    // What differs is read from the archived rows: one object read per conflicting channel.
+    expect(world.archive.requests.objectReads - reads).toBe(2);
     const phone = await submitNotice(
       requestAt(world, { recipient: { ...EXAMPLE_REQUEST.recipient, phone: '+15557654321' } }),
       world.deps,
@@ -132,6 +136,58 @@ describe('intake after the hot window', () => {
     });
     expect(await world.store.getNotice(noticeId)).toEqual([]);
     expect(sent(world)).toBe(sends);
+  });
+
+  it('the same content reads no archive object: the key record’s digest answers it', async () => {
+    const { world } = await archivedNotice();
+    const reads = world.archive.requests.objectReads;
+    const replay = await submitNotice(requestAt(world), world.deps);
+    expect(replay).toMatchObject({ kind: 'recorded', created: false });
+    expect(world.archive.requests.objectReads).toBe(reads);
+  });
+
+  it('other content when the archived row cannot be read: still a conflict (never a send, never a failure), every part may differ', async () => {
+    // Prepare: the archive answering with an error for one notice, without the object for another
+    const failing = await archivedNotice();
+    failing.world.archive.archivedRow = async () => {
+      throw new Error('S3: 503 Slow Down');
+    };
+    const missing = await archivedNotice();
+    missing.world.archive.objects.clear();
+    const undetermined = (channel: Channel) =>
+      [
+        'template.id',
+        'template.version',
+        'priority',
+        'fallback',
+        channel === 'email' ? 'recipient.email' : 'recipient.phone',
+        'variables',
+      ].map((path) => ({ path, certainty: 'may_differ' }));
+
+    for (const { world, noticeId } of [failing, missing]) {
+      const sends = sent(world);
+
+      // Act
+      const changed = await submitNotice(requestAt(world, { variables: { firstName: 'Grace' } }), world.deps);
+      const same = await submitNotice(requestAt(world), world.deps);
+
+      // Assess
+      expect(changed).toEqual({
+        kind: 'conflict',
+        noticeId,
+        channels: (['email', 'sms'] as const).map((channel) => ({
+          channel,
+          state: 'delivered',
+          outcome: 'conflict',
+          differs: undetermined(channel),
+        })),
+      });
+      // The same content needs no archive read: a replay as ever.
+      expect(same).toMatchObject({ kind: 'recorded', created: false });
+      expect(await world.store.getNotice(noticeId)).toEqual([]);
+      expect(sent(world)).toBe(sends);
+      expect(world.enqueued).toEqual([]);
+    }
   });
 
   it('visibility as for rows: another submitter is refused (taken), its own submitter and operators replay', async () => {

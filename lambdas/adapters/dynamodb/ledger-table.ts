@@ -47,17 +47,7 @@ export function ledgerTableDefinition(tableName: string): CreateTableCommandInpu
  * A table made before outcome events gets its change stream. Answers the stream's ARN.
  */
 export async function ensureLedgerTable(client: DynamoDBClient, tableName: string): Promise<string> {
-  try {
-    await client.send(new CreateTableCommand(ledgerTableDefinition(tableName)));
-    await client.send(
-      new UpdateTimeToLiveCommand({
-        TableName: tableName,
-        TimeToLiveSpecification: { AttributeName: LedgerTable.ttlAttribute, Enabled: true },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ResourceInUseException)) throw error;
-  }
+  await createWithTtl(client, ledgerTableDefinition(tableName), LedgerTable.ttlAttribute);
   let table = await waitUntilActive(client, tableName);
   if (openIndexOutdated(table)) table = await rebuildOpenIndex(client, tableName);
   if (!table.LatestStreamArn || table.StreamSpecification?.StreamViewType !== 'NEW_AND_OLD_IMAGES') {
@@ -80,7 +70,29 @@ export async function ensureLedgerTable(client: DynamoDBClient, tableName: strin
   return table.LatestStreamArn;
 }
 
-async function waitUntilActive(
+/**
+ * Creates a table with TTL on `ttlAttribute` unless it exists already (stacks and tests may share
+ * one DynamoDB): the ledger table's and the key table's (./key-table.ts) one way of coming to be.
+ */
+export async function createWithTtl(
+  client: DynamoDBClient,
+  definition: CreateTableCommandInput,
+  ttlAttribute: string,
+): Promise<void> {
+  try {
+    await client.send(new CreateTableCommand(definition));
+    await client.send(
+      new UpdateTimeToLiveCommand({
+        TableName: definition.TableName,
+        TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+}
+
+export async function waitUntilActive(
   client: DynamoDBClient,
   tableName: string,
   until: (table: TableDescription) => boolean = () => true,

@@ -86,7 +86,8 @@ function conflictErrors(channels: readonly ChannelResult[]): FieldError[] {
         : {
             path: part.path,
             code: 'may_differ_from_recorded',
-            message: 'may differ from the recorded notice (recorded before per-variable digests)',
+            message:
+              'may differ from the recorded notice (the record cannot tell: recorded before per-variable digests, or its archived row unreadable)',
           },
     );
   }

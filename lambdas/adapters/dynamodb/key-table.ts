@@ -1,0 +1,30 @@
+import type { CreateTableCommandInput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KeyTable } from '../../contract/key-table.ts';
+import { createWithTtl, waitUntilActive } from './ledger-table.ts';
+
+/**
+ * The key table's CreateTable request (lambdas/contract/key-table.ts), as the local stack and
+ * tests create it; the CDK (lib/constructs/key-table.ts) mirrors it, and test/infra compares the
+ * two. Standard-Infrequent-Access, no stream (nothing consumes its changes).
+ */
+export function keyTableDefinition(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    TableClass: 'STANDARD_INFREQUENT_ACCESS',
+    AttributeDefinitions: [
+      { AttributeName: KeyTable.partitionKey, AttributeType: 'S' },
+      { AttributeName: KeyTable.sortKey, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: KeyTable.partitionKey, KeyType: 'HASH' },
+      { AttributeName: KeyTable.sortKey, KeyType: 'RANGE' },
+    ],
+  };
+}
+
+/** Creates the key table if it is missing (stacks may share one DynamoDB), with its TTL; waits until ACTIVE. */
+export async function ensureKeyTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  await createWithTtl(client, keyTableDefinition(tableName), KeyTable.ttlAttribute);
+  await waitUntilActive(client, tableName);
+}
