@@ -43,23 +43,43 @@ export class ChannelQueue extends Construct {
     const maxReceiveCount = props.maxReceiveCount ?? 5;
     if (maxReceiveCount < 5) throw new Error('maxReceiveCount must be ≥ 5 (Lambda guidance for SQS sources)');
 
-    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-      removalPolicy: RemovalPolicy.RETAIN,
+    const { queue, deadLetterQueue } = queueWithDeadLetters(this, {
+      consumerTimeout: props.consumerTimeout,
+      maxReceiveCount,
     });
-    this.queue = new Queue(this, 'Queue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(props.consumerTimeout.toSeconds() * 6),
-      // Longer than the default notice deadline: a message that outlives its deadline is still
-      // processed (the worker records `deadline_exceeded`) rather than silently expiring.
-      retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount },
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
+    this.queue = queue;
+    this.deadLetterQueue = deadLetterQueue;
   }
+}
+
+/**
+ * A queue a Lambda event source consumes (the channel and lane queues, the watch queue) and its
+ * dead-letter queue, as `Queue` / `DeadLetterQueue` of `scope`: SQS-managed encryption (messages
+ * carry only ids), TLS enforced, both kept when the stack goes (stateful). Visibility is six times
+ * the consumer's timeout (Lambda's guidance for SQS event sources). Four days of retention: longer
+ * than the default notice deadline, so a message that outlives its deadline is still processed
+ * (the worker records `deadline_exceeded`) rather than silently expiring, and than a watch's
+ * 15-minute delay with room for a consumer that was down.
+ */
+export function queueWithDeadLetters(
+  scope: Construct,
+  props: { readonly consumerTimeout: Duration; readonly maxReceiveCount: number },
+): { readonly queue: Queue; readonly deadLetterQueue: Queue } {
+  const deadLetterQueue = new Queue(scope, 'DeadLetterQueue', {
+    encryption: QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+  const queue = new Queue(scope, 'Queue', {
+    encryption: QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    visibilityTimeout: Duration.seconds(props.consumerTimeout.toSeconds() * 6),
+    retentionPeriod: Duration.days(4),
+    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+  return { queue, deadLetterQueue };
 }
 
 /** `Email`, `SmsCritical`, …: a queue's name in alarms, outputs and the dashboard. */

@@ -1,6 +1,7 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Duration } from 'aws-cdk-lib';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { queueWithDeadLetters } from './channel-queue.ts';
 
 export interface WatchQueueProps {
   /**
@@ -23,22 +24,13 @@ export class WatchQueue extends Construct {
 
   constructor(scope: Construct, id: string, props: WatchQueueProps) {
     super(scope, id);
-    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-      removalPolicy: RemovalPolicy.RETAIN,
+    // A watch fails when its row could not be read or written (retried), and once by design when
+    // it found no row yet (it looks again): five receives, as the channel queues.
+    const { queue, deadLetterQueue } = queueWithDeadLetters(this, {
+      consumerTimeout: props.consumerTimeout,
+      maxReceiveCount: 5,
     });
-    this.queue = new Queue(this, 'Queue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(props.consumerTimeout.toSeconds() * 6),
-      // Delays are at most 15 minutes; days leave room for a watch function that was down.
-      retentionPeriod: Duration.days(4),
-      // A watch fails when its row could not be read or written (retried), and once by design
-      // when it found no row yet (it looks again): five receives, as the channel queues.
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 5 },
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
+    this.queue = queue;
+    this.deadLetterQueue = deadLetterQueue;
   }
 }
