@@ -1,11 +1,6 @@
-import {
-  createServer,
-  request as httpRequest,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { forwardBuffered } from './loopback-server.ts';
 
 /**
  * What to do with one proxied request:
@@ -64,28 +59,18 @@ export async function startFaultProxy(options: {
     req: IncomingMessage,
     body: Buffer,
   ): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
-    return new Promise((resolve, reject) => {
-      const out = httpRequest(
-        {
-          hostname: upstream.hostname,
-          port: upstream.port,
-          method: req.method,
-          path: req.url,
-          headers: { ...req.headers, host: upstream.host },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
-          );
-          res.on('error', reject);
-        },
-      );
-      out.on('error', reject);
-      out.end(body);
-      state.counters.forwarded += 1;
-    });
+    const answer = forwardBuffered(
+      {
+        hostname: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: upstream.host },
+      },
+      body,
+    );
+    state.counters.forwarded += 1;
+    return answer;
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {

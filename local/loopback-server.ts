@@ -1,4 +1,9 @@
-import type { Server } from 'node:http';
+import {
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type RequestOptions,
+  type Server,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -22,4 +27,27 @@ export async function closeServer(server: Server): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   await closed;
+}
+
+/** An upstream's whole answer, as the local proxies relay it. */
+export interface BufferedAnswer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/** One request to an upstream (the local proxies' forward), its answer read whole. */
+export function forwardBuffered(options: RequestOptions, body: Buffer | undefined): Promise<BufferedAnswer> {
+  return new Promise((resolve, reject) => {
+    const out = httpRequest(options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+      res.on('error', reject);
+    });
+    out.on('error', reject);
+    out.end(body);
+  });
 }

@@ -24,14 +24,13 @@ import { createHash } from 'node:crypto';
 import {
   Agent,
   createServer,
-  request as httpRequest,
   type IncomingHttpHeaders,
   type IncomingMessage,
   type Server,
   type ServerResponse,
 } from 'node:http';
 import { crc32 } from 'node:zlib';
-import { closeServer, listenOnLoopback } from '../loopback-server.ts';
+import { closeServer, forwardBuffered, listenOnLoopback } from '../loopback-server.ts';
 import { objectId, type StoredObject, type StoreJournal } from './journal.ts';
 import { listObjectsV2 } from './listing.ts';
 import {
@@ -103,21 +102,10 @@ export async function startS3Front(options: S3FrontOptions): Promise<S3Front> {
     delete sent.expect;
     delete sent.connection;
     if (body) sent['content-length'] = String(body.length);
-    return new Promise((resolve, reject) => {
-      const out = httpRequest(
-        { hostname: upstream.hostname, port: upstream.port, method, path, headers: sent, agent },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
-          );
-          res.on('error', reject);
-        },
-      );
-      out.on('error', reject);
-      out.end(body);
-    });
+    return forwardBuffered(
+      { hostname: upstream.hostname, port: upstream.port, method, path, headers: sent, agent },
+      body,
+    );
   }
 
   async function handle(req: IncomingMessage, body: Buffer): Promise<Answer> {
