@@ -296,7 +296,12 @@ async function measure(
   })();
   // One batch POST at a time: the intake process is one event loop, more requests in flight
   // only wait in it; 100 notices a request still keep intake well ahead of R × B.
-  const posted = await postBurst(stacks.bulkIntake.apiUrl, bulk, 1);
+  // Should the burst fail, the critical loop stops too and the burst's error is the one told.
+  const posted = await postBurst(stacks.bulkIntake.apiUrl, bulk, 1).catch(async (error: unknown) => {
+    bulkDone = true;
+    await critical.catch(() => undefined);
+    throw error;
+  });
   const intakeSeconds = (Math.max(...posted.batches.map((x) => x.finishedAt)) - t0) / 1000;
   const cpuDuringIntake = cpuIntake.end();
 
