@@ -8,7 +8,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { ensureKeyTable } from '../../lambdas/adapters/dynamodb/key-table.ts';
 import { ensureLedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
+import { keyTableNameOf } from '../../lambdas/contract/key-table.ts';
 import { Metric } from '../../lambdas/contract/metrics.ts';
 import { PROVIDERS } from '../../lambdas/providers/registry.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
@@ -36,6 +38,8 @@ beforeAll(async () => {
   secrets = await startSecretsManager();
   const tableName = uniqueTableName('placeholders');
   await ensureLedgerTable(ddbClient(), tableName);
+  // Intake reads the key records of a notice before it reserves (docs/archive.md "Key records").
+  await ensureKeyTable(ddbClient(), keyTableNameOf(tableName));
   for (const { descriptor } of PROVIDERS) {
     if (!descriptor.secretVariable) continue;
     const arn = secrets.put(`notice-ledger/${descriptor.id}`, JSON.stringify(placeholderSecret(descriptor)));
