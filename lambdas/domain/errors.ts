@@ -17,3 +17,15 @@ export class InvalidDestinationError extends DomainError {
     this.reason = reason;
   }
 }
+
+/**
+ * A provider's report that could not be written because the row kept moving under it (each
+ * conditional write lost to another writer). Thrown, never dropped: the provider or EventBridge
+ * delivers the report again, and applying it is idempotent.
+ */
+export class ReportContendedError extends DomainError {
+  constructor(message: string) {
+    super('report_contended', message);
+    this.name = 'ReportContendedError';
+  }
+}

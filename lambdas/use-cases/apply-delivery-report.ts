@@ -1,3 +1,4 @@
+import { ReportContendedError } from '../domain/errors.ts';
 import type { Intent } from '../domain/intent.ts';
 import { isTerminal, Reason } from '../domain/state-machine.ts';
 import { SuppressionAction, SuppressionSource } from '../domain/suppression.ts';
@@ -28,7 +29,8 @@ export type ReportResult =
         | 'duplicate_event';
     };
 
-const MAX_RACES = 3;
+/** Other writers a report may lose to (the worker's outcome, a watch, a reconciler) before it is retried. */
+const MAX_RACES = 5;
 
 /**
  * Records what the provider reported, tolerating duplicates and any arrival order:
@@ -85,7 +87,12 @@ export async function applyDeliveryReport(
     }
     // Someone moved the row meanwhile (the worker recording its own outcome): look again.
   }
-  return { kind: 'ignored', why: 'no_change' };
+  // Never dropped as "ignored": a lost delivery report would leave the row `accepted` until the
+  // reconciler's deadline. Thrown, the report comes again (the webhook answers 5xx, EventBridge
+  // retries the invocation, the local feed its next poll).
+  throw new ReportContendedError(
+    `report for ${report.ref.noticeId} ${report.ref.channel} lost ${MAX_RACES} races to other writers`,
+  );
 }
 
 function failureReason(report: DeliveryReport): Reason {

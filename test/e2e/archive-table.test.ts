@@ -20,9 +20,12 @@ const NOTICES = 1_000;
 // 50 a request: each answered well inside the gateway's 30 s integration limit (API Gateway's;
 // the local gateway answers 503 past it) even when other suites share the machine.
 const BATCH = 50;
-// Generous bounds: the same run takes about a minute on a quiet two-core machine, three times
-// that when other suites share it.
-const TEST_TIMEOUT_MS = 300_000;
+// Generous bounds: the same run takes about a minute on a quiet two-core machine, several times
+// that when other suites share it (CI measured more than 150 s to deliver). The wait for
+// delivery is bounded by progress: it fails once no notice finished for a minute (something is
+// stuck), not because the machine is slow.
+const TEST_TIMEOUT_MS = 600_000;
+const DELIVERY_STALL_MS = 60_000;
 const FINAL = new Set(['delivered', 'failed', 'suppressed']);
 
 afterAll(async () => {
@@ -65,7 +68,7 @@ it(`${NOTICES} notices: every transition of every row is in the archive exactly 
     stack.apiUrl,
     noticeIds,
     (t) => t.channels.length === 2 && t.channels.every((c) => FINAL.has(c.state)),
-    { timeoutMs: 150_000, intervalMs: 1_000, what: 'every channel delivered' },
+    { timeoutMs: 420_000, stallMs: DELIVERY_STALL_MS, intervalMs: 1_000, what: 'every channel delivered' },
   );
   const deliveredMs = Date.now() - startedAt;
   const owed = transitionCount(timelines);
@@ -75,7 +78,7 @@ it(`${NOTICES} notices: every transition of every row is in the archive exactly 
       const read = await readArchive(stack.state.endpoints.s3, stack.state.archiveBucket);
       return read.facts.filter((f) => f.kind === 'transition').length >= owed ? read : undefined;
     },
-    { timeoutMs: 60_000, intervalMs: 1_000 },
+    { timeoutMs: 120_000, intervalMs: 1_000 },
   );
   const archivedMs = Date.now() - startedAt;
 

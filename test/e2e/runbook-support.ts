@@ -316,6 +316,10 @@ export function retryGaps(
  * the notices still pending are read again on each poll (`done` must stay true once true, as
  * "resolved" does), so that waiting on hundreds of notices does not load the stack it watches;
  * the answer is one fresh read of all of them.
+ *
+ * With `stallMs`, a wait that keeps finishing notices is not cut short by a slow machine: it
+ * fails when no notice finished for `stallMs` (something is stuck), or at `timeoutMs` at the
+ * latest. The failure counts what is pending by channel and state, and shows ten of them.
  */
 export async function waitForTimelines(
   apiUrl: string,
@@ -323,37 +327,59 @@ export async function waitForTimelines(
   done: (timeline: Timeline) => boolean,
   {
     timeoutMs = 30_000,
+    stallMs,
     intervalMs = 250,
     what = 'the timelines',
     operator,
   }: {
     timeoutMs?: number;
+    /** Fail once no notice finished for this long (default: only `timeoutMs` bounds the wait). */
+    stallMs?: number;
     intervalMs?: number;
     what?: string;
     /** Looks at every poll's timelines and acts on them (the runbook's operator). */
     operator?: RunbookOperator;
   } = {},
 ): Promise<Timeline[]> {
-  const deadline = Date.now() + timeoutMs;
+  const startedAt = Date.now();
+  const deadline = startedAt + timeoutMs;
+  let progressAt = startedAt;
   let pending = [...noticeIds];
   let last: Timeline[] = [];
   let lastError: unknown;
-  for (let poll = 0; poll < Math.ceil(timeoutMs / intervalMs) + 1 && Date.now() < deadline; poll++) {
+  const stalled = () => stallMs !== undefined && Date.now() - progressAt > stallMs;
+  for (
+    let poll = 0;
+    poll < Math.ceil(timeoutMs / intervalMs) + 1 && Date.now() < deadline && !stalled();
+    poll++
+  ) {
     try {
       last = await mapLimited(pending, 8, (id) => getTimeline(apiUrl, id));
       if (operator) await operator.act(last);
-      pending = last.filter((t) => !done(t)).map((t) => t.noticeId);
+      const still = last.filter((t) => !done(t)).map((t) => t.noticeId);
+      if (still.length < pending.length) progressAt = Date.now();
+      pending = still;
       if (pending.length === 0) return await mapLimited(noticeIds, 8, (id) => getTimeline(apiUrl, id));
     } catch (error) {
       lastError = error;
     }
     await sleep(intervalMs);
   }
-  const stuck = last
-    .filter((t) => !done(t))
-    .map((t) => `${t.noticeId}: ${t.channels.map((c) => `${c.channel} ${c.state} [${path(c)}]`).join('; ')}`);
+  const waiting = last.filter((t) => !done(t));
+  const byState = new Map<string, number>();
+  for (const t of waiting)
+    for (const c of t.channels)
+      byState.set(`${c.channel} ${c.state}`, (byState.get(`${c.channel} ${c.state}`) ?? 0) + 1);
+  const stuck = waiting.map(
+    (t) => `${t.noticeId}: ${t.channels.map((c) => `${c.channel} ${c.state} [${path(c)}]`).join('; ')}`,
+  );
+  const why = stalled()
+    ? `no notice finished for ${stallMs} ms (after ${Date.now() - startedAt} ms)`
+    : `timed out after ${timeoutMs} ms`;
   throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}; pending: ${stuck.slice(0, 10).join(' | ') || '—'}${
+    `${why} waiting for ${what}; ${waiting.length} of ${noticeIds.length} pending (${[...byState]
+      .map(([k, n]) => `${k}: ${n}`)
+      .join(', ')}): ${stuck.slice(0, 10).join(' | ') || '—'}${
       lastError instanceof Error ? ` (last error: ${lastError.message})` : ''
     }`,
   );

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ReportContendedError } from '../../lambdas/domain/errors.ts';
 import { applyDeliveryReport } from '../../lambdas/use-cases/apply-delivery-report.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { reconcile } from '../../lambdas/use-cases/reconcile.ts';
@@ -385,6 +386,35 @@ describe('applyDeliveryReport', () => {
       'provider_accepted',
       'delivery_reported',
     ]);
+  });
+
+  it('a report that keeps losing its write to other writers is thrown for a retry, never dropped', async () => {
+    const { world, noticeId } = await submitted();
+    await deliverIntent({ noticeId, channel: 'sms' }, world.deps);
+    const receiptId = (await world.store.get(noticeId, 'sms'))?.providerReceiptId as string;
+    const report = {
+      ref: { noticeId, channel: 'sms' as const },
+      provider: 'twilio',
+      receiptId,
+      kind: 'delivered' as const,
+      at: world.clock.now() + 5,
+    };
+    // Every conditional write loses (another writer moved the row each time).
+    let writes = 0;
+    const contended = {
+      ...world.deps,
+      store: Object.assign(Object.create(world.store) as typeof world.store, {
+        apply: async () => {
+          writes += 1;
+          return { kind: 'stale' as const };
+        },
+      }),
+    };
+    await expect(applyDeliveryReport(report, contended)).rejects.toBeInstanceOf(ReportContendedError);
+    expect(writes).toBeGreaterThan(1);
+    expect((await world.store.get(noticeId, 'sms'))?.state).toBe('accepted');
+    // Its retry, once the row holds still, is applied.
+    expect(await applyDeliveryReport(report, world.deps)).toMatchObject({ kind: 'applied', state: 'delivered' });
   });
 
   it('a report for an unknown row settles it as accepted first; a hard bounce suppresses the destination', async () => {
