@@ -58,16 +58,18 @@ export interface PostedBatch {
 }
 
 /**
- * POSTs the notices to `/v1/notices/batch`, 100 per request, `concurrency` requests at a time.
- * Returns per notice the time its request started (the trigger time).
+ * POSTs the notices to `/v1/notices/batch`, `perRequest` (at most the API's 100) per request,
+ * `concurrency` requests at a time. Returns per notice the time its request started (the trigger
+ * time).
  */
 export async function postBurst(
   apiUrl: string,
   notices: readonly BenchNotice[],
   concurrency = 4,
+  perRequest = 100,
 ): Promise<{ triggers: number[]; batches: PostedBatch[] }> {
   const chunks: BenchNotice[][] = [];
-  for (let i = 0; i < notices.length; i += 100) chunks.push(notices.slice(i, i + 100));
+  for (let i = 0; i < notices.length; i += perRequest) chunks.push(notices.slice(i, i + perRequest));
   const triggers = new Array<number>(notices.length).fill(Number.NaN);
   const batches: PostedBatch[] = [];
   let next = 0;
