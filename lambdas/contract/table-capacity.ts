@@ -49,7 +49,7 @@ export const TABLE_CAPACITY_DEFAULTS: TableCapacity = {
   mode: 'provisioned',
   targetUtilizationPercent: 70,
   ledger: { read: { min: 5, max: 4000 }, write: { min: 5, max: 4000 } },
-  openIndex: { read: { min: 5, max: 1000 }, write: { min: 5, max: 4000 } },
+  openIndex: { read: { min: 2, max: 1000 }, write: { min: 2, max: 4000 } },
   keyTable: { read: { min: 2, max: 2000 }, write: { min: 2, max: 2000 } },
 };
 
