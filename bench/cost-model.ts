@@ -1,6 +1,8 @@
 /**
  * Infrastructure cost per million notices (USD, provider fees excluded) from the measured request
- * counts and sizes, at AWS list prices (us-east-1, on-demand, after free tiers; checked 2026-12):
+ * counts and sizes, at AWS list prices (us-east-1, after free tiers; checked 2026-12; DynamoDB
+ * requests in the deployment's capacity mode, `tableCapacity`: provisioned at an assumed
+ * utilisation by default, on demand as the alternative):
  *
  *   - the stack's requests, counted on the wire by `npm run bench` (bench/cost-run.ts: `CostResult`);
  *   - each row's whole life through the use cases against DynamoDB Local, the final report
@@ -16,6 +18,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import type { CapacityMode } from '../lambdas/contract/table-capacity.ts';
+import { DEPLOYMENT_ONLY_DEFAULTS } from '../lib/config.ts';
 import type { CostResult } from './cost-run.ts';
 import type { HappyPathCost as Lifecycle } from './measure-happy-path.ts';
 
@@ -30,6 +34,16 @@ export const PRICES = {
   dynamoIaStorageGbMonth: 0.1,
   dynamoIaWriteRequestUnit: 0.78125e-6,
   dynamoIaReadRequestUnit: 0.15625e-6,
+  /**
+   * DynamoDB provisioned capacity, per capacity-unit-hour (us-east-1): Standard WCU and RCU, and
+   * Standard-IA's (1.25 ×). One unit serves one request unit per second (a strongly consistent
+   * read of up to 4 KB, a write of up to 1 KB), so at utilisation u a request unit costs
+   * price ÷ (3600 × u): {@link requestUnitPrice}.
+   */
+  dynamoWcuHour: 0.00065,
+  dynamoRcuHour: 0.00013,
+  dynamoIaWcuHour: 0.00081,
+  dynamoIaRcuHour: 0.00016,
   /** DynamoDB Streams: GetRecords by a Lambda event source is free; TTL deletions are free. */
   dynamoStreamReadByLambda: 0,
   /** SQS standard queue, per request (64 KB chunk). */
@@ -57,6 +71,15 @@ export const PRICES = {
 } as const;
 
 export const ASSUMPTIONS = {
+  /** How the tables are billed: the deployment's default `tableCapacity.mode` (lib/config.ts). */
+  tableCapacityMode: DEPLOYMENT_ONLY_DEFAULTS.tableCapacity.mode as CapacityMode,
+  /**
+   * ASSUMPTION: provisioned capacity is consumed at auto scaling's target utilisation (the
+   * default `tableCapacity.targetUtilizationPercent`, lib/config.ts), on average over the month.
+   * Quiet hours below the minimum capacity and the minutes scaling lags a fall cost more per
+   * request; the idle minimum is priced apart (docs/cost.md "Idle").
+   */
+  provisionedUtilization: DEPLOYMENT_ONLY_DEFAULTS.tableCapacity.targetUtilizationPercent / 100,
   /** Function memory (lib/config.ts `memorySize`). */
   lambdaMemoryGb: 0.5,
   /** Intake in batches of 100 notices per `POST /v1/notices/batch`. */
@@ -130,6 +153,37 @@ export interface KindCost {
 }
 
 const M = 1_000_000;
+
+type RequestUnit = 'write' | 'read';
+type TableClass = 'standard' | 'infrequent-access';
+
+/**
+ * What one DynamoDB request unit costs in `mode`: on demand its request price; provisioned, the
+ * unit-hour price spread over the requests a unit serves in an hour at the assumed utilisation.
+ */
+export function requestUnitPrice(unit: RequestUnit, tableClass: TableClass, mode: CapacityMode): number {
+  const ia = tableClass === 'infrequent-access';
+  if (mode === 'on-demand') {
+    if (unit === 'write') return ia ? PRICES.dynamoIaWriteRequestUnit : PRICES.dynamoWriteRequestUnit;
+    return ia ? PRICES.dynamoIaReadRequestUnit : PRICES.dynamoReadRequestUnit;
+  }
+  const hourly =
+    unit === 'write'
+      ? ia
+        ? PRICES.dynamoIaWcuHour
+        : PRICES.dynamoWcuHour
+      : ia
+        ? PRICES.dynamoIaRcuHour
+        : PRICES.dynamoRcuHour;
+  return hourly / (3600 * ASSUMPTIONS.provisionedUtilization);
+}
+
+/** How a DynamoDB line says which capacity mode priced it. */
+function priced(mode: CapacityMode): string {
+  return mode === 'on-demand'
+    ? '[on-demand]'
+    : `[provisioned, ${Math.round(ASSUMPTIONS.provisionedUtilization * 100)} % utilisation assumed]`;
+}
 const gbs = (ms: number) => (ms / 1000) * ASSUMPTIONS.lambdaMemoryGb;
 const invocation = (ms: number) => PRICES.lambdaRequest + gbs(ms) * PRICES.lambdaArmGbSecond;
 const logsUsd = (bytes: number) => (bytes / 1024 ** 3) * PRICES.logsIngestGb;
@@ -150,7 +204,11 @@ export function kindCost(
   inputs: CostInputs,
   kind: NoticeKind,
   keyRecords: KeyRecordChoice = 'key-table',
+  capacity: CapacityMode = ASSUMPTIONS.tableCapacityMode,
 ): KindCost {
+  const unit = (u: RequestUnit, tableClass: TableClass = 'standard') =>
+    requestUnitPrice(u, tableClass, capacity);
+  const mode = priced(capacity);
   const { stack } = inputs;
   const life = inputs.lifecycle[kind];
   const hp = stack.happyPath;
@@ -190,14 +248,14 @@ export function kindCost(
   const rru = channels * counted.readCapacityUnitsPerChannel + reportRru;
   add(
     'DynamoDB',
-    `ledger writes: ${r(wcu / channels, 2)} WRU per channel (reserve, claim, outcome ${r(counted.writeCapacityUnitsPerChannel, 2)} + final report ${r(reportWcu / channels, 2)}; lifecycle run: ${life.writeCapacityUnitsPerChannel})`,
-    M * wcu * PRICES.dynamoWriteRequestUnit,
+    `ledger writes: ${r(wcu / channels, 2)} WRU per channel (reserve, claim, outcome ${r(counted.writeCapacityUnitsPerChannel, 2)} + final report ${r(reportWcu / channels, 2)}; lifecycle run: ${life.writeCapacityUnitsPerChannel}) ${mode}`,
+    M * wcu * unit('write'),
     'measured',
   );
   add(
     'DynamoDB',
-    `ledger reads: ${r(rru / channels, 2)} RRU per channel (row, suppression, gate; each report reads the row)`,
-    M * rru * PRICES.dynamoReadRequestUnit,
+    `ledger reads: ${r(rru / channels, 2)} RRU per channel (row, suppression, gate; each report reads the row) ${mode}`,
+    M * rru * unit('read'),
     email ? 'derived' : 'measured',
   );
 
@@ -228,11 +286,10 @@ export function kindCost(
   );
   add(
     'Lambda + DynamoDB',
-    `watch: ${r(1 / ASSUMPTIONS.watchPerInvocation)} invocations × ${ASSUMPTIONS.watchMsPerInvocation} ms and 0.5 RRU (one eventually consistent read) per channel`,
+    `watch: ${r(1 / ASSUMPTIONS.watchPerInvocation)} invocations × ${ASSUMPTIONS.watchMsPerInvocation} ms and 0.5 RRU (one eventually consistent read) per channel ${mode}`,
     M *
       channels *
-      (invocation(ASSUMPTIONS.watchMsPerInvocation) / ASSUMPTIONS.watchPerInvocation +
-        0.5 * PRICES.dynamoReadRequestUnit),
+      (invocation(ASSUMPTIONS.watchMsPerInvocation) / ASSUMPTIONS.watchPerInvocation + 0.5 * unit('read')),
     'derived',
   );
 
@@ -333,24 +390,24 @@ export function kindCost(
     case 'key-table':
       add(
         'DynamoDB',
-        `key table (Standard-IA, no PITR: rebuilt from the archive's rows/ objects): 1 WRU per channel at resolution, ${keyBytes} B per item (${archive.keyRecordBytes} B + 100 B overhead) for ${ASSUMPTIONS.archiveRetentionYears} years, 0.5 RRU intake Query per notice`,
+        `key table (Standard-IA, no PITR: rebuilt from the archive's rows/ objects): 1 WRU per channel at resolution, ${keyBytes} B per item (${archive.keyRecordBytes} B + 100 B overhead) for ${ASSUMPTIONS.archiveRetentionYears} years, 0.5 RRU intake Query per notice ${mode}`,
         M *
-          (channels * PRICES.dynamoIaWriteRequestUnit +
+          (channels * unit('write', 'infrequent-access') +
             channels * gbMonths(keyBytes, archiveMonths) * PRICES.dynamoIaStorageGbMonth +
-            0.5 * PRICES.dynamoIaReadRequestUnit),
+            0.5 * unit('read', 'infrequent-access')),
         'measured',
       );
       break;
     case 'in-ledger-table':
       add(
         'DynamoDB',
-        `key records in the ledger table (Standard, with PITR): 1 WRU per channel, ${keyBytes} B ${ASSUMPTIONS.archiveRetentionYears} years, 0.5 RRU per notice`,
+        `key records in the ledger table (Standard, with PITR): 1 WRU per channel, ${keyBytes} B ${ASSUMPTIONS.archiveRetentionYears} years, 0.5 RRU per notice ${mode}`,
         M *
-          (channels * PRICES.dynamoWriteRequestUnit +
+          (channels * unit('write') +
             channels *
               gbMonths(keyBytes, archiveMonths) *
               (PRICES.dynamoStorageGbMonth + PRICES.dynamoPitrGbMonth) +
-            0.5 * PRICES.dynamoReadRequestUnit),
+            0.5 * unit('read')),
         'derived',
       );
       break;
@@ -376,17 +433,26 @@ export function kindCost(
 export function perMillion(
   inputs: CostInputs,
   keyRecords: KeyRecordChoice = 'key-table',
+  capacity: CapacityMode = ASSUMPTIONS.tableCapacityMode,
 ): Record<NoticeKind, number> {
   return Object.fromEntries(
-    NOTICE_KINDS.map((kind) => [kind, Math.round(kindCost(inputs, kind, keyRecords).total * 100) / 100]),
+    NOTICE_KINDS.map((kind) => [
+      kind,
+      Math.round(kindCost(inputs, kind, keyRecords, capacity).total * 100) / 100,
+    ]),
   ) as Record<NoticeKind, number>;
 }
 
 /** What a retry adds, per million retries. */
-export function retryCostPerMillion(cost: CostResult): { short: number; long: number } {
+export function retryCostPerMillion(
+  cost: CostResult,
+  capacity: CapacityMode = ASSUMPTIONS.tableCapacityMode,
+): { short: number; long: number } {
   // A retry is one outcome write more, one claim and outcome more on the next attempt (a row off
   // the happy path is in the open index: 2 WRU each), reads again.
-  const dynamo = 6 * PRICES.dynamoWriteRequestUnit + 2.4 * PRICES.dynamoReadRequestUnit;
+  const dynamo =
+    6 * requestUnitPrice('write', 'standard', capacity) +
+    2.4 * requestUnitPrice('read', 'standard', capacity);
   const sqsForMessage = (cost.retries.sqsSendsPerShortRetry + 0.35) * PRICES.sqsRequest;
   return {
     short: M * (dynamo + sqsForMessage),
@@ -419,6 +485,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   for (const kind of NOTICE_KINDS) process.stdout.write(`${kind}:\n\n${costTable(inputs, kind)}\n\n`);
   for (const choice of ['key-table', 'in-ledger-table', 's3-key-objects', 'none'] as const) {
     process.stdout.write(`key records: ${choice}: ${JSON.stringify(perMillion(inputs, choice))}\n`);
+  }
+  for (const mode of ['provisioned', 'on-demand'] as const) {
+    process.stdout.write(`tables ${mode}: ${JSON.stringify(perMillion(inputs, 'key-table', mode))}\n`);
   }
   const retry = retryCostPerMillion(inputs.stack);
   process.stdout.write(

@@ -19,6 +19,13 @@ import {
   type Setting,
   senderTimeoutMs,
 } from '../lambdas/contract/settings.ts';
+import {
+  CAPACITY_MODES,
+  type CapacityRange,
+  type ReadWriteRange,
+  TABLE_CAPACITY_DEFAULTS,
+  type TableCapacity,
+} from '../lambdas/contract/table-capacity.ts';
 import { type OutcomeConfig, outcomeConfig } from './outcome-config.ts';
 import { PROVIDER_BINDINGS } from './providers/registry.ts';
 import { SETTINGS_FILE } from './settings-file.ts';
@@ -133,6 +140,7 @@ export const DEPLOYMENT_ONLY_DEFAULTS = {
   oldestUnresolvedAlarmSeconds: 3_600,
   queueAgeAlarmSeconds: 900,
   reservedConcurrency: {} as Partial<Record<FunctionName, number>>,
+  tableCapacity: TABLE_CAPACITY_DEFAULTS,
 } as const;
 
 export const DEPLOYMENT_ONLY_MEANINGS: Readonly<Record<keyof typeof DEPLOYMENT_ONLY_DEFAULTS, string>> = {
@@ -165,6 +173,12 @@ export const DEPLOYMENT_ONLY_MEANINGS: Readonly<Record<keyof typeof DEPLOYMENT_O
     'reserved concurrency per function, e.g. `{ "reconciler": 1 }` (keys: http, sendEmail, sendSms, reconciler, ' +
     'providerEvents); unset by default: an account must keep 100 unreserved executions, so new accounts cannot reserve any; ' +
     'only providerEvents behind its function URL reserves by default (the webhooks’ bound, docs/architecture.md §8)',
+  tableCapacity:
+    'billing of the ledger table, its open index and the key table: `mode` `provisioned` (auto scaling of each ' +
+    'table’s and index’s reads and writes between `min` and `max` capacity units per second, at ' +
+    '`targetUtilizationPercent` 20–90) or `on-demand` (per request: for spiky or unknown load); give only the ' +
+    'keys that differ, e.g. `{ "mode": "on-demand" }` or `{ "ledger": { "write": { "max": 10000 } } }`. ' +
+    'Minimums are paid idle; above the maximums requests are throttled (docs/cost.md lever 1, docs/deploy.md)',
 };
 
 /**
@@ -188,6 +202,31 @@ const VALID_LOG_RETENTION = new Set<number>(
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
+/** Capacity units per second of one dimension: DynamoDB's per-table default quota is 40 000. */
+const capacityRange = (d: CapacityRange) =>
+  z
+    .object({ min: int(1, 40_000).default(d.min), max: int(1, 40_000).default(d.max) })
+    .strict()
+    .refine((r) => r.min <= r.max, 'min must not exceed max')
+    .default(d);
+const readWriteRange = (d: ReadWriteRange) =>
+  z
+    .object({ read: capacityRange(d.read), write: capacityRange(d.write) })
+    .strict()
+    .default(d);
+/** `tableCapacity`: each key optional, its default from lambdas/contract/table-capacity.ts. */
+const tableCapacityShape = (d: TableCapacity) =>
+  z
+    .object({
+      mode: z.enum(CAPACITY_MODES).default(d.mode),
+      // Application Auto Scaling's bounds for a target-tracking DynamoDB policy.
+      targetUtilizationPercent: int(20, 90).default(d.targetUtilizationPercent),
+      ledger: readWriteRange(d.ledger),
+      openIndex: readWriteRange(d.openIndex),
+      keyTable: readWriteRange(d.keyTable),
+    })
+    .strict();
+
 const DEPLOYMENT_ONLY_SHAPE = {
   account: text.regex(/^(\d{12})?$/, 'a 12-digit account id, or empty'),
   region: text.regex(/^([a-z]{2}(-[a-z]+)+-\d+)?$/, 'a Region code such as eu-west-1, or empty'),
@@ -209,6 +248,7 @@ const DEPLOYMENT_ONLY_SHAPE = {
   oldestUnresolvedAlarmSeconds: int(60, 7 * 86_400),
   queueAgeAlarmSeconds: int(60, 14 * 86_400),
   reservedConcurrency: z.partialRecord(z.enum(FUNCTION_NAMES), int(1, 1000)),
+  tableCapacity: tableCapacityShape(TABLE_CAPACITY_DEFAULTS),
 } satisfies Record<keyof typeof DEPLOYMENT_ONLY_DEFAULTS, z.ZodType>;
 
 type DeploymentOnlySettings = z.infer<z.ZodObject<typeof DEPLOYMENT_ONLY_SHAPE>>;
@@ -285,6 +325,8 @@ export interface NoticeLedgerConfig {
     readonly reconcileIntervalMs: number;
   };
   readonly openIndexShards: number;
+  /** How the ledger table, its open index and the key table are billed and scaled (`tableCapacity`). */
+  readonly tableCapacity: TableCapacity;
   /** The write-once audit archive (lib/constructs/archive-bucket.ts, archive-catalog.ts). */
   readonly archive: {
     /** Object Lock compliance retention (`archiveRetentionYears`, ARCHIVE_RETENTION_YEARS). */
@@ -461,6 +503,7 @@ export function readConfig(
       reconcileIntervalMs: c.reconcileIntervalMs,
     },
     openIndexShards: c.openIndexShards,
+    tableCapacity: c.tableCapacity,
     archive: {
       retentionYears: c.archiveRetentionYears,
       workGroupName: `${resourcePrefix}-archive`,

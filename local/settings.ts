@@ -19,6 +19,13 @@ export const LOCAL_SETTINGS = {
     description:
       'where DynamoDB Local, the generated keys (local-secrets.json) and the schedules are kept; a restart resumes from it',
   },
+  TABLE_CAPACITY_MODE: {
+    default: 'provisioned',
+    description:
+      "how the ledger and key tables are created, as the deployment's `tableCapacity.mode` bills them: `provisioned` " +
+      '(at its default minimums) or `on-demand`; DynamoDB Local accepts provisioned throughput but never throttles; ' +
+      'a table that exists keeps its mode',
+  },
   LOCAL_SQS_CONCURRENCY: {
     default: '2',
     description:

@@ -36,6 +36,12 @@ export const ProblemType = {
   methodNotAllowed: 'https://notice-ledger.dev/problems/method-not-allowed',
   payloadTooLarge: 'https://notice-ledger.dev/problems/payload-too-large',
   unsupportedMediaType: 'https://notice-ledger.dev/problems/unsupported-media-type',
+  /**
+   * 503 with Retry-After: the ledger refused the request for capacity (a burst above what its
+   * tables are scaled to, docs/cost.md lever 1); nothing was recorded by the failed step, and the
+   * same request may be sent again as it is (intake is idempotent).
+   */
+  capacityExceeded: 'https://notice-ledger.dev/problems/capacity-exceeded',
   /** 500: our fault; the detail is generic and the cause is in the server log. */
   internal: 'https://notice-ledger.dev/problems/internal-error',
 } as const;
@@ -78,6 +84,7 @@ const TITLES: Readonly<Record<ProblemType, string>> = {
   [ProblemType.methodNotAllowed]: 'Method not allowed',
   [ProblemType.payloadTooLarge]: 'Payload too large',
   [ProblemType.unsupportedMediaType]: 'Unsupported media type',
+  [ProblemType.capacityExceeded]: 'Temporarily over capacity',
   [ProblemType.internal]: 'Internal error',
 };
 
@@ -124,6 +131,19 @@ export function notFound(detail: string): Problem {
 export function internalError(): Problem {
   return problem(500, ProblemType.internal, {
     detail: 'the request could not be completed; it is safe to retry',
+  });
+}
+
+/**
+ * Seconds a throttled caller is told to wait (Retry-After). DynamoDB's burst allowance and its
+ * partition splits clear a short burst in seconds; auto scaling raises capacity within minutes,
+ * and a caller refused again backs off further on its own.
+ */
+export const CAPACITY_RETRY_AFTER_SECONDS = 10;
+
+export function capacityExceeded(): Problem {
+  return problem(503, ProblemType.capacityExceeded, {
+    detail: `the ledger is over its capacity for a moment; send the same request again after ${CAPACITY_RETRY_AFTER_SECONDS} s`,
   });
 }
 

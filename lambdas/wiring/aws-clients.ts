@@ -3,6 +3,11 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { FunctionName } from '../contract/functions.ts';
 import type { AwsClientPlugin, AwsSdkClient } from '../ports/provider.port.ts';
 
+/**
+ * Whether a failure is the ledger's or key table's DynamoDB refusing for capacity after the SDK's
+ * retries: the HTTP router answers it 503 with Retry-After (lambdas/handlers/http/route.ts).
+ */
+export { isCapacityExceeded } from '../adapters/dynamodb/capacity.ts';
 export type { AwsClientPlugin, AwsSdkClient };
 
 /**

@@ -1,13 +1,20 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, Table, TableClass, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Table, TableClass, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import { KeyTable as Schema } from '../../lambdas/contract/key-table.ts';
+import { TABLE_CAPACITY_DEFAULTS, type TableCapacity } from '../../lambdas/contract/table-capacity.ts';
 import { acknowledge } from '../nag.ts';
+import { autoScale, tableCapacityProps } from './table-capacity.ts';
 
 export interface KeyTableProps {
   /** The ledger table's customer-managed key: key records are encrypted as the rows they stand for. */
   readonly encryptionKey: IKey;
+  /**
+   * Billing (`tableCapacity`, its `keyTable` ranges): provisioned with auto scaling, or on demand.
+   * @default TABLE_CAPACITY_DEFAULTS
+   */
+  readonly capacity?: TableCapacity;
 }
 
 /** Why the key table has no point-in-time recovery: the reason its cdk-nag acknowledgements give. */
@@ -22,7 +29,9 @@ export const KEY_TABLE_NO_PITR_REASON =
  * the hot window is answered and never sent twice.
  *
  * Priced for six years of items: Standard-Infrequent-Access ($0.10 per GB-month, writes and reads
- * dearer, both rare: one write per channel, one Query per POST), on-demand, TTL on the expiry.
+ * dearer, both rare: one write per channel, one Query per POST), provisioned with auto scaling
+ * (its writes are the archiver's batches, smooth and retried: ./table-capacity.ts) or on demand as
+ * `tableCapacity` says, TTL on the expiry.
  * NO point-in-time recovery: the table is derived data, rebuilt from the archive's `rows/`
  * objects (Object Lock keeps them as long; docs/deploy.md "Rebuilding the key table"). Deletion
  * protection, RETAIN and the ledger table's customer key all the same; no stream (nothing reads
@@ -35,12 +44,13 @@ export class KeyTable extends Construct {
   constructor(scope: Construct, id: string, props: KeyTableProps) {
     super(scope, id);
     this.encryptionKey = props.encryptionKey;
+    const capacity = props.capacity ?? TABLE_CAPACITY_DEFAULTS;
     // Key types mirror `keyTableDefinition` (lambdas/adapters/dynamodb/key-table.ts); test/infra
     // compares the two.
     this.table = new Table(this, 'Table', {
       partitionKey: { name: Schema.partitionKey, type: AttributeType.STRING },
       sortKey: { name: Schema.sortKey, type: AttributeType.STRING },
-      billingMode: BillingMode.PAY_PER_REQUEST,
+      ...tableCapacityProps(capacity, capacity.keyTable),
       tableClass: TableClass.STANDARD_INFREQUENT_ACCESS,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: false },
       deletionProtection: true,
@@ -49,6 +59,7 @@ export class KeyTable extends Construct {
       timeToLiveAttribute: Schema.ttlAttribute,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    autoScale(this.table, capacity, capacity.keyTable);
     acknowledge(
       this.table,
       ...[

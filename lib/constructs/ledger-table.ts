@@ -1,7 +1,6 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import {
   AttributeType,
-  BillingMode,
   ProjectionType,
   StreamViewType,
   Table,
@@ -12,6 +11,8 @@ import { FilterCriteria, FilterRule } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import type { LedgerStreamFilter } from '../../lambdas/contract/ledger-stream.ts';
 import { LedgerTable as Schema } from '../../lambdas/contract/ledger-table.ts';
+import { TABLE_CAPACITY_DEFAULTS, type TableCapacity } from '../../lambdas/contract/table-capacity.ts';
+import { autoScale, indexCapacityProps, tableCapacityProps } from './table-capacity.ts';
 
 export interface LedgerTableProps {
   /** Customer-managed key for encryption at rest. */
@@ -22,6 +23,12 @@ export interface LedgerTableProps {
    * @default 4
    */
   readonly openIndexShards?: number;
+  /**
+   * Billing of the table and its open index (`tableCapacity`): provisioned with auto scaling of
+   * each, or on demand.
+   * @default TABLE_CAPACITY_DEFAULTS (provisioned, 70 % target utilisation)
+   */
+  readonly capacity?: TableCapacity;
 }
 
 /**
@@ -29,7 +36,8 @@ export interface LedgerTableProps {
  * `lambdas/contract/ledger-table.ts`, whose names this construct imports so the
  * deployed keys, index and TTL attribute cannot drift from what the code writes).
  *
- * Durability: on-demand, point-in-time recovery, deletion protection, a customer-managed key,
+ * Capacity: provisioned with auto scaling of the table and of its index (or on demand), as
+ * `tableCapacity` says (./table-capacity.ts). Durability: point-in-time recovery, deletion protection, a customer-managed key,
  * and RETAIN, so neither `cdk destroy` nor a replacement can drop the delivery history.
  */
 export class LedgerTable extends Construct {
@@ -42,13 +50,14 @@ export class LedgerTable extends Construct {
     super(scope, id);
     this.openIndexShards = props.openIndexShards ?? 4;
     this.encryptionKey = props.encryptionKey;
+    const capacity = props.capacity ?? TABLE_CAPACITY_DEFAULTS;
 
     // Key types mirror `ledgerTableDefinition` (lambdas/adapters/dynamodb/ledger-table.ts), which
     // lib/ may not import; test/infra compares the two.
     this.table = new Table(this, 'Table', {
       partitionKey: { name: Schema.partitionKey, type: AttributeType.STRING },
       sortKey: { name: Schema.sortKey, type: AttributeType.STRING },
-      billingMode: BillingMode.PAY_PER_REQUEST,
+      ...tableCapacityProps(capacity, capacity.ledger),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: true,
       encryption: TableEncryption.CUSTOMER_MANAGED,
@@ -66,7 +75,9 @@ export class LedgerTable extends Construct {
       sortKey: { name: Schema.openIndexSortKey, type: AttributeType.NUMBER },
       projectionType: ProjectionType.INCLUDE,
       nonKeyAttributes: [...Schema.openIndexProjection],
+      ...indexCapacityProps(capacity, capacity.openIndex),
     });
+    autoScale(this.table, capacity, capacity.ledger, { [Schema.openIndexName]: capacity.openIndex });
   }
 
   get tableName(): string {

@@ -12,6 +12,7 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -65,6 +66,43 @@ export interface MonitoringProps {
    * @default - none
    */
   readonly streamConsumers?: readonly StreamConsumer[];
+  /**
+   * Tables (and their indexes) whose throttled requests page when they last: auto scaling lags
+   * a burst by minutes, throttling beyond that means a maximum is too low or a key is hot.
+   * @default - none
+   */
+  readonly tables?: readonly MonitoredTable[];
+}
+
+/** A DynamoDB table whose throttled requests page: the table's and each named index's. */
+export interface MonitoredTable {
+  /** The alarms are `<label>ReadThrottles`, `<label>WriteThrottles`, `<label><Index>ReadThrottles` … */
+  readonly label: string;
+  readonly table: ITable;
+  /** Global secondary indexes, by the label their alarms carry → index name. */
+  readonly indexes?: Readonly<Record<string, string>>;
+}
+
+/**
+ * DynamoDB's ReadThrottleEvents / WriteThrottleEvents (Sum) of a table, or of one of its global
+ * secondary indexes (DynamoDB publishes them per index with the index's name as a dimension).
+ */
+export function throttleEvents(
+  table: ITable,
+  dimension: 'Read' | 'Write',
+  indexName: string | undefined,
+  period: Duration,
+): Metric {
+  return new Metric({
+    namespace: 'AWS/DynamoDB',
+    metricName: `${dimension}ThrottleEvents`,
+    dimensionsMap: {
+      TableName: table.tableName,
+      ...(indexName === undefined ? {} : { GlobalSecondaryIndexName: indexName }),
+    },
+    statistic: 'Sum',
+    period,
+  });
 }
 
 export interface StreamConsumer {
@@ -276,6 +314,37 @@ export class Monitoring extends Construct {
         description: `${label} reads the ledger stream more than ${maxIteratorAge.toHumanString()} behind: ${bound}.`,
       });
     }
+    // Every table and index, in either capacity mode: on demand throttles too (above twice the
+    // previous peak, or a hot partition). A throttled request is retried by the SDK, then by its
+    // caller (intake answers 503 with Retry-After, senders' messages come back, the archiver's
+    // batch is handed again: docs/cost.md lever 1), so a short throttle is expected while auto
+    // scaling catches up; three periods of it is not.
+    const dynamoTargets = (props.tables ?? []).flatMap(({ label, table, indexes = {} }) => [
+      { label, table, indexName: undefined as string | undefined },
+      ...Object.entries(indexes).map(([indexLabel, indexName]) => ({
+        label: `${label}${indexLabel}`,
+        table,
+        indexName,
+      })),
+    ]);
+    for (const { label, table, indexName } of dynamoTargets) {
+      for (const dimension of ['Read', 'Write'] as const) {
+        alarm(
+          `${label}${dimension}Throttles`,
+          throttleEvents(table, dimension, indexName, Duration.minutes(5)),
+          {
+            threshold: 0,
+            // 15 minutes: longer than auto scaling takes to raise capacity after a burst.
+            evaluationPeriods: 3,
+            treatMissingData: TreatMissingData.NOT_BREACHING,
+            description:
+              `${label}: DynamoDB throttled ${dimension.toLowerCase()}s for 15 minutes (capacity at its tableCapacity ` +
+              'maximum, or a hot key): raise the maximum, or switch tableCapacity.mode to on-demand. Runbook: ' +
+              'docs/deploy.md "When an alarm fires".',
+          },
+        );
+      }
+    }
     for (const [label, fn] of Object.entries(props.functions)) {
       alarm(`${label}Errors`, fn.metricErrors({ statistic: 'Sum', period: Duration.minutes(5) }), {
         threshold: 0,
@@ -404,6 +473,19 @@ export class Monitoring extends Construct {
         width: 9,
       }),
     );
+    if (dynamoTargets.length > 0) {
+      this.dashboard.addWidgets(
+        new GraphWidget({
+          title: 'DynamoDB throttled requests (tables and indexes)',
+          left: dynamoTargets.flatMap(({ label, table, indexName }) =>
+            (['Read', 'Write'] as const).map((dimension) =>
+              throttleEvents(table, dimension, indexName, minute).with({ label: `${label} ${dimension}` }),
+            ),
+          ),
+          width: 12,
+        }),
+      );
+    }
     const consumers = props.streamConsumers ?? [];
     if (consumers.length > 0) {
       this.dashboard.addWidgets(

@@ -398,6 +398,10 @@ export class DeliveryStack extends Stack {
           bound: 'facts may reach the archive later than the 15 minutes it promises',
         },
       ],
+      tables: [
+        { label: 'LedgerTable', table: ledger.table, indexes: { OpenIndex: ledger.openIndexName } },
+        { label: 'KeyTable', table: keyTable.table },
+      ],
       api: this.api.api,
       oldestUnresolvedAlarmSeconds: config.alarms.oldestUnresolvedSeconds,
       queueAgeAlarmSeconds: config.alarms.queueAgeSeconds,

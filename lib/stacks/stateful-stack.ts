@@ -60,6 +60,7 @@ export class StatefulStack extends Stack {
     this.ledger = new LedgerTable(this, 'Ledger', {
       encryptionKey: this.keys.data,
       openIndexShards: config.openIndexShards,
+      capacity: config.tableCapacity,
     });
     acknowledge(this.ledger.table, {
       rule: 'HIPAA.Security-DynamoDBInBackupPlan',
@@ -68,7 +69,10 @@ export class StatefulStack extends Stack {
         'long-term AWS Backup plans are set by organisation backup policy, not by this application stack.',
     });
 
-    this.keyTable = new KeyTable(this, 'KeyRecords', { encryptionKey: this.keys.data });
+    this.keyTable = new KeyTable(this, 'KeyRecords', {
+      encryptionKey: this.keys.data,
+      capacity: config.tableCapacity,
+    });
 
     this.archive = new ArchiveBucket(this, 'Archive', {
       namePrefix: config.resourcePrefix,

@@ -6,9 +6,25 @@ import { ensureKeyTable } from '../../lambdas/adapters/dynamodb/key-table.ts';
 import { ensureLedgerTable } from '../../lambdas/adapters/dynamodb/ledger-table.ts';
 import { ConfigError } from '../../lambdas/contract/config-error.ts';
 import { keyTableNameOf } from '../../lambdas/contract/key-table.ts';
+import {
+  CAPACITY_MODES,
+  type CapacityMode,
+  TABLE_CAPACITY_DEFAULTS,
+  type TableCapacity,
+} from '../../lambdas/contract/table-capacity.ts';
 import { keyCheckValue } from '../../lambdas/domain/identity.ts';
 import { LOCAL_SECRETS_FILE } from '../local-secrets.ts';
 import type { LocalService, RunningService } from '../service.ts';
+import { LOCAL_SETTINGS } from '../settings.ts';
+
+/** The tables' billing (TABLE_CAPACITY_MODE, local/settings.ts): the deployment's default capacities in that mode. */
+function tableCapacityOf(env: Readonly<Record<string, string | undefined>>): TableCapacity {
+  const mode = env.TABLE_CAPACITY_MODE || LOCAL_SETTINGS.TABLE_CAPACITY_MODE.default;
+  if (!(CAPACITY_MODES as readonly string[]).includes(mode)) {
+    throw new ConfigError(`TABLE_CAPACITY_MODE must be one of ${CAPACITY_MODES.join(', ')}`);
+  }
+  return { ...TABLE_CAPACITY_DEFAULTS, mode: mode as CapacityMode };
+}
 
 const b64 = (value: string) => new Uint8Array(Buffer.from(value, 'base64'));
 
@@ -30,9 +46,10 @@ export function ledgerService(options: { readonly keysGiven: boolean }): LocalSe
       const client = new DynamoDBClient({ endpoint: env.AWS_ENDPOINT_URL_DYNAMODB, region });
       try {
         const tableName = env.LEDGER_TABLE_NAME || 'notice-ledger';
-        const streamArn = await ensureLedgerTable(client, tableName);
+        const capacity = tableCapacityOf(env);
+        const streamArn = await ensureLedgerTable(client, tableName, capacity);
         const keyTableName = env.KEY_TABLE_NAME || keyTableNameOf(tableName);
-        await ensureKeyTable(client, keyTableName);
+        await ensureKeyTable(client, keyTableName, capacity);
         const tables = { LEDGER_TABLE_STREAM_ARN: streamArn, KEY_TABLE_NAME: keyTableName };
         const store = new DynamoDbLedgerStore({ client, tableName });
         const ours = { fingerprint: env.FINGERPRINT_KEY ?? '', envelope: env.ENVELOPE_LOCAL_KEY ?? '' };

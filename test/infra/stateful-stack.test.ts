@@ -34,12 +34,13 @@ beforeAll(() => {
 });
 
 describe('stateful stack: ledger table', () => {
-  it('is on-demand, recoverable, undeletable and encrypted with the data key', () => {
+  it('is provisioned (auto scaling: test/infra/table-capacity.test.ts), recoverable, undeletable and encrypted with the data key', () => {
     template.hasResource('AWS::DynamoDB::Table', {
       DeletionPolicy: 'Retain',
       UpdateReplacePolicy: 'Retain',
       Properties: Match.objectLike({
-        BillingMode: 'PAY_PER_REQUEST',
+        BillingMode: Match.absent(),
+        ProvisionedThroughput: Match.objectLike({}),
         DeletionProtectionEnabled: true,
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         SSESpecification: {

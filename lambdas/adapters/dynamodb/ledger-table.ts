@@ -9,14 +9,41 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { LedgerTable } from '../../contract/ledger-table.ts';
+import {
+  initialThroughput,
+  type ReadWriteRange,
+  TABLE_CAPACITY_DEFAULTS,
+  type TableCapacity,
+} from '../../contract/table-capacity.ts';
 
 export { LedgerTable };
 
-/** The CreateTable request the local stack and tests use; the CDK stack mirrors it. */
-export function ledgerTableDefinition(tableName: string): CreateTableCommandInput {
+/**
+ * A CreateTable request's billing in `capacity`'s mode (lambdas/contract/table-capacity.ts):
+ * on-demand, or provisioned at the minimums (auto scaling is the CDK's; DynamoDB Local accepts
+ * provisioned throughput but never enforces it, so nothing is throttled locally).
+ */
+export function billingOf(
+  mode: TableCapacity['mode'],
+  range: ReadWriteRange,
+): Pick<CreateTableCommandInput, 'BillingMode' | 'ProvisionedThroughput'> {
+  return mode === 'on-demand'
+    ? { BillingMode: 'PAY_PER_REQUEST' }
+    : { BillingMode: 'PROVISIONED', ProvisionedThroughput: initialThroughput(range) };
+}
+
+/**
+ * The CreateTable request the local stack and tests use, billed as `capacity` says (the
+ * deployment's default unless given); the CDK stack mirrors it.
+ */
+export function ledgerTableDefinition(
+  tableName: string,
+  capacity: TableCapacity = TABLE_CAPACITY_DEFAULTS,
+): CreateTableCommandInput {
+  const indexBilling = billingOf(capacity.mode, capacity.openIndex);
   return {
     TableName: tableName,
-    BillingMode: 'PAY_PER_REQUEST',
+    ...billingOf(capacity.mode, capacity.ledger),
     AttributeDefinitions: [
       { AttributeName: LedgerTable.partitionKey, AttributeType: 'S' },
       { AttributeName: LedgerTable.sortKey, AttributeType: 'S' },
@@ -35,6 +62,9 @@ export function ledgerTableDefinition(tableName: string): CreateTableCommandInpu
           { AttributeName: LedgerTable.openIndexSortKey, KeyType: 'RANGE' },
         ],
         Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...LedgerTable.openIndexProjection] },
+        ...(indexBilling.ProvisionedThroughput
+          ? { ProvisionedThroughput: indexBilling.ProvisionedThroughput }
+          : {}),
       },
     ],
     // The change stream outcome events are derived from (docs/outcome-events.md).
@@ -46,8 +76,12 @@ export function ledgerTableDefinition(tableName: string): CreateTableCommandInpu
  * Creates the table if it is missing (two local stacks may share one DynamoDB); waits until ACTIVE.
  * A table made before outcome events gets its change stream. Answers the stream's ARN.
  */
-export async function ensureLedgerTable(client: DynamoDBClient, tableName: string): Promise<string> {
-  await createWithTtl(client, ledgerTableDefinition(tableName), LedgerTable.ttlAttribute);
+export async function ensureLedgerTable(
+  client: DynamoDBClient,
+  tableName: string,
+  capacity: TableCapacity = TABLE_CAPACITY_DEFAULTS,
+): Promise<string> {
+  await createWithTtl(client, ledgerTableDefinition(tableName, capacity), LedgerTable.ttlAttribute);
   let table = await waitUntilActive(client, tableName);
   if (openIndexOutdated(table)) table = await rebuildOpenIndex(client, tableName);
   if (!table.LatestStreamArn || table.StreamSpecification?.StreamViewType !== 'NEW_AND_OLD_IMAGES') {
@@ -133,6 +167,8 @@ async function rebuildOpenIndex(client: DynamoDBClient, tableName: string): Prom
   const hasIndex = (table: TableDescription) =>
     (table.GlobalSecondaryIndexes ?? []).some((i) => i.IndexName === LedgerTable.openIndexName);
   const current = await waitUntilActive(client, tableName);
+  // An index of a provisioned table has throughput of its own; an on-demand table's has none.
+  const provisioned = current.BillingModeSummary?.BillingMode !== 'PAY_PER_REQUEST';
   if (hasIndex(current)) {
     await client.send(
       new UpdateTableCommand({
@@ -152,6 +188,9 @@ async function rebuildOpenIndex(client: DynamoDBClient, tableName: string): Prom
             IndexName: index.IndexName,
             KeySchema: index.KeySchema,
             Projection: index.Projection,
+            ...(provisioned
+              ? { ProvisionedThroughput: initialThroughput(TABLE_CAPACITY_DEFAULTS.openIndex) }
+              : {}),
           },
         },
       ],

@@ -6,7 +6,6 @@ import { readJsonBody } from '../../edge/http-body.ts';
 import { parseBatchRequest, parseNoticeRequest } from '../../edge/notice-request.ts';
 import {
   type FieldError,
-  internalError,
   invalidRequest,
   jsonResponse,
   notFound,
@@ -27,7 +26,7 @@ import {
   type Violation,
 } from '../../use-cases/submit-notice.ts';
 import { logger, metrics } from '../../wiring/observability.ts';
-import { callerOf, type HttpRequest, type HttpRuntime, type RouteReply } from './route.ts';
+import { callerOf, failureAnswer, type HttpRequest, type HttpRuntime, type RouteReply } from './route.ts';
 
 /** Batch items are submitted this many at a time: bounded load on the ledger and the KMS. */
 export const BATCH_CONCURRENCY = 10;
@@ -199,7 +198,8 @@ async function mapConcurrently<T, R>(
 /**
  * `POST /v1/notices/batch` → 200 with one result per item, each with the status the item would
  * get alone. Never all-or-nothing: an item that fails on infrastructure gets a 500 result of its
- * own (safe to resubmit: intake is idempotent) and the others stand.
+ * own, or 503 when DynamoDB refused it for capacity (the response then carries Retry-After), safe
+ * to resubmit either way (intake is idempotent), and the others stand.
  */
 export async function submitBatchRoute(request: HttpRequest, runtime: HttpRuntime): Promise<RouteReply> {
   const body = readJsonBody(request.event);
@@ -229,9 +229,11 @@ export async function submitBatchRoute(request: HttpRequest, runtime: HttpRuntim
     warned += itemWarned;
   }
   countWarnings(warned);
-  const answers = results.map(({ warned: _counted, ...answer }) => answer);
+  const answers = results.map(({ warned: _counted, failure: _failure, ...answer }) => answer);
+  // Items refused for capacity: the batch says when to send them again, as a lone POST's 503 does.
+  const retryAfter = results.find((r) => r.failure?.throttled)?.failure?.headers;
   return {
-    response: jsonResponse(200, { results: answers }),
+    response: jsonResponse(200, { results: answers }, retryAfter ?? {}),
     log: { items: results.length, statuses, enqueued, ...(warned > 0 ? { deadlineAtRisk: warned } : {}) },
   };
 }
@@ -248,12 +250,16 @@ function submitItems(items: readonly unknown[], deps: IntakeDependencies, caller
         ...('problem' in outcome ? { error: outcome.problem } : {}),
       };
     } catch (error) {
-      logger.error('batch item failed', {
+      // A throttled item (503, DynamoDB over capacity) is the caller's to send again; another, ours (500).
+      const failure = failureAnswer(error);
+      const fields = {
         index,
         errorName: error instanceof Error ? error.name : typeof error,
         errorMessage: error instanceof Error ? error.message : undefined,
-      });
-      return { index, status: 500, warned: 0, error: internalError() };
+      };
+      if (failure.throttled) logger.warn('batch item throttled', fields);
+      else logger.error('batch item failed', fields);
+      return { index, status: failure.problem.status, warned: 0, error: failure.problem, failure };
     }
   });
 }

@@ -13,6 +13,22 @@ export const problem = (description: string) => ({
 });
 
 /**
+ * 503 (lambdas/handlers/http/route.ts `failureAnswer`): DynamoDB refused the request for capacity
+ * after the SDK's retries; the same request may be sent again after Retry-After.
+ */
+export const overCapacity = {
+  ...problem(
+    'capacity-exceeded: the ledger is over its provisioned capacity for a moment (a burst above what auto scaling has reached); nothing is recorded by the failed step, send the same request again after Retry-After',
+  ),
+  headers: {
+    'Retry-After': {
+      description: 'seconds to wait before sending the same request again',
+      schema: { type: 'integer' },
+    },
+  },
+};
+
+/**
  * One operation per registered provider with a webhook, from its descriptor
  * (lambdas/providers/<id>/descriptor.ts): the path, the media type, the headers every delivery
  * carries, what the provider posts, and every answer the provider-events function gives it.
@@ -65,6 +81,7 @@ export function providerEventPaths(): Record<string, unknown> {
           500: problem(
             'the ledger could not be written: nothing is acknowledged, and the provider’s retry is welcome',
           ),
+          503: overCapacity,
         },
       };
       return [[providerEventsPath(descriptor.id), { post: operation }]];

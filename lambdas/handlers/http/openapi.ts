@@ -24,7 +24,7 @@ import {
   ResolutionRequestSchema,
   SuppressionRequestSchema,
 } from '../../edge/operator-requests.ts';
-import { problem, providerEventPaths, ref } from './openapi-webhooks.ts';
+import { overCapacity, problem, providerEventPaths, ref } from './openapi-webhooks.ts';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API, generated from the zod schemas the handlers validate
@@ -217,6 +217,25 @@ function forbiddenOnIamRoutes<P extends Record<string, Record<string, unknown>>>
   return paths;
 }
 
+/** Routes that answer without the ledger (./router.ts): no capacity to exceed. */
+const WITHOUT_LEDGER = new Set(['/v1/health', '/v1/openapi.json']);
+
+/**
+ * Every route that reads or writes the ledger may answer 503 with Retry-After when DynamoDB
+ * refuses it for capacity (./route.ts `failureAnswer`); a batch's items get theirs one by one.
+ */
+function overCapacityOnLedgerRoutes<P extends Record<string, Record<string, unknown>>>(paths: P): P {
+  for (const [path, item] of Object.entries(paths)) {
+    if (WITHOUT_LEDGER.has(path)) continue;
+    for (const [key, operation] of Object.entries(item)) {
+      if (key === 'parameters') continue;
+      const responses = (operation as { responses: Record<string, unknown> }).responses;
+      responses[503] = overCapacity;
+    }
+  }
+  return paths;
+}
+
 /** `x-amazon-apigateway-authtype: awsSigv4` is how API Gateway names IAM authorisation. */
 const SIGV4 = [{ sigv4: [] }];
 
@@ -256,169 +275,171 @@ function buildDocument() {
         'One durable intent per (notice, channel), an explicit state for every fact, and no resend until an ambiguous outcome is reconciled. Errors are RFC 9457 problem+json. In AWS every route but provider callbacks is IAM-authorised (SigV4, service execute-api).',
     },
     security: SIGV4,
-    paths: forbiddenOnIamRoutes({
-      '/v1/health': {
-        get: {
-          operationId: 'health',
-          summary: 'liveness',
-          responses: { 200: { description: 'up', ...json(ref('Health')) } },
-        },
-      },
-      '/v1/openapi.json': {
-        get: {
-          operationId: 'openApi',
-          summary:
-            'this document (IAM-authorised in AWS like every route but provider callbacks; open on the local stack)',
-          responses: {
-            200: {
-              description: 'OpenAPI 3.1',
-              content: { 'application/json': { schema: { type: 'object' } } },
-            },
+    paths: overCapacityOnLedgerRoutes(
+      forbiddenOnIamRoutes({
+        '/v1/health': {
+          get: {
+            operationId: 'health',
+            summary: 'liveness',
+            responses: { 200: { description: 'up', ...json(ref('Health')) } },
           },
         },
-      },
-      '/v1/notices': {
-        post: {
-          operationId: 'submitNotice',
-          summary: 'record one notice: one intent per channel, reserved before any send',
-          requestBody: { required: true, ...json(ref('NoticeRequest')) },
-          responses: {
-            202: { description: 'recorded by this request', ...json(ref('NoticeRecorded')) },
-            200: {
-              description:
-                'a replay of a recorded notice (same content), also after its channels left the table (past the hot window: answered from their key records, whatever the replayed deadline says)',
-              ...json(ref('NoticeRecorded')),
-            },
-            409: {
-              description:
-                'notice-conflict: recorded with other content (template, destination or variables); the recorded intent is unchanged. `errors` and `channels[].differs` name what differs by path, never by value. notice-taken: the notice id is another submitter’s; nothing recorded, nothing of it told (a plain Problem)',
-              content: {
-                'application/problem+json': { schema: { oneOf: [ref('NoticeConflict'), ref('Problem')] } },
+        '/v1/openapi.json': {
+          get: {
+            operationId: 'openApi',
+            summary:
+              'this document (IAM-authorised in AWS like every route but provider callbacks; open on the local stack)',
+            responses: {
+              200: {
+                description: 'OpenAPI 3.1',
+                content: { 'application/json': { schema: { type: 'object' } } },
               },
             },
-            ...PROBLEMS,
           },
         },
-        get: {
-          operationId: 'listNotices',
-          summary:
-            'unresolved channels (reserved, sending, retry_scheduled, unknown), oldest first, read from the open-intent index only',
-          parameters: listParameters(),
-          responses: {
-            200: { description: 'one page', ...json(ref('NoticeList')) },
-            400: problem(
-              'invalid-request: a state that is not unresolved, an unknown channel, a malformed duration, a limit outside 1..200, or a cursor that is not ours or was given for other filters (invalid_cursor); `errors` names the parameter',
-            ),
-          },
-        },
-      },
-      '/v1/notices/batch': {
-        post: {
-          operationId: 'submitBatch',
-          summary: `up to ${NoticeLimits.batchMaxItems} notices, one result each`,
-          requestBody: { required: true, ...json(ref('BatchRequest')) },
-          responses: {
-            200: { description: 'one result per item, in order', ...json(ref('BatchResponse')) },
-            400: PROBLEMS[400],
-            413: PROBLEMS[413],
-            415: PROBLEMS[415],
-          },
-        },
-      },
-      '/v1/notices/{noticeId}': {
-        get: {
-          operationId: 'getNotice',
-          summary: 'the operator timeline, from the table or, past the hot window, from the archive',
-          parameters: [noticeIdParameter],
-          responses: {
-            200: {
-              description:
-                'timeline (a submitter: the channels its principal submitted); `source` says where it was read (ledger, archive, mixed)',
-              ...json(ref('Timeline')),
+        '/v1/notices': {
+          post: {
+            operationId: 'submitNotice',
+            summary: 'record one notice: one intent per channel, reserved before any send',
+            requestBody: { required: true, ...json(ref('NoticeRequest')) },
+            responses: {
+              202: { description: 'recorded by this request', ...json(ref('NoticeRecorded')) },
+              200: {
+                description:
+                  'a replay of a recorded notice (same content), also after its channels left the table (past the hot window: answered from their key records, whatever the replayed deadline says)',
+                ...json(ref('NoticeRecorded')),
+              },
+              409: {
+                description:
+                  'notice-conflict: recorded with other content (template, destination or variables); the recorded intent is unchanged. `errors` and `channels[].differs` name what differs by path, never by value. notice-taken: the notice id is another submitter’s; nothing recorded, nothing of it told (a plain Problem)',
+                content: {
+                  'application/problem+json': { schema: { oneOf: [ref('NoticeConflict'), ref('Problem')] } },
+                },
+              },
+              ...PROBLEMS,
             },
-            400: PROBLEMS[400],
-            404: problem('no such notice, or none the caller may see (the same answer)'),
           },
-        },
-      },
-      '/v1/notices/{noticeId}/channels/{channel}/resolution': {
-        post: {
-          operationId: 'resolveChannel',
-          summary: "settle an `unknown` channel on an operator's word (the person is recorded as actor)",
-          parameters: [noticeIdParameter, channelParameter],
-          requestBody: { required: true, ...json(ref('ResolutionRequest')) },
-          responses: {
-            200: { description: 'the channel as the timeline shows it', ...json(ref('TimelineChannel')) },
-            400: PROBLEMS[400],
-            404: problem('no such notice or channel'),
-            409: problem(
-              'state-conflict: the channel is not unknown (its `state` is in the problem), or it resolved and left the table (code archived: final); unchanged',
-            ),
-            413: PROBLEMS[413],
-            415: PROBLEMS[415],
-          },
-        },
-      },
-      '/v1/notices/{noticeId}/cancel': {
-        post: {
-          operationId: 'cancelNotice',
-          summary: 'call off the channels not yet sent (idempotent)',
-          parameters: [noticeIdParameter],
-          requestBody: { required: true, ...json(ref('CancelRequest')) },
-          responses: {
-            200: { description: 'per channel: cancelled or why not', ...json(ref('CancelResponse')) },
-            400: PROBLEMS[400],
-            404: problem('no such notice, or none the caller may see (the same answer)'),
-            409: problem(
-              'state-conflict (code archived): every channel resolved and left the table, past the hot window: final; unchanged',
-            ),
-            413: PROBLEMS[413],
-            415: PROBLEMS[415],
-          },
-        },
-      },
-      '/v1/suppressions/{channel}/{destination}': {
-        parameters: [channelParameter, destinationParameter],
-        get: {
-          operationId: 'getSuppression',
-          summary: 'the effective state and the history (provider and operator records, oldest first)',
-          responses: {
-            200: { description: 'recorded (suppressed or lifted)', ...json(ref('Suppression')) },
-            400: PROBLEMS[400],
-            404: problem('nothing was ever recorded for this destination on this channel'),
-          },
-        },
-        put: {
-          operationId: 'putSuppression',
-          summary:
-            'suppress: appends an operator record (reason defaults to operator); nothing is overwritten',
-          requestBody: { required: false, ...json(ref('SuppressionRequest')) },
-          responses: {
-            201: { description: 'this turned suppression on', ...json(ref('Suppression')) },
-            200: {
-              description: 'it was suppressed already (the record is appended all the same)',
-              ...json(ref('Suppression')),
+          get: {
+            operationId: 'listNotices',
+            summary:
+              'unresolved channels (reserved, sending, retry_scheduled, unknown), oldest first, read from the open-intent index only',
+            parameters: listParameters(),
+            responses: {
+              200: { description: 'one page', ...json(ref('NoticeList')) },
+              400: problem(
+                'invalid-request: a state that is not unresolved, an unknown channel, a malformed duration, a limit outside 1..200, or a cursor that is not ours or was given for other filters (invalid_cursor); `errors` names the parameter',
+              ),
             },
-            400: PROBLEMS[400],
-            413: PROBLEMS[413],
-            415: PROBLEMS[415],
           },
         },
-        delete: {
-          operationId: 'deleteSuppression',
-          summary: 'lift: appends a lift record (reason defaults to lifted_by_operator)',
-          requestBody: { required: false, ...json(ref('SuppressionRequest')) },
-          responses: {
-            204: { description: 'lifted' },
-            400: PROBLEMS[400],
-            404: problem('the destination is not suppressed on this channel'),
-            413: PROBLEMS[413],
-            415: PROBLEMS[415],
+        '/v1/notices/batch': {
+          post: {
+            operationId: 'submitBatch',
+            summary: `up to ${NoticeLimits.batchMaxItems} notices, one result each`,
+            requestBody: { required: true, ...json(ref('BatchRequest')) },
+            responses: {
+              200: { description: 'one result per item, in order', ...json(ref('BatchResponse')) },
+              400: PROBLEMS[400],
+              413: PROBLEMS[413],
+              415: PROBLEMS[415],
+            },
           },
         },
-      },
-      ...providerEventPaths(),
-    }),
+        '/v1/notices/{noticeId}': {
+          get: {
+            operationId: 'getNotice',
+            summary: 'the operator timeline, from the table or, past the hot window, from the archive',
+            parameters: [noticeIdParameter],
+            responses: {
+              200: {
+                description:
+                  'timeline (a submitter: the channels its principal submitted); `source` says where it was read (ledger, archive, mixed)',
+                ...json(ref('Timeline')),
+              },
+              400: PROBLEMS[400],
+              404: problem('no such notice, or none the caller may see (the same answer)'),
+            },
+          },
+        },
+        '/v1/notices/{noticeId}/channels/{channel}/resolution': {
+          post: {
+            operationId: 'resolveChannel',
+            summary: "settle an `unknown` channel on an operator's word (the person is recorded as actor)",
+            parameters: [noticeIdParameter, channelParameter],
+            requestBody: { required: true, ...json(ref('ResolutionRequest')) },
+            responses: {
+              200: { description: 'the channel as the timeline shows it', ...json(ref('TimelineChannel')) },
+              400: PROBLEMS[400],
+              404: problem('no such notice or channel'),
+              409: problem(
+                'state-conflict: the channel is not unknown (its `state` is in the problem), or it resolved and left the table (code archived: final); unchanged',
+              ),
+              413: PROBLEMS[413],
+              415: PROBLEMS[415],
+            },
+          },
+        },
+        '/v1/notices/{noticeId}/cancel': {
+          post: {
+            operationId: 'cancelNotice',
+            summary: 'call off the channels not yet sent (idempotent)',
+            parameters: [noticeIdParameter],
+            requestBody: { required: true, ...json(ref('CancelRequest')) },
+            responses: {
+              200: { description: 'per channel: cancelled or why not', ...json(ref('CancelResponse')) },
+              400: PROBLEMS[400],
+              404: problem('no such notice, or none the caller may see (the same answer)'),
+              409: problem(
+                'state-conflict (code archived): every channel resolved and left the table, past the hot window: final; unchanged',
+              ),
+              413: PROBLEMS[413],
+              415: PROBLEMS[415],
+            },
+          },
+        },
+        '/v1/suppressions/{channel}/{destination}': {
+          parameters: [channelParameter, destinationParameter],
+          get: {
+            operationId: 'getSuppression',
+            summary: 'the effective state and the history (provider and operator records, oldest first)',
+            responses: {
+              200: { description: 'recorded (suppressed or lifted)', ...json(ref('Suppression')) },
+              400: PROBLEMS[400],
+              404: problem('nothing was ever recorded for this destination on this channel'),
+            },
+          },
+          put: {
+            operationId: 'putSuppression',
+            summary:
+              'suppress: appends an operator record (reason defaults to operator); nothing is overwritten',
+            requestBody: { required: false, ...json(ref('SuppressionRequest')) },
+            responses: {
+              201: { description: 'this turned suppression on', ...json(ref('Suppression')) },
+              200: {
+                description: 'it was suppressed already (the record is appended all the same)',
+                ...json(ref('Suppression')),
+              },
+              400: PROBLEMS[400],
+              413: PROBLEMS[413],
+              415: PROBLEMS[415],
+            },
+          },
+          delete: {
+            operationId: 'deleteSuppression',
+            summary: 'lift: appends a lift record (reason defaults to lifted_by_operator)',
+            requestBody: { required: false, ...json(ref('SuppressionRequest')) },
+            responses: {
+              204: { description: 'lifted' },
+              400: PROBLEMS[400],
+              404: problem('the destination is not suppressed on this channel'),
+              413: PROBLEMS[413],
+              415: PROBLEMS[415],
+            },
+          },
+        },
+        ...providerEventPaths(),
+      }),
+    ),
     components: {
       schemas: { ...requests, ...responses },
       securitySchemes: {

@@ -1,5 +1,12 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Caller } from '../../domain/caller.ts';
+import {
+  CAPACITY_RETRY_AFTER_SECONDS,
+  capacityExceeded,
+  internalError,
+  type Problem,
+} from '../../edge/problem.ts';
+import { isCapacityExceeded } from '../../wiring/aws-clients.ts';
 import type { HttpRuntime as FunctionRuntime } from '../../wiring/http.ts';
 
 /*
@@ -46,3 +53,27 @@ export const withRuntime =
   <R>(handler: RouteHandler<R>): Endpoint<R> =>
   async (request, runtime) =>
     handler(request, await runtime());
+
+/** How an infrastructure failure is answered, by the router (a whole request) and a batch (an item). */
+export interface FailureAnswer {
+  readonly problem: Problem;
+  /** A throttle: the caller may send the same request again after `retry-after`; not our fault. */
+  readonly throttled: boolean;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/**
+ * A failure the route did not answer itself: DynamoDB refusing for capacity after the SDK's
+ * retries is 503 with Retry-After (the step that failed wrote nothing; intake is idempotent, so
+ * the same request is safe to send again); anything else is the generic 500.
+ */
+export function failureAnswer(error: unknown): FailureAnswer {
+  if (isCapacityExceeded(error)) {
+    return {
+      problem: capacityExceeded(),
+      throttled: true,
+      headers: { 'retry-after': String(CAPACITY_RETRY_AFTER_SECONDS) },
+    };
+  }
+  return { problem: internalError(), throttled: false, headers: {} };
+}
