@@ -1,5 +1,10 @@
 import { Token } from 'aws-cdk-lib';
-import { ApplicationLogLevel, type FunctionOptions, LoggingFormat, SystemLogLevel } from 'aws-cdk-lib/aws-lambda';
+import {
+  ApplicationLogLevel,
+  type FunctionOptions,
+  LoggingFormat,
+  SystemLogLevel,
+} from 'aws-cdk-lib/aws-lambda';
 import { RegionInfo } from 'aws-cdk-lib/region-info';
 
 /**

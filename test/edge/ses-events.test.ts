@@ -60,7 +60,9 @@ describe('SES events (mailbox simulator) → ledger', () => {
       for (const type of seen) expect(published, address).toContain(type);
       // Each with the detail-type the rule routes (lib/providers/ses/ses-events.ts reads the same list).
       for (const e of events)
-        expect(e['detail-type']).toBe(SES_PUBLISHED_EVENTS.find((p) => p.eventType === e.detail.eventType)?.detailType);
+        expect(e['detail-type']).toBe(
+          SES_PUBLISHED_EVENTS.find((p) => p.eventType === e.detail.eventType)?.detailType,
+        );
     }
     expect(published).not.toContain('Send');
   });

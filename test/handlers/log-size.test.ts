@@ -4,7 +4,7 @@
  * lines and EMF metrics; docs/cost.md prices them): bounds that a field added to every line, or a
  * second line per message, overruns. Each request still gets its one line that says what happened.
  */
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { intentMessageBody } from '../../lambdas/adapters/sqs/sqs-intent-queue.ts';
 import { channelSenderHandler } from '../../lambdas/handlers/channel-sender.ts';
@@ -12,6 +12,7 @@ import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { sesEventsFor } from '../../local/ses/event-feeder.ts';
+import { sqsRecord } from '../helpers/factories.ts';
 import { EXAMPLE_REQUEST, fakeWorld } from '../helpers/fakes.ts';
 import { harness, SID, twilioCallback } from '../helpers/http-harness.ts';
 
@@ -45,25 +46,6 @@ const bytes = (lines: readonly string[]) => lines.reduce((n, l) => n + Buffer.by
 const logLines = (lines: readonly string[], message: string) =>
   lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.message === message);
 
-function sqsRecord(messageId: string, ref: IntentRef): SQSRecord {
-  return {
-    messageId,
-    body: intentMessageBody(ref),
-    receiptHandle: `rh-${messageId}`,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: '0',
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: '0',
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:notice-ledger-sms',
-    awsRegion: 'us-east-1',
-  };
-}
-
 /** `count` notices to one channel, reserved on a fresh ledger: their references. */
 async function reserved(channel: 'email' | 'sms', count: number) {
   const world = fakeWorld();
@@ -94,7 +76,10 @@ describe('log bytes per notice', () => {
     const handler = channelSenderHandler('sms', async () => ({ deps: world.deps, batchMax: 1 }));
 
     const lines = await capture(() =>
-      handler({ Records: refs.map((ref, i) => sqsRecord(`m${i}`, ref)) } as SQSEvent, {} as Context),
+      handler(
+        { Records: refs.map((ref, i) => sqsRecord(`m${i}`, intentMessageBody(ref))) } as SQSEvent,
+        {} as Context,
+      ),
     );
 
     const steps = logLines(lines, 'delivery step');

@@ -802,8 +802,8 @@ describe('delivery stack: schedules and events', () => {
       EventDestination: {
         Enabled: true,
         MatchingEventTypes: Match.arrayEquals(
-          ['delivery', 'bounce', 'complaint', 'reject', 'deliveryDelay', 'renderingFailure'].map(
-            (e) => Match.exact(e),
+          ['delivery', 'bounce', 'complaint', 'reject', 'deliveryDelay', 'renderingFailure'].map((e) =>
+            Match.exact(e),
           ),
         ),
         EventBridgeDestination: { EventBusArn: Match.anyValue() },

@@ -414,7 +414,10 @@ describe('applyDeliveryReport', () => {
     expect(writes).toBeGreaterThan(1);
     expect((await world.store.get(noticeId, 'sms'))?.state).toBe('accepted');
     // Its retry, once the row holds still, is applied.
-    expect(await applyDeliveryReport(report, world.deps)).toMatchObject({ kind: 'applied', state: 'delivered' });
+    expect(await applyDeliveryReport(report, world.deps)).toMatchObject({
+      kind: 'applied',
+      state: 'delivered',
+    });
   });
 
   it('a report for an unknown row settles it as accepted first; a hard bounce suppresses the destination', async () => {
