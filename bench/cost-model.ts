@@ -94,12 +94,19 @@ export const ASSUMPTIONS = {
   /** Provider-event function billed time per event (one GetItem, at most one UpdateItem). */
   eventMsPerEvent: 20,
   /**
-   * SES publishes SEND and DELIVERY of every delivered e-mail to EventBridge (free), each one
-   * invocation of the provider-events function reading the row; DELIVERY writes it.
+   * SES events per delivered e-mail: DELIVERY alone (EventBridge, free), one invocation of the
+   * provider-events function reading and writing the row. The configuration set publishes no
+   * SEND (lambdas/providers/ses/descriptor.ts SES_PUBLISHED_EVENTS): it proved only what
+   * SendEmail's answer had, for one more invocation and read per e-mail.
    */
-  sesEventsPerEmail: 2,
-  /** Lambda START / END / REPORT lines per invocation. */
-  platformLogBytesPerInvocation: 300,
+  sesEventsPerEmail: 1,
+  /**
+   * Lambda's START / END / REPORT lines per invocation: none where the functions log with the
+   * advanced logging controls (system log level WARN, lib/constructs/function-logging.ts), as in
+   * us-east-1, the Region priced here. About 300 B in AWS GovCloud (US), which has no JSON log
+   * format (+$0.3 per million SMS).
+   */
+  platformLogBytesPerInvocation: 0,
   /** The watch's event source: up to 10 messages per ReceiveMessage and per DeleteMessageBatch, 100 per invocation. */
   watchMessagesPerSqsRequest: 10,
   watchPerInvocation: 100,
@@ -303,7 +310,7 @@ export function kindCost(
   // route instead, which adds PRICES.httpApiRequest per callback ($2 per million SMS).
   add(
     'Lambda',
-    `delivery reports: ${callbacks} Twilio status callbacks (function URL) + ${sesEvents} SES events (EventBridge, free), ${ASSUMPTIONS.eventMsPerEvent} ms each`,
+    `delivery reports: ${callbacks} Twilio status callbacks (function URL) + ${sesEvents} SES event${sesEvents === 1 ? '' : 's'} (EventBridge, free), ${ASSUMPTIONS.eventMsPerEvent} ms each`,
     M * reportEvents * invocation(ASSUMPTIONS.eventMsPerEvent),
     sms ? 'measured' : 'derived',
   );
@@ -320,7 +327,7 @@ export function kindCost(
   const logBytes = channels * hp.logBytesPerChannel + reportLogBytes;
   add(
     'CloudWatch Logs',
-    `${r(logBytes, 0)} B of JSON logs + EMF per notice (${hp.logBytesPerChannel} per channel, ${r(reportLogBytes, 0)} for the reports) + ${ASSUMPTIONS.platformLogBytesPerInvocation} B per invocation (${r(invocations, 2)})`,
+    `${r(logBytes, 0)} B of JSON logs + EMF per notice (${hp.logBytesPerChannel} per channel, ${r(reportLogBytes, 0)} for the reports) + ${ASSUMPTIONS.platformLogBytesPerInvocation} B of Lambda's own lines per invocation (${r(invocations, 2)}; system log level WARN)`,
     M * logsUsd(logBytes + invocations * ASSUMPTIONS.platformLogBytesPerInvocation),
     'measured',
   );

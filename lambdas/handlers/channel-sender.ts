@@ -11,11 +11,18 @@ import { mirrorSuppression } from '../use-cases/mirror-suppression.ts';
 import { logger, metrics } from '../wiring/observability.ts';
 import { getSenderRuntime, type SenderRuntime } from '../wiring/sender.ts';
 
-/** A step as logged: a recorded outcome equal to the state it led to is said once. */
+/**
+ * A step as logged: a recorded outcome equal to the state it led to is said once, and the attempt
+ * only when it is not the first (the ledger's record has both either way).
+ */
 function compactResult(result: DeliveryResult): DeliveryResult | Record<string, unknown> {
-  if (result.kind !== 'recorded' || !('outcome' in result) || result.outcome !== result.state) return result;
-  const { outcome: _same, ...rest } = result;
-  return rest;
+  if (result.kind !== 'recorded') return result;
+  const { outcome, attempt, ...rest } = result;
+  return {
+    ...rest,
+    ...(outcome !== undefined && outcome !== result.state ? { outcome } : {}),
+    ...(attempt !== 1 ? { attempt } : {}),
+  };
 }
 
 /** What the handler uses of the sender's runtime. */

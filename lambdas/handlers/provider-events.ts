@@ -144,12 +144,14 @@ async function onEvent(
   }
   count(verdict);
   const results = await applyAll(verdict.reports, runtime.deps);
+  // One line per event, short like a webhook's: codes and counts only when there are some.
+  const codes = verdict.reports.map((r) => r.code).filter(Boolean);
   logger.info('provider event', {
     provider: reader.provider,
     detailType: event['detail-type'],
     ...(verdict.reports[0] ? verdict.reports[0].ref : {}),
-    codes: verdict.reports.map((r) => r.code).filter(Boolean),
-    unmatched: verdict.unmatched,
+    ...(codes.length > 0 ? { codes } : {}),
+    ...(verdict.unmatched > 0 ? { unmatched: verdict.unmatched } : {}),
     results: summary(results),
   });
   if (results.length === 0)

@@ -20,6 +20,7 @@ import { acknowledge, acknowledgeWildcardResources } from '../nag.ts';
 import type { ArchiveBucket } from './archive-bucket.ts';
 import { type BundleSelection, cdkBundling, handlerEntry, REPO_ROOT } from './bundling.ts';
 import type { ChannelQueue, LaneName } from './channel-queue.ts';
+import { type FunctionLogging, functionLogging, functionLoggingProps } from './function-logging.ts';
 import type { KeyTable } from './key-table.ts';
 import type { LedgerTable } from './ledger-table.ts';
 import { ManagedPolicyRole } from './managed-policy-role.ts';
@@ -88,13 +89,16 @@ export interface NoticeFunctionProps {
  * lists exactly what it was granted.
  *
  * Defaults: Node.js 24, ARM64, ESM bundle (SDK included: the SDK tested is the SDK shipped),
- * source maps, an explicit log group (retention + customer key), and its own role whose
- * permissions live in one customer-managed policy.
+ * source maps, an explicit log group (retention + customer key), Lambda's advanced logging
+ * controls where the Region has them (./function-logging.ts: no START/END/REPORT lines), and its
+ * own role whose permissions live in one customer-managed policy.
  */
 export class NoticeFunction extends Construct {
   readonly function: NodejsFunction;
   readonly role: ManagedPolicyRole;
   readonly logGroup: LogGroup;
+  /** How its log lines reach CloudWatch Logs (./function-logging.ts). */
+  readonly logging: FunctionLogging;
   private ledgerKey: { readonly key: IKey; readonly statement: PolicyStatement } | undefined;
 
   constructor(scope: Construct, id: string, props: NoticeFunctionProps) {
@@ -116,6 +120,8 @@ export class NoticeFunction extends Construct {
     // AWSLambdaBasicExecutionRole, which grants both on `*`).
     this.logGroup.grantWrite(this.role);
 
+    this.logging = functionLogging(Stack.of(this).region);
+    const logging = functionLoggingProps(this.logging);
     this.function = new NodejsFunction(this, 'Function', {
       entry,
       handler: 'handler',
@@ -126,6 +132,7 @@ export class NoticeFunction extends Construct {
       timeout: props.timeout,
       role: this.role,
       logGroup: this.logGroup,
+      ...logging.props,
       ...(props.deadLetterQueue ? { deadLetterQueue: props.deadLetterQueue } : {}),
       ...(props.reservedConcurrentExecutions !== undefined
         ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
@@ -134,7 +141,7 @@ export class NoticeFunction extends Construct {
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
-        POWERTOOLS_LOG_LEVEL: 'INFO',
+        ...logging.environment,
         ...props.environment,
       },
       projectRoot: REPO_ROOT,

@@ -2,12 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import type { EventBridgeEvent } from 'aws-lambda';
+import { SES_PUBLISHED_EVENTS } from '../../lambdas/providers/ses/descriptor.ts';
 import { readSesStore, type SesStoredEmail } from './server.ts';
+
+/** The event types the deployed configuration set publishes (one list, the SES module's). */
+const PUBLISHED: ReadonlySet<string> = new Set(SES_PUBLISHED_EVENTS.map((e) => e.eventType));
 
 /**
  * aws-ses-v2-local publishes no events. This plays SES event publishing for the local stack:
  * every email that lands in the emulator's store becomes the SES-shaped EventBridge events a
- * configuration set would publish, following the SES mailbox simulator:
+ * configuration set would publish. SES produces these for each mail, following the SES mailbox
+ * simulator:
  *
  *   success@simulator.amazonses.com        Send, Delivery
  *   bounce@simulator.amazonses.com         Send, Bounce (Permanent/General)
@@ -15,7 +20,9 @@ import { readSesStore, type SesStoredEmail } from './server.ts';
  *   suppressionlist@simulator.amazonses.com Send, Bounce (Permanent/OnAccountSuppressionList)
  *   anything else                          Send, Delivery
  *
- * Tags are copied from the `X-Notice-Intent` header, since the emulator drops EmailTags.
+ * and the configuration set passes on only the types it publishes (SES_PUBLISHED_EVENTS: no
+ * Send), as the deployed one does. Tags are copied from the `X-Notice-Intent` header, since the
+ * emulator drops EmailTags.
  */
 export function sesEventsFor(email: SesStoredEmail, now = Date.now()): EventBridgeEvent<string, unknown>[] {
   const to = (email.destination.to[0] ?? '').toLowerCase();
@@ -88,7 +95,7 @@ export function sesEventsFor(email: SesStoredEmail, now = Date.now()): EventBrid
     default:
       events.push(delivery);
   }
-  return events;
+  return events.filter((e) => PUBLISHED.has(e.detail.eventType));
 }
 
 const FEED_CONCURRENCY = 8;
@@ -139,7 +146,7 @@ export function startSesEventFeeder(options: {
     );
     // Different mails are independent: deliver them side by side (a few at a time), each
     // mail's events in order. One at a time, a restart replaying the store made the newest
-    // mails' Send events seconds late, long enough to look like "SES never took it".
+    // mails' events seconds late, long enough to look like "SES never took it".
     let next = 0;
     let handled = 0;
     await Promise.all(

@@ -18,9 +18,9 @@
  *
  * Configuration: `UNKNOWN_POLICY=fail` (what `escalate` meant before issue 14: no person acts in
  * this test, and its end state must be final). SES has no lookup, so an email whose outcome stays
- * unknown past UNKNOWN_GRACE_MS (no Send event) is failed and escalated for a person to decide:
+ * unknown past UNKNOWN_GRACE_MS (no SES event) is failed and escalated for a person to decide:
  * after a restart the event feed replays the whole store, and a resend policy could then resend
- * a mail whose Send event was merely late. `MAX_ATTEMPTS=12`: with ~20% of provider calls faulted
+ * a mail whose Delivery event was merely late. `MAX_ATTEMPTS=12`: with ~20% of provider calls faulted
  * and each kill costing the rows it catches one attempt, 8 attempts would leave a real (if small)
  * chance of `attempts_exhausted` from random draws alone; 12 makes that negligible (~0.2^12), so
  * an exhausted row here would point at a defect rather than at bad luck.

@@ -44,7 +44,7 @@ export const ESCALATION_REASONS = new Set(['unknown_unresolved', 'attempts_exhau
  * Short timings so that a lease expires, an `unknown` ages past its grace and a backoff runs
  * out within seconds. The lease outlives the provider timeout by far (a worker must never lose
  * its lease while it can still be waiting on the provider); the grace is several reconciler
- * periods, so an SES Send event (fed every 500 ms) settles an accepted mail well within it.
+ * periods, so an SES Delivery event (fed every 500 ms) settles an accepted mail well within it.
  */
 export const SHORT_TIMINGS = {
   PROVIDER_TIMEOUT_MS: '600',

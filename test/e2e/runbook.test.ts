@@ -14,8 +14,8 @@
  * Unknown policy: these stacks run with the default `UNKNOWN_POLICY=escalate`, and each case that
  * can leave an `unknown` ends with the operator's action, as the runbook asks of the person paged:
  * with `LOCAL_SES_EVENTS=store` the stack feeds SES events every 500 ms, so a mail SES accepted is
- * settled by its Send event well within `UNKNOWN_GRACE_MS` (4 s); an `unknown` email row with no
- * Send event after the grace is escalated (SES offers no lookup) and stays `unknown`. The runbook's
+ * settled by its Delivery event (the configuration set publishes no Send) well within
+ * `UNKNOWN_GRACE_MS` (4 s); an `unknown` email row with no event after the grace is escalated (SES offers no lookup) and stays `unknown`. The runbook's
  * operator (`runbookOperator`) then looks at the provider's side and resolves it through the API:
  * `not_sent` for a mail SES never got (a deliberate resend, with their name on it), `accepted` for
  * one it holds. An SMS is settled by the reconciler's own lookup (a complete listing).
@@ -306,7 +306,7 @@ describe('kill -9 of the worker at a crash point, then restart on the same data'
           expect(reasons.slice(0, 4)).toEqual(['intake', 'claimed', 'lease_expired', 'reconciled_accepted']);
           expect(c.attempts).toBe(1);
         } else {
-          // SES's Send event settles the row: either while it is still `sending` (the feed after
+          // SES's Delivery event settles the row: either while it is still `sending` (the feed after
           // the restart came first) or after the reconciler turned the dead lease into `unknown`.
           expect(claimsOf(c)).toHaveLength(1);
           expect(c.attempts).toBe(1);
@@ -696,7 +696,7 @@ describe('provider answers', () => {
     expect(msBetween(got.smsNotAccepted.c, 2, 3)).toBeGreaterThanOrEqual(
       Number(SHORT_TIMINGS.UNKNOWN_GRACE_MS),
     );
-    // Email, accepted behind the timeout: SES's Send event settles it, before or after the
+    // Email, accepted behind the timeout: SES's Delivery event settles it, before or after the
     // worker's timeout (then recorded as unknown first); either way it is not resent.
     const ea = reasonsOf(got.emailAccepted.c);
     expect([
@@ -704,7 +704,7 @@ describe('provider answers', () => {
       ['intake', 'claimed', 'provider_timeout', 'reconciled_accepted'],
     ]).toContainEqual(ea.slice(0, ea[2] === 'provider_timeout' ? 4 : 3));
     expect(claimsOf(got.emailAccepted.c)).toHaveLength(1);
-    // Email, connection reset after SES took it: ambiguous at once, so the Send event (fed
+    // Email, connection reset after SES took it: ambiguous at once, so the Delivery event (fed
     // every 500 ms) nearly always finds the row `unknown`; it settles it either way.
     const er = reasonsOf(got.emailReset.c);
     expect([
@@ -719,7 +719,7 @@ describe('provider answers', () => {
         : 'provider_accepted';
       expect(detailOf(c, settled), `${k}: ${path(c)}`).toBe('reported by ses');
     }
-    // Email, not accepted: SES has no lookup and no Send event comes; after the grace it is
+    // Email, not accepted: SES has no lookup and no event comes; after the grace it is
     // escalated and stays unknown; the operator finds nothing at SES and resolves `not_sent`,
     // a deliberate resend with their name on it.
     expect(reasonsOf(got.emailNotAccepted.c).slice(0, 7)).toEqual([

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SES_PUBLISHED_EVENTS } from '../../lambdas/providers/ses/descriptor.ts';
 import { mapSesEvent, SesEventSchema } from '../../lambdas/providers/ses/inbound.ts';
 import { applyDeliveryReport } from '../../lambdas/use-cases/apply-delivery-report.ts';
 import { deliverIntent } from '../../lambdas/use-cases/deliver.ts';
@@ -43,10 +44,33 @@ async function feed(world: ReturnType<typeof fakeWorld>, events: ReturnType<type
 }
 
 describe('SES events (mailbox simulator) → ledger', () => {
+  it('publishes only what the configuration set publishes: no Send, one event per plain delivery', async () => {
+    const published = SES_PUBLISHED_EVENTS.map((e) => e.eventType as string);
+    const expected: Record<string, string[]> = {
+      'success@simulator.amazonses.com': ['Delivery'],
+      'bounce@simulator.amazonses.com': ['Bounce'],
+      'complaint@simulator.amazonses.com': ['Delivery', 'Complaint'],
+      'suppressionlist@simulator.amazonses.com': ['Bounce'],
+      'patient@example.com': ['Delivery'],
+    };
+    for (const [address, types] of Object.entries(expected)) {
+      const { events } = await sentEmail(address);
+      const seen = events.map((e) => e.detail.eventType);
+      expect(seen, address).toEqual(types);
+      for (const type of seen) expect(published, address).toContain(type);
+      // Each with the detail-type the rule routes (lib/providers/ses/ses-events.ts reads the same list).
+      for (const e of events)
+        expect(e['detail-type']).toBe(
+          SES_PUBLISHED_EVENTS.find((p) => p.eventType === e.detail.eventType)?.detailType,
+        );
+    }
+    expect(published).not.toContain('Send');
+  });
+
   it('success: accepted → delivered, matched by the intent tag; duplicates change nothing', async () => {
     const { world, noticeId, events } = await sentEmail('success@simulator.amazonses.com');
-    expect(await feed(world, events)).toEqual(['ignored', 'applied']);
-    expect(await feed(world, events)).toEqual(['ignored', 'ignored']);
+    expect(await feed(world, events)).toEqual(['applied']);
+    expect(await feed(world, events)).toEqual(['ignored']);
     expect((await world.store.get(noticeId, 'email'))?.transitions.map((t) => t.reason)).toEqual([
       'intake',
       'claimed',
@@ -79,10 +103,10 @@ describe('SES events (mailbox simulator) → ledger', () => {
     });
   });
 
-  it('out of order: Delivery before Send still ends delivered, via accepted', async () => {
+  it('a timed-out SendEmail: its Delivery (no Send is published) settles the unknown row as accepted, then delivered', async () => {
     const { world, noticeId, events } = await sentEmail('success@simulator.amazonses.com', true);
     expect((await world.store.get(noticeId, 'email'))?.state).toBe('unknown');
-    await feed(world, [...events].reverse());
+    await feed(world, events);
     expect((await world.store.get(noticeId, 'email'))?.transitions.map((t) => t.reason)).toEqual([
       'intake',
       'claimed',
@@ -90,6 +114,34 @@ describe('SES events (mailbox simulator) → ledger', () => {
       'reconciled_accepted',
       'delivery_reported',
     ]);
+  });
+
+  it('a timed-out SendEmail: a DeliveryDelay settles the unknown row as accepted (SES holds it); on an accepted row it changes nothing', async () => {
+    const { world, noticeId, events } = await sentEmail('success@simulator.amazonses.com', true);
+    const [delivery] = events;
+    if (!delivery) throw new Error('no event');
+    const delay = SesEventSchema.parse({
+      'detail-type': 'Email Delivery Delayed',
+      source: 'aws.ses',
+      time: delivery.time,
+      detail: {
+        eventType: 'DeliveryDelay',
+        mail: delivery.detail.mail,
+        deliveryDelay: { timestamp: delivery.time, delayType: 'TransientCommunicationFailure' },
+      },
+    });
+    expect(await feed(world, [delay])).toEqual(['applied']);
+    const row = await world.store.get(noticeId, 'email');
+    expect(row?.state).toBe('accepted');
+    expect(row?.transitions.map((t) => t.reason)).toEqual([
+      'intake',
+      'claimed',
+      'provider_timeout',
+      'reconciled_accepted',
+    ]);
+    expect(await feed(world, [delay])).toEqual(['ignored']);
+    expect(await feed(world, events)).toEqual(['applied']);
+    expect((await world.store.get(noticeId, 'email'))?.state).toBe('delivered');
   });
 
   it('events without an intent correlation are ignored', () => {

@@ -1,4 +1,4 @@
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSEvent } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { intentMessageBody } from '../../lambdas/adapters/sqs/sqs-intent-queue.ts';
 import type { Priority } from '../../lambdas/domain/priority.ts';
@@ -7,6 +7,7 @@ import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
 import { SharedSendGate } from '../../lambdas/use-cases/shared-send-gate.ts';
 import { submitNotice } from '../../lambdas/use-cases/submit-notice.ts';
 import { metrics } from '../../lambdas/wiring/observability.ts';
+import { sqsRecord } from '../helpers/factories.ts';
 import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ScriptedBatchTransport } from '../helpers/fakes.ts';
 
 /**
@@ -17,24 +18,7 @@ import { EXAMPLE_REQUEST, type FakeWorld, fakeWorld, ScriptedBatchTransport } fr
 
 const context = {} as Context;
 
-function record(messageId: string, body: string): SQSRecord {
-  return {
-    messageId,
-    body,
-    receiptHandle: `rh-${messageId}`,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: '0',
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: '0',
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:notice-ledger-email',
-    awsRegion: 'us-east-1',
-  };
-}
+const record = sqsRecord;
 
 async function emails(w: FakeWorld, count: number, priority: Priority = 'standard'): Promise<IntentRef[]> {
   const refs: IntentRef[] = [];

@@ -22,6 +22,8 @@ import {
   type Reply,
   SID,
   TEST_CALLERS,
+  TWILIO_PATH,
+  twilioCallback,
   twilioHardBounce,
 } from '../helpers/http-harness.ts';
 
@@ -32,8 +34,6 @@ const PHONE_IN_PATH = '%2B15551234567';
 const FIRST_NAME = 'Zebulonius';
 const PORTAL_URL = 'https://portal.example.org/r/83af9c';
 const PERSONAL = [EMAIL, PHONE, PHONE_IN_PATH, FIRST_NAME, PORTAL_URL];
-
-const TWILIO_PATH = '/v1/provider-events/twilio';
 
 function noticeBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -999,25 +999,7 @@ describe('/v1/suppressions/{channel}/{destination}', () => {
 });
 
 describe('provider-events function: POST /v1/provider-events/twilio', () => {
-  function callback(
-    params: Record<string, string>,
-    options: { ref?: string | undefined; signature?: string | null } = {},
-  ): ApiEventInput {
-    const query = options.ref === undefined ? '' : `ref=${options.ref}`;
-    const url = `${PUBLIC_BASE_URL}${TWILIO_PATH}${query ? `?${query}` : ''}`;
-    const signature =
-      options.signature === undefined ? computeTwilioSignature(AUTH_TOKEN, url, params) : options.signature;
-    return {
-      method: 'POST',
-      path: TWILIO_PATH,
-      query,
-      body: new URLSearchParams(params).toString(),
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        ...(signature !== null ? { 'x-twilio-signature': signature } : {}),
-      },
-    };
-  }
+  const callback = twilioCallback;
 
   const statusParams = (status: string, errorCode?: string): Record<string, string> => ({
     AccountSid: 'AC_test',

@@ -1,3 +1,4 @@
+import type { SQSRecord } from 'aws-lambda';
 import type { Channel } from '../../lambdas/domain/channel.ts';
 import { resolveDestination } from '../../lambdas/domain/destination.ts';
 import { contentDigest, deriveNoticeId, variableDigests } from '../../lambdas/domain/identity.ts';
@@ -54,4 +55,24 @@ export function newIntent(
     },
     TEST_TIMING,
   );
+}
+
+/** An SQS record as Lambda's event source hands it to a handler (first receive). */
+export function sqsRecord(messageId: string, body: string): SQSRecord {
+  return {
+    messageId,
+    body,
+    receiptHandle: `rh-${messageId}`,
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: '0',
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: '0',
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:notice-ledger-email',
+    awsRegion: 'us-east-1',
+  };
 }

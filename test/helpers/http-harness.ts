@@ -15,6 +15,7 @@ import { createHttpApi } from '../../lambdas/handlers/http/router.ts';
 import { createProviderEventsHandler } from '../../lambdas/handlers/provider-events.ts';
 import type { IntentRef } from '../../lambdas/ports/intent-queue.port.ts';
 import type { SmsMessage, SmsTransport } from '../../lambdas/ports/transport.port.ts';
+import { computeTwilioSignature } from '../../lambdas/providers/twilio/signature.ts';
 import type { Dependencies } from '../../lambdas/use-cases/dependencies.ts';
 import { loadInbound, providerEventsRuntime } from '../../lambdas/wiring/provider-events.ts';
 import { LOCAL_AUDITOR_ROLE, LOCAL_OPERATOR_ROLE } from '../../local/callers.ts';
@@ -133,10 +134,33 @@ export function harness(
     bodies.push(raw.body ?? '');
     return { status: raw.statusCode ?? 0, json: responseJson(raw), raw };
   }
-  return { store, archive, enqueued, clock, sms, deps, runtime, call, bodies };
+  return { store, archive, enqueued, clock, sms, deps, runtime, call, events, bodies };
 }
 
 export type Harness = ReturnType<typeof harness>;
+
+export const TWILIO_PATH = '/v1/provider-events/twilio';
+
+/** A Twilio status callback to the harness (signed for PUBLIC_BASE_URL unless `signature` says otherwise). */
+export function twilioCallback(
+  params: Record<string, string>,
+  options: { ref?: string | undefined; signature?: string | null } = {},
+): ApiEventInput {
+  const query = options.ref === undefined ? '' : `ref=${options.ref}`;
+  const url = `${PUBLIC_BASE_URL}${TWILIO_PATH}${query ? `?${query}` : ''}`;
+  const signature =
+    options.signature === undefined ? computeTwilioSignature(AUTH_TOKEN, url, params) : options.signature;
+  return {
+    method: 'POST',
+    path: TWILIO_PATH,
+    query,
+    body: new URLSearchParams(params).toString(),
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(signature !== null ? { 'x-twilio-signature': signature } : {}),
+    },
+  };
+}
 
 /** A provider's hard bounce for `phone` on the list, a minute before T0 (Twilio 30005). */
 export async function twilioHardBounce(h: Harness, phone: { fingerprint: string; masked: string }) {

@@ -802,8 +802,8 @@ describe('delivery stack: schedules and events', () => {
       EventDestination: {
         Enabled: true,
         MatchingEventTypes: Match.arrayEquals(
-          ['send', 'delivery', 'bounce', 'complaint', 'reject', 'deliveryDelay', 'renderingFailure'].map(
-            (e) => Match.exact(e),
+          ['delivery', 'bounce', 'complaint', 'reject', 'deliveryDelay', 'renderingFailure'].map((e) =>
+            Match.exact(e),
           ),
         ),
         EventBridgeDestination: { EventBusArn: Match.anyValue() },
@@ -813,7 +813,6 @@ describe('delivery stack: schedules and events', () => {
       EventPattern: {
         source: ['aws.ses'],
         'detail-type': [
-          'Email Sent',
           'Email Delivered',
           'Email Bounced',
           'Email Complaint Received',

@@ -40,8 +40,10 @@ async function sesKit(): Promise<Kit> {
     if (!stored) throw new Error('no such email in the store');
     return stored;
   };
+  // SES's word that it holds a mail: the configuration set publishes no Send (descriptor.ts
+  // SES_PUBLISHED_EVENTS), so after a timed-out SendEmail its Delivery is the first to say so.
   const EVENT: Record<string, string> = {
-    accepted: 'Send',
+    accepted: 'Delivery',
     delivered: 'Delivery',
     bounced: 'Bounce',
     complained: 'Complaint',

@@ -32,6 +32,7 @@ const SesEventDetailSchema = z.object({
     }),
   ),
   delivery: optional(z.object({ timestamp: optional(z.string()) })),
+  deliveryDelay: optional(z.object({ timestamp: optional(z.string()) })),
   reject: optional(z.object({ reason: optional(z.string()) })),
   failure: optional(z.object({ errorMessage: optional(z.string()) })),
 });
@@ -65,10 +66,14 @@ function timeOf(...candidates: (string | undefined)[]): number {
 
 /**
  * SES event → the ledger's delivery report:
- *   Send → accepted (settles an `unknown` row) · Delivery → delivered
- *   Bounce Permanent → failed + suppression · Bounce Transient/Undetermined (published only once
- *   SES stopped retrying) → failed · Complaint → failed + suppression (if not yet final)
- *   Reject / Rendering Failure → failed · DeliveryDelay, Open, Click … → no state change.
+ *   Delivery → delivered · Bounce Permanent → failed + suppression · Bounce Transient/Undetermined
+ *   (published only once SES stopped retrying) → failed · Complaint → failed + suppression (if
+ *   not yet final) · Reject / Rendering Failure → failed
+ *   DeliveryDelay, Send → accepted: SES holds the message (no change on a row already past
+ *   `accepted`); a row left `unknown` by a timed-out SendEmail is settled by it, not left to wait
+ *   through SES's retries for the final word. The configuration set publishes no Send
+ *   (descriptor.ts SES_PUBLISHED_EVENTS); one from a set that does is read the same way.
+ *   Open, Click … → no state change.
  */
 export function mapSesEvent(event: SesEvent): SesEventMapping {
   const { detail } = event;
@@ -80,6 +85,11 @@ export function mapSesEvent(event: SesEvent): SesEventMapping {
       return {
         kind: 'report',
         report: { ...base, kind: 'accepted', at: timeOf(detail.mail.timestamp, event.time) },
+      };
+    case 'DeliveryDelay':
+      return {
+        kind: 'report',
+        report: { ...base, kind: 'accepted', at: timeOf(detail.deliveryDelay?.timestamp, event.time) },
       };
     case 'Delivery':
       return {

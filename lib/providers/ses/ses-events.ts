@@ -11,17 +11,24 @@ import {
 } from 'aws-cdk-lib/aws-ses';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { SES_PUBLISHED_EVENTS, type SesPublishedEvent } from '../../../lambdas/providers/ses/descriptor.ts';
 
-/** The SES events the ledger acts on, with their EventBridge detail-types. */
-export const SES_EVENTS: readonly { readonly event: EmailSendingEvent; readonly detailType: string }[] = [
-  { event: EmailSendingEvent.SEND, detailType: 'Email Sent' },
-  { event: EmailSendingEvent.DELIVERY, detailType: 'Email Delivered' },
-  { event: EmailSendingEvent.BOUNCE, detailType: 'Email Bounced' },
-  { event: EmailSendingEvent.COMPLAINT, detailType: 'Email Complaint Received' },
-  { event: EmailSendingEvent.REJECT, detailType: 'Email Rejected' },
-  { event: EmailSendingEvent.DELIVERY_DELAY, detailType: 'Email Delivery Delayed' },
-  { event: EmailSendingEvent.RENDERING_FAILURE, detailType: 'Email Rendering Failed' },
-];
+/** CDK's names of the configuration set's event types (the compiler checks every published one has one). */
+const SENDING_EVENT: Readonly<Record<SesPublishedEvent['matching'], EmailSendingEvent>> = {
+  delivery: EmailSendingEvent.DELIVERY,
+  bounce: EmailSendingEvent.BOUNCE,
+  complaint: EmailSendingEvent.COMPLAINT,
+  reject: EmailSendingEvent.REJECT,
+  deliveryDelay: EmailSendingEvent.DELIVERY_DELAY,
+  renderingFailure: EmailSendingEvent.RENDERING_FAILURE,
+};
+
+/**
+ * The SES events the ledger acts on (the runtime module's list, which the local feeder plays
+ * too), with their EventBridge detail-types.
+ */
+export const SES_EVENTS: readonly { readonly event: EmailSendingEvent; readonly detailType: string }[] =
+  SES_PUBLISHED_EVENTS.map((e) => ({ event: SENDING_EVENT[e.matching], detailType: e.detailType }));
 
 export interface SesEventsProps {
   /** Name of the configuration set the sender uses (SES_CONFIGURATION_SET). */
