@@ -17,12 +17,12 @@ export const KEY_TABLE_NO_PITR_REASON =
   'would double its storage price for six years of items; deletion protection and RETAIN guard the table itself.';
 
 /**
- * The key table (lambdas/contract/key-table.ts, whose names this construct imports): one compact
- * item per resolved (notice, channel), kept for the archive's retention, so that a replay after
- * the hot window is answered and never sent twice.
+ * The key table (lambdas/contract/key-table.ts, whose names this construct imports): the compact
+ * key record of every resolved (notice, channel), packed into buckets of notice ids, kept for the
+ * archive's retention, so that a replay after the hot window is answered and never sent twice.
  *
  * Priced for six years of items: Standard-Infrequent-Access ($0.10 per GB-month, writes and reads
- * dearer, both rare: one write per channel, one Query per POST), on-demand, TTL on the expiry.
+ * dearer, both rare: one write per channel, one GetItem per POST), on-demand, TTL on the expiry.
  * NO point-in-time recovery: the table is derived data, rebuilt from the archive's `rows/`
  * objects (Object Lock keeps them as long; docs/deploy.md "Rebuilding the key table"). Deletion
  * protection, RETAIN and the ledger table's customer key all the same; no stream (nothing reads
@@ -39,7 +39,6 @@ export class KeyTable extends Construct {
     // compares the two.
     this.table = new Table(this, 'Table', {
       partitionKey: { name: Schema.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: Schema.sortKey, type: AttributeType.STRING },
       billingMode: BillingMode.PAY_PER_REQUEST,
       tableClass: TableClass.STANDARD_INFREQUENT_ACCESS,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: false },

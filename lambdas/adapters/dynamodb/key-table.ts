@@ -1,4 +1,10 @@
-import type { CreateTableCommandInput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  type CreateTableCommandInput,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  type DynamoDBClient,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-dynamodb';
 import { KeyTable } from '../../contract/key-table.ts';
 import { createWithTtl, waitUntilActive } from './ledger-table.ts';
 
@@ -12,19 +18,40 @@ export function keyTableDefinition(tableName: string): CreateTableCommandInput {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
     TableClass: 'STANDARD_INFREQUENT_ACCESS',
-    AttributeDefinitions: [
-      { AttributeName: KeyTable.partitionKey, AttributeType: 'S' },
-      { AttributeName: KeyTable.sortKey, AttributeType: 'S' },
-    ],
-    KeySchema: [
-      { AttributeName: KeyTable.partitionKey, KeyType: 'HASH' },
-      { AttributeName: KeyTable.sortKey, KeyType: 'RANGE' },
-    ],
+    AttributeDefinitions: [{ AttributeName: KeyTable.partitionKey, AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: KeyTable.partitionKey, KeyType: 'HASH' }],
   };
 }
 
-/** Creates the key table if it is missing (stacks may share one DynamoDB), with its TTL; waits until ACTIVE. */
+/**
+ * Creates the key table if it is missing (stacks may share one DynamoDB), with its TTL; waits
+ * until ACTIVE. A local table of an earlier layout (other keys: a record per item) is dropped and
+ * created anew: its records are derived data, and the archive they came from is still there
+ * (docs/deploy.md "Rebuilding the key table").
+ */
 export async function ensureKeyTable(client: DynamoDBClient, tableName: string): Promise<void> {
   await createWithTtl(client, keyTableDefinition(tableName), KeyTable.ttlAttribute);
+  const table = await waitUntilActive(client, tableName);
+  const keys = (table.KeySchema ?? []).map((k) => `${k.AttributeName}:${k.KeyType}`).join(',');
+  const wanted = (keyTableDefinition(tableName).KeySchema ?? [])
+    .map((k) => `${k.AttributeName}:${k.KeyType}`)
+    .join(',');
+  if (keys === wanted) return;
+  await client.send(new DeleteTableCommand({ TableName: tableName }));
+  await waitUntilDeleted(client, tableName);
+  await createWithTtl(client, keyTableDefinition(tableName), KeyTable.ttlAttribute);
   await waitUntilActive(client, tableName);
+}
+
+async function waitUntilDeleted(client: DynamoDBClient, tableName: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      await client.send(new DescribeTableCommand({ TableName: tableName }));
+    } catch (error) {
+      if (error instanceof ResourceNotFoundException) return;
+      throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`table ${tableName} was not deleted within 10 s`);
 }
