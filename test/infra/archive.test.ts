@@ -405,9 +405,9 @@ function acknowledgedRules(construct: IConstruct): Record<string, string> {
 function keyTableArn(): string {
   const [arn] =
     grantsOf(roleStatements(delivery, logicalId(synth.delivery.functions.archiver.role))).get(
-      'dynamodb:BatchWriteItem',
+      'dynamodb:UpdateItem',
     ) ?? [];
-  if (!arn) throw new Error('the archiver has no BatchWriteItem grant');
+  if (!arn) throw new Error('the archiver has no UpdateItem grant');
   expect(arn).toContain(logicalId(synth.stateful.keyTable.table));
   return arn;
 }
