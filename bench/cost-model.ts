@@ -113,6 +113,16 @@ export const ASSUMPTIONS = {
   watchMsPerInvocation: 100,
   /** DynamoDB bills 100 bytes of overhead per stored item. */
   itemOverheadBytes: 100,
+  /**
+   * Key-table buckets (KEY_BUCKET_CHARS sized to the volume, docs/archive.md "Key records") fill to
+   * about 1 KB at the steady state (records expiring as many as arrive): one write unit a record,
+   * half a read unit a look-up; a bucket's own bytes (its key `b` of 5 characters, the TTL `t`)
+   * and the 100 B overhead are shared by its records.
+   */
+  keyBucketBytes: 1024,
+  keyBucketOwnBytes: 13,
+  /** A record in an item of its own (the alternatives below): its notice id and channel as keys (`n`, `c`). */
+  keyRecordKeyBytes: 31 + 6,
   /** `HOT_RETENTION` (P35D): a resolved row leaves the table through TTL 35 days after resolution. */
   hotRetentionDays: 35,
   /** `ARCHIVE_RETENTION_YEARS`: Object Lock keeps the archive, and key records live as long. */
@@ -199,12 +209,18 @@ const r = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits
 const gbMonths = (bytes: number, months: number) => (bytes / 1024 ** 3) * months;
 
 /**
- * Where key records live: the design (`key-table`: a Standard-IA table of their own without PITR,
- * lib/constructs/key-table.ts) and the alternatives priced beside it (docs/cost.md "Replays after
- * the hot window"): the same items in the ledger table (Standard, with PITR: the first design), an
- * S3 object per notice, or none (what the rest costs).
+ * Where key records live: the design (`key-table`: packed into buckets of a Standard-IA table of
+ * their own without PITR, lib/constructs/key-table.ts) and the alternatives priced beside it
+ * (docs/cost.md "Replays after the hot window"): the same table with an item per record (the
+ * design before buckets), items in the ledger table (Standard, with PITR: the first design), an S3
+ * object per notice, or none (what the rest costs).
  */
-export type KeyRecordChoice = 'key-table' | 'in-ledger-table' | 's3-key-objects' | 'none';
+export type KeyRecordChoice =
+  | 'key-table'
+  | 'key-table-item-per-record'
+  | 'in-ledger-table'
+  | 's3-key-objects'
+  | 'none';
 
 /** The per-million lines of one notice kind, and their total. */
 export function kindCost(
@@ -392,17 +408,33 @@ export function kindCost(
   );
 
   // Replays after the hot window: key records as designed, or an alternative.
-  const keyBytes = archive.keyRecordBytes + ASSUMPTIONS.itemOverheadBytes;
+  const recordBytes = archive.keyRecordBytes;
+  const perBucket = Math.floor(
+    (ASSUMPTIONS.keyBucketBytes - ASSUMPTIONS.keyBucketOwnBytes) / Math.max(1, recordBytes),
+  );
+  const bucketShare = (ASSUMPTIONS.itemOverheadBytes + ASSUMPTIONS.keyBucketOwnBytes) / perBucket;
+  const keyBytes = recordBytes + ASSUMPTIONS.keyRecordKeyBytes + ASSUMPTIONS.itemOverheadBytes;
   switch (keyRecords) {
     case 'key-table':
       add(
         'DynamoDB',
-        `key table (Standard-IA, no PITR: rebuilt from the archive's rows/ objects): 1 WRU per channel at resolution, ${keyBytes} B per item (${archive.keyRecordBytes} B + 100 B overhead) for ${ASSUMPTIONS.archiveRetentionYears} years, 0.5 RRU intake Query per notice ${mode}`,
+        `key table (Standard-IA, no PITR: rebuilt from the archive's rows/ objects), records packed ${perBucket} to a 1 KB bucket: 1 WRU per channel at resolution, ${recordBytes} B per record + ${r(bucketShare, 1)} B of its bucket (key, TTL, 100 B overhead) for ${ASSUMPTIONS.archiveRetentionYears} years, 0.5 RRU intake GetItem per notice ${mode}`,
+        M *
+          (channels * unit('write', 'infrequent-access') +
+            channels * gbMonths(recordBytes + bucketShare, archiveMonths) * PRICES.dynamoIaStorageGbMonth +
+            0.5 * unit('read', 'infrequent-access')),
+        'measured',
+      );
+      break;
+    case 'key-table-item-per-record':
+      add(
+        'DynamoDB',
+        `key table, an item per record: 1 WRU per channel, ${keyBytes} B per item (${recordBytes} B + ${ASSUMPTIONS.keyRecordKeyBytes} B of keys + 100 B overhead) for ${ASSUMPTIONS.archiveRetentionYears} years, 0.5 RRU per notice ${mode}`,
         M *
           (channels * unit('write', 'infrequent-access') +
             channels * gbMonths(keyBytes, archiveMonths) * PRICES.dynamoIaStorageGbMonth +
             0.5 * unit('read', 'infrequent-access')),
-        'measured',
+        'derived',
       );
       break;
     case 'in-ledger-table':
@@ -490,7 +522,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     throw new Error(`${file} has no cost section with lifecycle runs (npm run bench)`);
   const inputs: CostInputs = { stack: results.cost.detail, lifecycle: results.cost.lifecycle };
   for (const kind of NOTICE_KINDS) process.stdout.write(`${kind}:\n\n${costTable(inputs, kind)}\n\n`);
-  for (const choice of ['key-table', 'in-ledger-table', 's3-key-objects', 'none'] as const) {
+  for (const choice of [
+    'key-table',
+    'key-table-item-per-record',
+    'in-ledger-table',
+    's3-key-objects',
+    'none',
+  ] as const) {
     process.stdout.write(`key records: ${choice}: ${JSON.stringify(perMillion(inputs, choice))}\n`);
   }
   for (const mode of ['provisioned', 'on-demand'] as const) {

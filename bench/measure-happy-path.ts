@@ -5,6 +5,7 @@
  * `report`: each channel's final delivery report is applied too (the write that ends a row's
  * delivery follow-up), so the whole lifecycle of a delivered row is counted.
  */
+
 import { type ConsumedCapacity, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
@@ -17,6 +18,7 @@ import { ensureKeyTable } from '../lambdas/adapters/dynamodb/key-table.ts';
 import { intentFromItem } from '../lambdas/adapters/dynamodb/ledger/intent-items.ts';
 import { LedgerTableClient } from '../lambdas/adapters/dynamodb/ledger/table-client.ts';
 import { ensureLedgerTable } from '../lambdas/adapters/dynamodb/ledger-table.ts';
+import { ARCHIVE_SETTINGS } from '../lambdas/contract/archive-settings.ts';
 import { keyTableNameOf } from '../lambdas/contract/key-table.ts';
 import type { Intent } from '../lambdas/domain/intent.ts';
 import type { ProviderOutcome } from '../lambdas/domain/outcome.ts';
@@ -88,6 +90,7 @@ export async function measureHappyPath(
   // Intake's one Query of the notice's key records (a replay past the hot window), counted too.
   const { keyRecordsOf } = dynamoDbKeyRecords(
     new LedgerTableClient({ ...tableOptions, tableName: keyTableName }),
+    { bucketChars: ARCHIVE_SETTINGS.KEY_BUCKET_CHARS.default },
   );
   let counter = 0;
   const accept = async (): Promise<ProviderOutcome> => ({

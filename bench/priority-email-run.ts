@@ -301,11 +301,13 @@ async function measure(
   // DynamoDB Local under the burst, a request of 100 took longer than the gateway's 30 s
   // integration limit (503); 25 still keep intake well ahead of R × B.
   // Should the burst fail, the critical loop stops too and the burst's error is the one told.
-  const posted = await postBurst(stacks.bulkIntake.apiUrl, bulk, 1, BULK_NOTICES_PER_REQUEST).catch(async (error: unknown) => {
-    bulkDone = true;
-    await critical.catch(() => undefined);
-    throw error;
-  });
+  const posted = await postBurst(stacks.bulkIntake.apiUrl, bulk, 1, BULK_NOTICES_PER_REQUEST).catch(
+    async (error: unknown) => {
+      bulkDone = true;
+      await critical.catch(() => undefined);
+      throw error;
+    },
+  );
   const intakeSeconds = (Math.max(...posted.batches.map((x) => x.finishedAt)) - t0) / 1000;
   const cpuDuringIntake = cpuIntake.end();
 

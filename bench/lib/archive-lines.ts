@@ -9,9 +9,9 @@
  * (bench/cost-model.ts); the archiver's own writer is the archive's.
  */
 import { gzipSync } from 'node:zlib';
-import { marshall } from '@aws-sdk/util-dynamodb';
-import { keyRecordItem } from '../../lambdas/adapters/dynamodb/key-records.ts';
+import { keyRecordBytes } from '../../lambdas/adapters/dynamodb/key-records.ts';
 import { Archive, archiveObjectKey, streamLabelOf } from '../../lambdas/contract/archive.ts';
+import { ARCHIVE_SETTINGS } from '../../lambdas/contract/archive-settings.ts';
 import {
   archivedIntentOf,
   archivePartsOf,
@@ -19,7 +19,6 @@ import {
   keyRecordOf,
 } from '../../lambdas/domain/archive-record.ts';
 import type { Intent } from '../../lambdas/domain/intent.ts';
-import { itemSizeBytes } from './item-size.ts';
 
 export interface ArchiveBytes {
   /** Rows the lines were built from. */
@@ -30,7 +29,7 @@ export interface ArchiveBytes {
   readonly factLineGzBytes: number;
   readonly rowLineBytes: number;
   readonly rowLineGzBytes: number;
-  /** The key record (the key-table adapter's item) as DynamoDB bills its size (attribute names and values, without the 100-byte overhead). */
+  /** The bytes a key record adds to its bucket (the key-table adapter's attribute, name and value, as DynamoDB bills an item's size). */
   readonly keyRecordBytes: number;
 }
 
@@ -62,18 +61,15 @@ function archiveLinesOf(row: Intent, counter: { n: number }): { facts: string[];
 }
 
 /**
- * The key record of a resolved channel as the archiver writes it: the key-table adapter's own item
- * (lambdas/adapters/dynamodb/key-records.ts), for a row resolved at its last record and kept
- * ARCHIVE_RETENTION_YEARS (6).
+ * The bytes the key record of a resolved channel adds to its bucket as the archiver writes it (the
+ * key-table adapter's own attribute, lambdas/adapters/dynamodb/key-records.ts), for a row resolved
+ * at its last record, kept ARCHIVE_RETENTION_YEARS (6), in a deployment's bucket (KEY_BUCKET_CHARS).
  */
-function keyRecordItemOf(row: Intent, rowsObject: string) {
+function keyRecordBytesOf(row: Intent, rowsObject: string): number {
   const resolvedAt = row.transitions.at(-1)?.at ?? row.createdAt;
-  return marshall(
-    keyRecordItem({
-      record: keyRecordOf(archivedIntentOf(row), rowsObject),
-      expiresAt: keyRecordExpiry(resolvedAt, 6),
-    }),
-    { removeUndefinedValues: true },
+  return keyRecordBytes(
+    { record: keyRecordOf(archivedIntentOf(row), rowsObject), expiresAt: keyRecordExpiry(resolvedAt, 6) },
+    ARCHIVE_SETTINGS.KEY_BUCKET_CHARS.deployDefault,
   );
 }
 
@@ -111,7 +107,7 @@ export function archiveBytes(rows: readonly Intent[], batchRecords = 1000): Arch
     rowLineBytes: round(bytes(resolved) / resolved.length),
     rowLineGzBytes: round(gz(resolved) / resolved.length),
     keyRecordBytes: Math.round(
-      rows.reduce((n, row) => n + itemSizeBytes(keyRecordItemOf(row, objectKey)), 0) / rows.length,
+      rows.reduce((n, row) => n + keyRecordBytesOf(row, objectKey), 0) / rows.length,
     ),
   };
 }

@@ -27,6 +27,19 @@ export const ARCHIVE_SETTINGS = {
       'shorten it) and key records keep answering replays; HIPAA documentation is kept six years ' +
       '(45 CFR 164.316)',
   },
+  KEY_BUCKET_CHARS: {
+    kind: 'integer',
+    default: 2,
+    deployDefault: 5,
+    min: 1,
+    max: 8,
+    description:
+      'characters of the notice id naming a key-table bucket (32^n buckets; docs/archive.md "Key records"): ' +
+      'records are packed into buckets, which should stay near 1 KB (about 8 records) to cost one write ' +
+      'unit a record; 5 (33.5 million buckets) fits some 250 million channels resolved over the retention, ' +
+      'each character more 32 times that. Changing it on a live table means rebuilding the key table ' +
+      '(docs/deploy.md "Rebuilding the key table"); locally 2, so that tests pack many records a bucket',
+  },
 } as const;
 
 export const ARCHIVE_WIRING_SETTINGS = {

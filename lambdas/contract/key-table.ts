@@ -2,33 +2,38 @@
 // (lambdas/adapters/dynamodb/key-records.ts) and the local stack read these names to build and use
 // the same table.
 /**
- * The key table (docs/archive.md "Key records"): one compact item per (notice, channel) whose row
- * resolved, kept for the archive's retention (TTL), so that a POST replayed after the hot window is
- * answered 200/409 and never sent twice, and the timeline and operators find the archived row.
+ * The key table (docs/archive.md "Key records"): the compact key record of every (notice, channel)
+ * whose row resolved, kept for the archive's retention, so that a POST replayed after the hot
+ * window is answered 200/409 and never sent twice, and the timeline and operators find the
+ * archived row.
  *
- *   n (noticeId)   c (channel)   s      d                 u                   r                t
- *   ntc_…          email | sms   state  content digest    submitter digest    rows/ object     expiry
- *                                      (128+ bits)       (absent: none)      (short form)     (epoch s)
+ * Records are **packed**: an item is a bucket (`b`, the notice id's first KEY_BUCKET_CHARS
+ * characters after `ntc_`) holding one attribute per record, named by the rest of the notice id
+ * and a channel letter, its value the record's fields in one string:
+ *
+ *   b (bucket)   t (TTL, epoch s)   <rest of id><e|s> = "<state> <digest> <submitter|-> <rows/ object> <expiry>"
+ *
+ * DynamoDB bills every item 100 bytes on top of its own for storage; a record in an item of its
+ * own paid those 100 bytes, its keys and its names for six years, more than its content. Packed,
+ * a bucket's records share them (KEY_BUCKET_CHARS sized so that a bucket stays near 1 KB: one
+ * write unit per record, half a read unit per look-up).
  *
  * Its own table, apart from the ledger's: Standard-Infrequent-Access (storage at $0.10 instead of
- * $0.25 per GB-month) and no point-in-time recovery (another $0.20): every item is derived from a
- * `rows/` object that Object Lock keeps as long, so a lost table is rebuilt from the archive. One-
- * letter attribute names: six years of items are billed by their names too.
+ * $0.25 per GB-month) and no point-in-time recovery (another $0.20): every record is derived from
+ * a `rows/` object that Object Lock keeps as long, so a lost table is rebuilt from the archive.
  */
 export const KeyTable = {
-  partitionKey: 'n',
-  sortKey: 'c',
-  /** The TTL attribute (epoch seconds): the row's resolution + ARCHIVE_RETENTION_YEARS. */
+  partitionKey: 'b',
+  /**
+   * The TTL attribute (epoch seconds): the latest expiry of the bucket's records (each the row's
+   * resolution + ARCHIVE_RETENTION_YEARS), so an item outlives every record it holds; a record
+   * past its own expiry is removed from a bucket that is written again.
+   */
   ttlAttribute: 't',
-  /** What the row resolved to: the replay's answer, the operators' `archived` state. */
-  state: 's',
-  /** The row's content digest, cut to `KEY_DIGEST_CHARS` (lambdas/domain/archive-record.ts). */
-  contentDigest: 'd',
-  /** The submitter's principal digest (lambdas/domain/caller.ts `principalDigest`); absent: no submitter. */
-  submitter: 'u',
-  /** The `rows/` object holding the row, in its short form (lambdas/contract/archive.ts `shortRowsObject`). */
-  rowsObject: 'r',
 } as const;
+
+/** The letter a record's attribute name ends with: its channel. */
+export const KEY_RECORD_CHANNEL_LETTER = { email: 'e', sms: 's' } as const;
 
 /**
  * The key table's name when KEY_TABLE_NAME is unset: the ledger table's name and `-keys`

@@ -258,7 +258,7 @@ async function answerFromKeyRecord(
  * Intake. Primary course:
  *  1. check the request against the channels this deployment sends, the template catalog, the
  *     clock and the destinations (422 material) before anything is sealed or written;
- *  2. read the notice's key records (one eventually consistent Query): a requested channel with
+ *  2. read the notice's key records (one eventually consistent GetItem of its bucket): a requested channel with
  *     one resolved already, and its row may have left the table (HOT_RETENTION): it is answered
  *     from the key record (duplicate, or conflict naming what differs from the archived row) and
  *     not reserved;

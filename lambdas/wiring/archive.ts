@@ -46,7 +46,9 @@ export function buildArchiverRuntime(
   const config = readConfig(env);
   return {
     store: archiveObjects(config, clients.adopt, 'the archiver'),
-    keyRecords: dynamoDbKeyRecords(keyTable(config, clients.dynamodb)),
+    keyRecords: dynamoDbKeyRecords(keyTable(config, clients.dynamodb), {
+      bucketChars: config.KEY_BUCKET_CHARS,
+    }),
     clock: systemClock,
     retentionYears: config.ARCHIVE_RETENTION_YEARS,
   };

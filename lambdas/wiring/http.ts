@@ -53,7 +53,11 @@ export async function buildHttpRuntime(
     deps: {
       store: httpLedger(table),
       // A channel whose row left the table (HOT_RETENTION): intake's replay, the timeline's read.
-      keyRecords: { keyRecordsOf: dynamoDbKeyRecords(keyTable(config, clients.dynamodb)).keyRecordsOf },
+      keyRecords: {
+        keyRecordsOf: dynamoDbKeyRecords(keyTable(config, clients.dynamodb), {
+          bucketChars: config.KEY_BUCKET_CHARS,
+        }).keyRecordsOf,
+      },
       archivedRows: archiveObjects(
         config,
         clients.adopt,

@@ -24,12 +24,12 @@ export const KEY_TABLE_NO_PITR_REASON =
   'would double its storage price for six years of items; deletion protection and RETAIN guard the table itself.';
 
 /**
- * The key table (lambdas/contract/key-table.ts, whose names this construct imports): one compact
- * item per resolved (notice, channel), kept for the archive's retention, so that a replay after
- * the hot window is answered and never sent twice.
+ * The key table (lambdas/contract/key-table.ts, whose names this construct imports): the compact
+ * key record of every resolved (notice, channel), packed into buckets of notice ids, kept for the
+ * archive's retention, so that a replay after the hot window is answered and never sent twice.
  *
  * Priced for six years of items: Standard-Infrequent-Access ($0.10 per GB-month, writes and reads
- * dearer, both rare: one write per channel, one Query per POST), provisioned with auto scaling
+ * dearer, both rare: one write per channel, one GetItem per POST), provisioned with auto scaling
  * (its writes are the archiver's batches, smooth and retried: ./table-capacity.ts) or on demand as
  * `tableCapacity` says, TTL on the expiry.
  * NO point-in-time recovery: the table is derived data, rebuilt from the archive's `rows/`
@@ -49,7 +49,6 @@ export class KeyTable extends Construct {
     // compares the two.
     this.table = new Table(this, 'Table', {
       partitionKey: { name: Schema.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: Schema.sortKey, type: AttributeType.STRING },
       ...tableCapacityProps(capacity, capacity.keyTable),
       tableClass: TableClass.STANDARD_INFREQUENT_ACCESS,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: false },

@@ -61,7 +61,7 @@ export const ARCHIVER_STREAM = {
  *   positions go to the failure queue (its alarm pages; so do IteratorAge and Errors before).
  *
  * Grants (the function's one managed policy): the three stream reads and the table key through
- * DynamoDB; the archive's prefixes (NoticeFunction.bindArchive); BatchWriteItem on the key table
+ * DynamoDB; the archive's prefixes (NoticeFunction.bindArchive); UpdateItem on the key table
  * only (nothing of the ledger table: the archiver writes no item there); SendMessage to its
  * failure queue (the on-failure destination).
  */

@@ -215,15 +215,16 @@ export class NoticeFunction extends Construct {
   }
 
   /**
-   * The key table (lambdas/contract/key-table.ts): `write` (the archiver) BatchWriteItem only,
-   * `read` (the http function: intake's replay, the timeline, operators' acts) Query only; the
-   * table key through DynamoDB (the ledger's key). Sets KEY_TABLE_NAME.
+   * The key table (lambdas/contract/key-table.ts): `write` (the archiver: a record set in its
+   * bucket) UpdateItem only, `read` (the http function: intake's replay, the timeline, operators'
+   * acts: a notice's bucket) GetItem only; the table key through DynamoDB (the ledger's key). Sets
+   * KEY_TABLE_NAME.
    */
   bindKeyTable(keyTable: KeyTable, use: 'write' | 'read'): void {
     this.role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: use === 'write' ? 'WriteKeyRecords' : 'ReadKeyRecords',
-        actions: [use === 'write' ? 'dynamodb:BatchWriteItem' : 'dynamodb:Query'],
+        actions: [use === 'write' ? 'dynamodb:UpdateItem' : 'dynamodb:GetItem'],
         resources: [keyTable.tableArn],
       }),
     );

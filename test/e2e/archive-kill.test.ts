@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, expect, it } from 'vitest';
 import { dynamoDbKeyRecords } from '../../lambdas/adapters/dynamodb/key-records.ts';
 import { LedgerTableClient } from '../../lambdas/adapters/dynamodb/ledger/table-client.ts';
+import { ARCHIVE_SETTINGS } from '../../lambdas/contract/archive-settings.ts';
 import { type IntentState, isTerminal } from '../../lambdas/domain/state-machine.ts';
 import { ddbClient, uniqueTableName } from '../helpers/dynamodb.ts';
 import { freePort, makeDataDir, startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
@@ -153,6 +154,8 @@ it(`${NOTICES} notices, the archiver killed between its writes and by SIGKILL ${
   const ddb = ddbClient();
   const reader = dynamoDbKeyRecords(
     new LedgerTableClient({ client: ddb, tableName: stack.state.keyTableName }),
+    // The stack's KEY_BUCKET_CHARS: the local default (the stack is started without one).
+    { bucketChars: ARCHIVE_SETTINGS.KEY_BUCKET_CHARS.default },
   );
   const problems: string[] = [];
   for (const t of settled.timelines) {

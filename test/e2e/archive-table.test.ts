@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, expect, it } from 'vitest';
 import { dynamoDbKeyRecords } from '../../lambdas/adapters/dynamodb/key-records.ts';
 import { LedgerTableClient } from '../../lambdas/adapters/dynamodb/ledger/table-client.ts';
+import { ARCHIVE_SETTINGS } from '../../lambdas/contract/archive-settings.ts';
 import { ddbClient } from '../helpers/dynamodb.ts';
 import { localIamReport, startStackProcess, stopAllStacks } from '../helpers/local-stack.ts';
 import { archiveProblems, readArchive, transitionCount } from './archive-support.ts';
@@ -102,6 +103,8 @@ it(`${NOTICES} notices: every transition of every row is in the archive exactly 
   expect(stack.state.keyTableName).not.toBe(stack.state.tableName);
   const reader = dynamoDbKeyRecords(
     new LedgerTableClient({ client: ddb, tableName: stack.state.keyTableName }),
+    // The stack's KEY_BUCKET_CHARS: the local default (the stack is started without one).
+    { bucketChars: ARCHIVE_SETTINGS.KEY_BUCKET_CHARS.default },
   );
   const keyRecords = await mapLimited(noticeIds, 16, async (noticeId) =>
     (await reader.keyRecordsOf(noticeId)).map((record) => ({

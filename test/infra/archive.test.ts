@@ -307,7 +307,7 @@ describe('archiver (delivery stack)', () => {
       's3:PutObject': [JSON.stringify(objects('facts/')), JSON.stringify(objects('rows/'))],
       's3:GetObject': [JSON.stringify(objects('facts/')), JSON.stringify(objects('rows/'))],
       's3:ListBucket': [JSON.stringify(BUCKET_ARN)],
-      'dynamodb:BatchWriteItem': [keyTableArn()],
+      'dynamodb:UpdateItem': [keyTableArn()],
       'sqs:SendMessage': own(failures, 'Arn'),
       'sqs:GetQueueAttributes': own(failures, 'Arn'),
       'sqs:GetQueueUrl': own(failures, 'Arn'),
@@ -315,9 +315,7 @@ describe('archiver (delivery stack)', () => {
     // The key table only: nothing of the ledger table (no item of it, so no LeadingKeys to bound);
     // the tables' key through DynamoDB only.
     expect(keyTableArn()).not.toEqual(ledgerTableArn());
-    expect(
-      statements.find((s) => actionsOf(s).includes('dynamodb:BatchWriteItem'))?.Condition,
-    ).toBeUndefined();
+    expect(statements.find((s) => actionsOf(s).includes('dynamodb:UpdateItem'))?.Condition).toBeUndefined();
     expect(
       JSON.stringify(statements.find((s) => s.Sid === 'LedgerTableKeyThroughDynamoDB')?.Condition),
     ).toContain('dynamodb.');
@@ -346,9 +344,9 @@ describe('archiver (delivery stack)', () => {
         Resource: objects(Archive.rowsPrefix),
       },
     ]);
-    // It finds a notice's key records with a Query of the key table, and may do nothing else there.
+    // It finds a notice's key records with a GetItem of its bucket, and may do nothing else there.
     const keyTableGrants = [...grantsOf(http)].filter(([, resources]) => resources?.includes(keyTableArn()));
-    expect(keyTableGrants.map(([action]) => action)).toEqual(['dynamodb:Query']);
+    expect(keyTableGrants.map(([action]) => action)).toEqual(['dynamodb:GetItem']);
     for (const name of FUNCTION_NAMES.filter((n) => n !== 'http' && n !== 'archiver')) {
       const statements = roleStatements(delivery, logicalId(synth.delivery.functions[name].role));
       expect(
@@ -407,9 +405,9 @@ function acknowledgedRules(construct: IConstruct): Record<string, string> {
 function keyTableArn(): string {
   const [arn] =
     grantsOf(roleStatements(delivery, logicalId(synth.delivery.functions.archiver.role))).get(
-      'dynamodb:BatchWriteItem',
+      'dynamodb:UpdateItem',
     ) ?? [];
-  if (!arn) throw new Error('the archiver has no BatchWriteItem grant');
+  if (!arn) throw new Error('the archiver has no UpdateItem grant');
   expect(arn).toContain(logicalId(synth.stateful.keyTable.table));
   return arn;
 }
@@ -431,14 +429,9 @@ describe('key table', () => {
 
   it('is a table of its own: the contract’s keys, Standard-IA, provisioned, TTL on its expiry, no stream', () => {
     expect(keyTable()).toMatchObject({
-      KeySchema: [
-        { AttributeName: KeyTable.partitionKey, KeyType: 'HASH' },
-        { AttributeName: KeyTable.sortKey, KeyType: 'RANGE' },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: KeyTable.partitionKey, AttributeType: 'S' },
-        { AttributeName: KeyTable.sortKey, AttributeType: 'S' },
-      ],
+      // Buckets of packed records: a partition key only.
+      KeySchema: [{ AttributeName: KeyTable.partitionKey, KeyType: 'HASH' }],
+      AttributeDefinitions: [{ AttributeName: KeyTable.partitionKey, AttributeType: 'S' }],
       TableClass: 'STANDARD_INFREQUENT_ACCESS',
       // Provisioned with auto scaling by default (CloudFormation's default mode, left out by CDK):
       // test/infra/table-capacity.test.ts.

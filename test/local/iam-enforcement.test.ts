@@ -8,7 +8,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { BatchWriteItemCommand, DynamoDBServiceException, QueryCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBServiceException,
+  GetItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import {
   AccessDeniedException as EventBridgeAccessDenied,
   EventBridgeClient,
@@ -413,24 +418,28 @@ describe('local IAM on the functions’ clients (the committed role policies)', 
     expect(logged.join('\n')).toContain('IAM: sendEmail@ses may not dynamodb:Query');
   });
 
-  it('the key table: the archiver may only BatchWriteItem there, the http function only Query it; neither elsewhere', async () => {
+  it('the key table: the archiver may only UpdateItem there, the http function only GetItem; neither elsewhere', async () => {
     // Prepare: the key table the local stack derives from the ledger table's name (KEY_TABLE_NAME unset).
     enforce();
     const archiver = buildAwsClients('archiver').dynamodb;
     const http = buildAwsClients('http').dynamodb;
     const put = (table: string) =>
-      new BatchWriteItemCommand({
-        RequestItems: { [table]: [{ PutRequest: { Item: { n: { S: 'ntc_1' }, c: { S: 'sms' } } } }] },
+      new UpdateItemCommand({
+        TableName: table,
+        Key: { b: { S: 'ab' } },
+        UpdateExpression: 'SET #r = :r',
+        ExpressionAttributeNames: { '#r': 'cdefs' },
+        ExpressionAttributeValues: { ':r': { S: 'd x - y z' } },
       });
-    const query = (table: string) => new QueryCommand({ TableName: table, KeyConditionExpression: 'x' });
+    const get = (table: string) => new GetItemCommand({ TableName: table, Key: { b: { S: 'ab' } } });
 
     // Act
     await archiver.send(put('ledger-t-keys'));
-    await http.send(query('ledger-t-keys'));
+    await http.send(get('ledger-t-keys'));
     const allowed = received.length;
     const denied = [
       await failure(archiver.send(put('ledger-t'))),
-      await failure(archiver.send(query('ledger-t-keys'))),
+      await failure(archiver.send(get('ledger-t-keys'))),
       await failure(http.send(put('ledger-t-keys'))),
     ];
 
@@ -439,9 +448,9 @@ describe('local IAM on the functions’ clients (the committed role policies)', 
     expect(received).toHaveLength(2);
     for (const error of denied) expect(error.name).toBe('AccessDeniedException');
     expect(iam?.denials().map((d) => `${d.role} ${d.action} ${d.resource.split(':table/')[1]}`)).toEqual([
-      'archiver dynamodb:BatchWriteItem ledger-t',
-      'archiver dynamodb:Query ledger-t-keys',
-      'http dynamodb:BatchWriteItem ledger-t-keys',
+      'archiver dynamodb:UpdateItem ledger-t',
+      'archiver dynamodb:GetItem ledger-t-keys',
+      'http dynamodb:UpdateItem ledger-t-keys',
     ]);
   });
 

@@ -1,4 +1,10 @@
-import type { CreateTableCommandInput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  type CreateTableCommandInput,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  type DynamoDBClient,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-dynamodb';
 import { KeyTable } from '../../contract/key-table.ts';
 import { TABLE_CAPACITY_DEFAULTS, type TableCapacity } from '../../contract/table-capacity.ts';
 import { billingOf, createWithTtl, waitUntilActive } from './ledger-table.ts';
@@ -16,23 +22,43 @@ export function keyTableDefinition(
     TableName: tableName,
     ...billingOf(capacity.mode, capacity.keyTable),
     TableClass: 'STANDARD_INFREQUENT_ACCESS',
-    AttributeDefinitions: [
-      { AttributeName: KeyTable.partitionKey, AttributeType: 'S' },
-      { AttributeName: KeyTable.sortKey, AttributeType: 'S' },
-    ],
-    KeySchema: [
-      { AttributeName: KeyTable.partitionKey, KeyType: 'HASH' },
-      { AttributeName: KeyTable.sortKey, KeyType: 'RANGE' },
-    ],
+    AttributeDefinitions: [{ AttributeName: KeyTable.partitionKey, AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: KeyTable.partitionKey, KeyType: 'HASH' }],
   };
 }
 
-/** Creates the key table if it is missing (stacks may share one DynamoDB), with its TTL; waits until ACTIVE. */
+/**
+ * Creates the key table if it is missing (stacks may share one DynamoDB), with its TTL; waits
+ * until ACTIVE. A local table of an earlier layout (other keys: a record per item) is dropped and
+ * created anew: its records are derived data, and the archive they came from is still there
+ * (docs/deploy.md "Rebuilding the key table").
+ */
 export async function ensureKeyTable(
   client: DynamoDBClient,
   tableName: string,
   capacity: TableCapacity = TABLE_CAPACITY_DEFAULTS,
 ): Promise<void> {
-  await createWithTtl(client, keyTableDefinition(tableName, capacity), KeyTable.ttlAttribute);
+  const definition = keyTableDefinition(tableName, capacity);
+  await createWithTtl(client, definition, KeyTable.ttlAttribute);
+  const table = await waitUntilActive(client, tableName);
+  const keysOf = (schema: readonly { AttributeName?: string; KeyType?: string }[] | undefined) =>
+    (schema ?? []).map((k) => `${k.AttributeName}:${k.KeyType}`).join(',');
+  if (keysOf(table.KeySchema) === keysOf(definition.KeySchema)) return;
+  await client.send(new DeleteTableCommand({ TableName: tableName }));
+  await waitUntilDeleted(client, tableName);
+  await createWithTtl(client, definition, KeyTable.ttlAttribute);
   await waitUntilActive(client, tableName);
+}
+
+async function waitUntilDeleted(client: DynamoDBClient, tableName: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      await client.send(new DescribeTableCommand({ TableName: tableName }));
+    } catch (error) {
+      if (error instanceof ResourceNotFoundException) return;
+      throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`table ${tableName} was not deleted within 10 s`);
 }
