@@ -80,8 +80,10 @@ export const ASSUMPTIONS = {
    * request; the idle minimum is priced apart (docs/cost.md "Idle").
    */
   provisionedUtilization: DEPLOYMENT_ONLY_DEFAULTS.tableCapacity.targetUtilizationPercent / 100,
-  /** Function memory (lib/config.ts `memorySize`). */
-  lambdaMemoryGb: 0.5,
+  /** Function memory (lib/config.ts `memorySize`), but the provider-events function's (`memorySizes`). */
+  lambdaMemoryGb: DEPLOYMENT_ONLY_DEFAULTS.memorySize / 1024,
+  providerEventsMemoryGb:
+    (DEPLOYMENT_ONLY_DEFAULTS.memorySizes.providerEvents ?? DEPLOYMENT_ONLY_DEFAULTS.memorySize) / 1024,
   /** Intake in batches of 100 notices per `POST /v1/notices/batch`. */
   noticesPerApiRequest: 100,
   /** Intake function billed time per batch of 100 (ten in parallel). */
@@ -91,8 +93,12 @@ export const ASSUMPTIONS = {
    * backlog and pacing) ≈ 35 ms.
    */
   senderMsPerChannel: 35,
-  /** Provider-event function billed time per event (one GetItem, at most one UpdateItem). */
-  eventMsPerEvent: 20,
+  /**
+   * Provider-event function billed time per event (a signature check, one GetItem, at most one
+   * UpdateItem): 20 ms at 512 MB; at its 256 MB, 25 ms (the two DynamoDB round trips do not slow
+   * with less CPU; parsing and HMAC, a few ms, do).
+   */
+  eventMsPerEvent: 25,
   /**
    * SES events per delivered e-mail: DELIVERY alone (EventBridge, free), one invocation of the
    * provider-events function reading and writing the row. The configuration set publishes no
@@ -201,8 +207,9 @@ function priced(mode: CapacityMode): string {
     ? '[on-demand]'
     : `[provisioned, ${Math.round(ASSUMPTIONS.provisionedUtilization * 100)} % utilisation assumed]`;
 }
-const gbs = (ms: number) => (ms / 1000) * ASSUMPTIONS.lambdaMemoryGb;
-const invocation = (ms: number) => PRICES.lambdaRequest + gbs(ms) * PRICES.lambdaArmGbSecond;
+const gbs = (ms: number, memoryGb: number = ASSUMPTIONS.lambdaMemoryGb) => (ms / 1000) * memoryGb;
+const invocation = (ms: number, memoryGb?: number) =>
+  PRICES.lambdaRequest + gbs(ms, memoryGb) * PRICES.lambdaArmGbSecond;
 const logsUsd = (bytes: number) => (bytes / 1024 ** 3) * PRICES.logsIngestGb;
 const r = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
 /** Stored bytes × months → GB-months (GiB, as AWS bills). */
@@ -326,8 +333,8 @@ export function kindCost(
   // route instead, which adds PRICES.httpApiRequest per callback ($2 per million SMS).
   add(
     'Lambda',
-    `delivery reports: ${callbacks} Twilio status callbacks (function URL) + ${sesEvents} SES event${sesEvents === 1 ? '' : 's'} (EventBridge, free), ${ASSUMPTIONS.eventMsPerEvent} ms each`,
-    M * reportEvents * invocation(ASSUMPTIONS.eventMsPerEvent),
+    `delivery reports: ${callbacks} Twilio status callbacks (function URL) + ${sesEvents} SES event${sesEvents === 1 ? '' : 's'} (EventBridge, free), ${ASSUMPTIONS.eventMsPerEvent} ms each at ${ASSUMPTIONS.providerEventsMemoryGb * 1024} MB`,
+    M * reportEvents * invocation(ASSUMPTIONS.eventMsPerEvent, ASSUMPTIONS.providerEventsMemoryGb),
     sms ? 'measured' : 'derived',
   );
 

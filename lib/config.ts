@@ -140,6 +140,7 @@ export const DEPLOYMENT_ONLY_DEFAULTS = {
   oldestUnresolvedAlarmSeconds: 3_600,
   queueAgeAlarmSeconds: 900,
   reservedConcurrency: {} as Partial<Record<FunctionName, number>>,
+  memorySizes: { providerEvents: 256 } as Partial<Record<FunctionName, number>>,
   tableCapacity: TABLE_CAPACITY_DEFAULTS,
 } as const;
 
@@ -166,7 +167,11 @@ export const DEPLOYMENT_ONLY_MEANINGS: Readonly<Record<keyof typeof DEPLOYMENT_O
     "are the provider-events function's reserved concurrency (docs/architecture.md §8)",
   providerCallbackBurstLimit:
     "floor of each provider webhook route's burst; otherwise 2 × its rate (at most 5 000)",
-  memorySize: 'memory of every function (MB)',
+  memorySize: 'memory of every function (MB) that `memorySizes` does not name',
+  memorySizes:
+    'memory per function (MB), e.g. `{ "reconciler": 1024 }` (keys as for reservedConcurrency), added to the ' +
+    'defaults: providerEvents 256 (a delivery report is a signature check and two ledger requests, waiting on ' +
+    'DynamoDB more than computing: half the memory, half the price per millisecond; docs/cost.md)',
   oldestUnresolvedAlarmSeconds: 'alarm when the oldest unresolved intent is older than this (seconds)',
   queueAgeAlarmSeconds: "alarm when a queue's oldest message is older than this (seconds)",
   reservedConcurrency:
@@ -248,6 +253,10 @@ const DEPLOYMENT_ONLY_SHAPE = {
   oldestUnresolvedAlarmSeconds: int(60, 7 * 86_400),
   queueAgeAlarmSeconds: int(60, 14 * 86_400),
   reservedConcurrency: z.partialRecord(z.enum(FUNCTION_NAMES), int(1, 1000)),
+  // Given keys join the defaults: naming one function does not reset another's.
+  memorySizes: z
+    .partialRecord(z.enum(FUNCTION_NAMES), int(128, 10_240))
+    .transform((sizes) => ({ ...DEPLOYMENT_ONLY_DEFAULTS.memorySizes, ...sizes })),
   tableCapacity: tableCapacityShape(TABLE_CAPACITY_DEFAULTS),
 } satisfies Record<keyof typeof DEPLOYMENT_ONLY_DEFAULTS, z.ZodType>;
 
@@ -351,6 +360,8 @@ export interface NoticeLedgerConfig {
   readonly senderTimeoutSeconds: number;
   readonly alarms: { readonly oldestUnresolvedSeconds: number; readonly queueAgeSeconds: number };
   readonly reservedConcurrency: Readonly<Partial<Record<FunctionName, number>>>;
+  /** Memory per function where `memorySizes` names it; `memorySize` for the others. */
+  readonly memorySizes: Readonly<Partial<Record<FunctionName, number>>>;
   /** Outcome events and their signed webhooks (lib/outcome-config.ts). */
   readonly outcomes: OutcomeConfig;
 }
@@ -520,6 +531,7 @@ export function readConfig(
       callbackBurstLimit: c.providerCallbackBurstLimit,
     },
     memorySize: c.memorySize,
+    memorySizes: c.memorySizes,
     senderTimeoutSeconds,
     alarms: {
       oldestUnresolvedSeconds: c.oldestUnresolvedAlarmSeconds,

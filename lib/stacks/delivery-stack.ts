@@ -135,7 +135,7 @@ export class DeliveryStack extends Stack {
         bundle: bundleSelection(name, config.providers),
         registeredProviders: REGISTERED_PROVIDER_IDS,
         environment,
-        memorySize: config.memorySize,
+        memorySize: config.memorySizes[name] ?? config.memorySize,
         logRetention: config.logRetention,
         logEncryptionKey: keys.observability,
         ...(reserved === undefined ? {} : { reservedConcurrentExecutions: reserved }),

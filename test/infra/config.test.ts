@@ -72,6 +72,9 @@ describe('deployment settings (deploy/settings.json)', () => {
       // A deployment's watches fire after minutes (longer than the intake's timeout), local ones
       // after seconds.
       INDEX_WATCH_DELAY_MS: String(OPERATOR_SETTINGS.INDEX_WATCH_DELAY_MS.deployDefault),
+      // A deployment's key-table buckets are sized for its volume; local ones are few, so that
+      // tests pack many records a bucket.
+      KEY_BUCKET_CHARS: String(OPERATOR_SETTINGS.KEY_BUCKET_CHARS.deployDefault),
     });
     expect(runtime.HOT_RETENTION).toBe(35 * 86_400_000);
     expect(runtime.INDEX_WATCH_DELAY_MS).toBe(5_000);

@@ -49,6 +49,7 @@ interface FunctionProperties {
   readonly Architectures?: string[];
   readonly Handler?: string;
   readonly Timeout?: number;
+  readonly MemorySize?: number;
   readonly LoggingConfig?: { readonly LogGroup?: unknown };
   readonly DeadLetterConfig?: unknown;
   readonly Environment?: { readonly Variables?: Record<string, unknown> };
@@ -82,6 +83,32 @@ describe('delivery stack: functions', () => {
       expect(environmentOf(key).NODE_OPTIONS, key).toBe('--enable-source-maps');
       expect(props?.LoggingConfig?.LogGroup, key).toEqual({ Ref: logicalId(fn(key).logGroup) });
     }
+  });
+
+  it('gives each function `memorySize` (512 MB), the provider-events function its `memorySizes` default (256 MB)', () => {
+    for (const key of FUNCTIONS) {
+      expect(functionProps(key)?.MemorySize, key).toBe(key === 'providerEvents' ? 256 : 512);
+    }
+  });
+
+  it('memorySizes: a function named joins the defaults; the provider-events one keeps its 256 MB unless named', () => {
+    const sized = synthesize({
+      bundle: false,
+      settings: { memorySize: 1024, memorySizes: { reconciler: 2048 } },
+    });
+    const memory = (key: FunctionKey) =>
+      sized.deliveryTemplate.findResources('AWS::Lambda::Function')[
+        logicalId(sized.delivery.functions[key].function)
+      ]?.Properties?.MemorySize;
+    expect(memory('reconciler')).toBe(2048);
+    expect(memory('providerEvents')).toBe(256);
+    expect(memory('http')).toBe(1024);
+    const named = synthesize({ bundle: false, settings: { memorySizes: { providerEvents: 512 } } });
+    expect(
+      named.deliveryTemplate.findResources('AWS::Lambda::Function')[
+        logicalId(named.delivery.functions.providerEvents.function)
+      ]?.Properties?.MemorySize,
+    ).toBe(512);
   });
 
   it('gives each function its own log group with retention and the observability key', () => {
@@ -945,7 +972,11 @@ describe('delivery stack: alarms and dashboard', () => {
     expect(count('AWS/Lambda', 'IteratorAge')).toBe(1);
     expect(count('NoticeLedger', 'HttpInternalErrors')).toBe(1);
     expect(count('AWS/ApiGateway', '5xx')).toBe(1);
-    expect(alarms).toHaveLength(35);
+    // Provisioned capacity (tableCapacity): reads and writes throttled on the ledger table, its
+    // open index and the key table.
+    expect(count('AWS/DynamoDB', 'ReadThrottleEvents')).toBe(3);
+    expect(count('AWS/DynamoDB', 'WriteThrottleEvents')).toBe(3);
+    expect(alarms).toHaveLength(41);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       if (alarm.MetricName !== 'OldestUnresolvedAgeSeconds')
