@@ -45,6 +45,22 @@ function claimPlan(intent: Intent, workerId: string, now = T0 + 1) {
   return decision.plan;
 }
 
+/** The provider's answer to a claimed row, planned as a sender plans it (three attempts, no jitter). */
+function outcomePlan(
+  sending: Intent,
+  outcome: Parameters<typeof planOutcome>[1],
+  now: number,
+  provider: string,
+) {
+  return planOutcome(sending, outcome, {
+    now,
+    provider,
+    policy: { baseMs: 1000, capMs: 10_000, maxAttempts: 3 },
+    random: () => 0.5,
+    timing: TEST_TIMING,
+  });
+}
+
 beforeAll(async () => {
   await ensureLedgerTable(client, tableName);
 });
@@ -247,17 +263,7 @@ describe('DynamoDbLedgerStore.apply (claim and transitions)', () => {
     await store.reserve(intent);
     const sending = claimPlan(intent, 'w1');
     await store.apply(sending);
-    const accepted = planOutcome(
-      sending.next,
-      { kind: 'accepted', receiptId: 'msg-1' },
-      {
-        now: T0 + 50,
-        provider: 'ses',
-        policy: { baseMs: 1000, capMs: 10_000, maxAttempts: 3 },
-        random: () => 0.5,
-        timing: TEST_TIMING,
-      },
-    );
+    const accepted = outcomePlan(sending.next, { kind: 'accepted', receiptId: 'msg-1' }, T0 + 50, 'ses');
     await store.apply(accepted);
     const delivered = planTransition(
       accepted.next,
@@ -657,16 +663,11 @@ describe('request counts and capacity (reported in docs/table-design.md)', () =>
     const claim = claimPlan(intent, 'w1');
     await store.apply(claim);
     await store.apply(
-      planOutcome(
+      outcomePlan(
         claim.next,
         { kind: 'accepted', receiptId: 'SM0123456789abcdef0123456789abcdef' },
-        {
-          now: T0 + 20,
-          provider: 'twilio',
-          policy: { baseMs: 1000, capMs: 10_000, maxAttempts: 3 },
-          random: () => 0.5,
-          timing: TEST_TIMING,
-        },
+        T0 + 20,
+        'twilio',
       ),
     );
     expect(calls.map((c) => c.operation)).toEqual(['reserve', 'apply:sending', 'apply:accepted']);
@@ -679,16 +680,11 @@ describe('request counts and capacity (reported in docs/table-design.md)', () =>
     await store.reserve(intent);
     const claim = claimPlan(intent, 'w1');
     await store.apply(claim);
-    const accepted = planOutcome(
+    const accepted = outcomePlan(
       claim.next,
       { kind: 'accepted', receiptId: 'SM0123456789abcdef0123456789abcdef' },
-      {
-        now: T0 + 20,
-        provider: 'twilio',
-        policy: { baseMs: 1000, capMs: 10_000, maxAttempts: 3 },
-        random: () => 0.5,
-        timing: TEST_TIMING,
-      },
+      T0 + 20,
+      'twilio',
     );
     await store.apply(accepted);
     await store.apply(
@@ -973,17 +969,7 @@ describe('provider batch calls', () => {
     expect(await store.getBatch('bat_never')).toBeUndefined();
 
     const sending = (await store.get(a.noticeId, 'email')) as Intent;
-    const unknown = planOutcome(
-      sending,
-      { kind: 'ambiguous', code: 'timeout' },
-      {
-        now: T0 + 3,
-        provider: 'resend',
-        policy: { baseMs: 1000, capMs: 10_000, maxAttempts: 3 },
-        random: () => 0.5,
-        timing: TEST_TIMING,
-      },
-    );
+    const unknown = outcomePlan(sending, { kind: 'ambiguous', code: 'timeout' }, T0 + 3, 'resend');
     await store.apply(unknown);
     expect((await store.get(a.noticeId, 'email'))?.batch).toBe(batchId);
     const accepted = planTransition(

@@ -360,7 +360,8 @@ describe('reconcile', () => {
 });
 
 describe('applyDeliveryReport', () => {
-  it('moves accepted to delivered; duplicates and out-of-order reports change nothing more', async () => {
+  /** A notice whose SMS the provider accepted, and the provider's report on it (kind to add). */
+  async function acceptedSms() {
     const { world, noticeId } = await submitted();
     await deliverIntent({ noticeId, channel: 'sms' }, world.deps);
     const receiptId = (await world.store.get(noticeId, 'sms'))?.providerReceiptId as string;
@@ -370,6 +371,11 @@ describe('applyDeliveryReport', () => {
       receiptId,
       at: world.clock.now() + 5,
     };
+    return { world, noticeId, report };
+  }
+
+  it('moves accepted to delivered; duplicates and out-of-order reports change nothing more', async () => {
+    const { world, noticeId, report } = await acceptedSms();
     expect(await applyDeliveryReport({ ...report, kind: 'delivered' }, world.deps)).toMatchObject({
       kind: 'applied',
       state: 'delivered',
@@ -389,16 +395,9 @@ describe('applyDeliveryReport', () => {
   });
 
   it('a report that keeps losing its write to other writers is thrown for a retry, never dropped', async () => {
-    const { world, noticeId } = await submitted();
-    await deliverIntent({ noticeId, channel: 'sms' }, world.deps);
-    const receiptId = (await world.store.get(noticeId, 'sms'))?.providerReceiptId as string;
-    const report = {
-      ref: { noticeId, channel: 'sms' as const },
-      provider: 'twilio',
-      receiptId,
-      kind: 'delivered' as const,
-      at: world.clock.now() + 5,
-    };
+    const accepted = await acceptedSms();
+    const { world, noticeId } = accepted;
+    const report = { ...accepted.report, kind: 'delivered' as const };
     // Every conditional write loses (another writer moved the row each time).
     let writes = 0;
     const contended = {
