@@ -10,10 +10,11 @@
  * Objects are files under `<dir>/<bucket>/<key>._S3rver_object` (metadata beside them); the
  * front's journal (./object-lock.ts) is `<journal>`.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { join, relative, sep } from 'node:path';
 import { DeleteObjectCommand, ListBucketsCommand, ListObjectsCommand, S3Client } from '@aws-sdk/client-s3';
 import { closeServer } from '../loopback-server.ts';
 import { type S3Front, startS3Front } from './front.ts';
@@ -59,13 +60,14 @@ export interface LocalS3Options {
 
 export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
   await mkdir(options.directory, { recursive: true });
+  const journal = new StoreJournal(options.journalFile);
+  const torn = await removeTornObjects(options.directory, journal);
   const s3rver = new S3rver({ address: '127.0.0.1', port: 0, directory: options.directory, silent: true });
   const address = await s3rver.run();
   const upstream = `http://127.0.0.1:${address.port}`;
   let front: S3Front | undefined;
   try {
-    const journal = new StoreJournal(options.journalFile);
-    const rolledBack = await reconcile(upstream, options.region, journal);
+    const rolledBack = torn + (await reconcile(upstream, options.region, journal));
     front = await startS3Front({
       upstream,
       journal,
@@ -90,6 +92,37 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
     await closeServer(s3rver.httpServer);
     throw error;
   }
+}
+
+const METADATA_SUFFIX = '._S3rver_metadata.json';
+const OBJECT_SUFFIX = '._S3rver_object';
+
+/**
+ * Before s3rver starts: an object whose metadata file a kill cut mid-write (s3rver writes the
+ * object, then its metadata, then answers) makes s3rver answer every listing of its bucket with
+ * a 500, so the store could not start again. Such an object was never acknowledged, so the journal
+ * does not name it: its files are removed, as S3 would never have stored it. One the journal
+ * names is left for s3rver to report. Answers how many were removed.
+ */
+async function removeTornObjects(directory: string, journal: StoreJournal): Promise<number> {
+  let removed = 0;
+  const files = await readdir(directory, { recursive: true, encoding: 'utf8' });
+  for (const file of files.filter((f) => f.endsWith(METADATA_SUFFIX))) {
+    const path = join(directory, file);
+    try {
+      JSON.parse(await readFile(path, 'utf8'));
+      continue;
+    } catch {
+      // Torn (or emptied) by a kill: below.
+    }
+    const [bucket = '', ...rest] = relative(directory, path).split(sep);
+    const key = rest.join('/').slice(0, -METADATA_SUFFIX.length);
+    if (journal.object(bucket, key)) continue;
+    const objectPath = path.slice(0, -METADATA_SUFFIX.length) + OBJECT_SUFFIX;
+    await Promise.all([path, objectPath, `${objectPath}.md5`].map((f) => rm(f, { force: true })));
+    removed += 1;
+  }
+  return removed;
 }
 
 /**

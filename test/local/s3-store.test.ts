@@ -300,6 +300,33 @@ describe('local S3 store: what the front emulates', () => {
     );
   });
 
+  it('across a restart: an object whose metadata a kill cut mid-write is removed, and the store starts', async () => {
+    const s3 = client();
+    const kept = 'facts/day=2027-03-07/shard-1/kept.jsonl.gz';
+    const torn = 'facts/day=2027-03-07/shard-1/torn.jsonl.gz';
+    for (const key of [kept, torn]) {
+      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: gzipSync('{}\n') }));
+    }
+    await store?.close();
+    // A kill inside s3rver's write: the object's file is there, its metadata file cut short, and
+    // the front never answered (so never journaled) it.
+    const journalFile = storeOptions().journalFile;
+    const lines = (await readFile(journalFile, 'utf8')).trimEnd().split('\n');
+    await writeFile(journalFile, `${lines.filter((l) => !l.includes('torn.jsonl.gz')).join('\n')}\n`);
+    await writeFile(join(dataDir, 's3', BUCKET, `${torn}._S3rver_metadata.json`), '{"content-ty');
+
+    store = await startLocalS3(storeOptions());
+    expect(store.rolledBack).toBe(1);
+    const again = client();
+    const listed = await again.send(
+      new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'facts/day=2027-03-07/' }),
+    );
+    expect(listed.Contents?.map((c) => c.Key)).toEqual([kept]);
+    expect(await outcome(again.send(new HeadObjectCommand({ Bucket: BUCKET, Key: torn })))).toBe(
+      'NotFound 404',
+    );
+  });
+
   it('across a restart: objects, metadata and locks stay; an object a kill left unacknowledged is gone', async () => {
     const s3 = client();
     const kept = 'facts/day=2027-03-06/shard-1/kept.jsonl.gz';
