@@ -183,7 +183,7 @@ export const DEPLOYMENT_ONLY_MEANINGS: Readonly<Record<keyof typeof DEPLOYMENT_O
     'table’s and index’s reads and writes between `min` and `max` capacity units per second, at ' +
     '`targetUtilizationPercent` 20–90) or `on-demand` (per request: for spiky or unknown load); give only the ' +
     'keys that differ, e.g. `{ "mode": "on-demand" }` or `{ "ledger": { "write": { "max": 10000 } } }`. ' +
-    'Minimums are paid idle; above the maximums requests are throttled (docs/cost.md lever 1, docs/deploy.md)',
+    'Minimums are paid idle; above the maximums requests are throttled (docs/cost.md "Provisioned capacity with auto scaling", docs/deploy.md)',
 };
 
 /**

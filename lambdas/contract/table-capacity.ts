@@ -4,7 +4,7 @@
 // (bench/cost-model.ts) read the same shape and defaults.
 
 /**
- * How the ledger table, its open index and the key table are billed (docs/cost.md lever 1):
+ * How the ledger table, its open index and the key table are billed (docs/cost.md "Provisioned capacity with auto scaling"):
  * - `provisioned`: capacity units per second, scaled by Application Auto Scaling between each
  *   table's and index's `min` and `max` to keep consumption at `targetUtilizationPercent` of what
  *   is provisioned. A unit-hour costs less than the requests it can serve on demand, but a burst

@@ -38,7 +38,7 @@ export const ProblemType = {
   unsupportedMediaType: 'https://notice-ledger.dev/problems/unsupported-media-type',
   /**
    * 503 with Retry-After: the ledger refused the request for capacity (a burst above what its
-   * tables are scaled to, docs/cost.md lever 1); nothing was recorded by the failed step, and the
+   * tables are scaled to, docs/cost.md "Provisioned capacity with auto scaling"); nothing was recorded by the failed step, and the
    * same request may be sent again as it is (intake is idempotent).
    */
   capacityExceeded: 'https://notice-ledger.dev/problems/capacity-exceeded',

@@ -317,7 +317,7 @@ export class Monitoring extends Construct {
     // Every table and index, in either capacity mode: on demand throttles too (above twice the
     // previous peak, or a hot partition). A throttled request is retried by the SDK, then by its
     // caller (intake answers 503 with Retry-After, senders' messages come back, the archiver's
-    // batch is handed again: docs/cost.md lever 1), so a short throttle is expected while auto
+    // batch is handed again: docs/cost.md "Provisioned capacity with auto scaling"), so a short throttle is expected while auto
     // scaling catches up; three periods of it is not.
     const dynamoTargets = (props.tables ?? []).flatMap(({ label, table, indexes = {} }) => [
       { label, table, indexName: undefined as string | undefined },

@@ -34,7 +34,7 @@ export function indexCapacityProps(
  * Scaling follows consumption with a lag: CloudWatch's alarms need a few minutes of breaching
  * datapoints before capacity rises (and DynamoDB limits how often it may fall), so a burst
  * beyond the provisioned capacity and its burst allowance is throttled meanwhile: each path's
- * answer to that is in docs/cost.md lever 1.
+ * answer to that is in docs/cost.md "Provisioned capacity with auto scaling".
  */
 export function autoScale(
   table: Table,

@@ -10,12 +10,11 @@
  * Objects are files under `<dir>/<bucket>/<key>._S3rver_object` (metadata beside them); the
  * front's journal (./object-lock.ts) is `<journal>`.
  */
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { join, relative, sep } from 'node:path';
-import { DeleteObjectCommand, ListBucketsCommand, ListObjectsCommand, S3Client } from '@aws-sdk/client-s3';
+import { join, sep } from 'node:path';
 import { closeServer } from '../loopback-server.ts';
 import { type S3Front, startS3Front } from './front.ts';
 import { StoreJournal } from './journal.ts';
@@ -54,20 +53,18 @@ export interface LocalS3Options {
   readonly journalFile: string;
   /** The front's port; 0 (default): any free port. */
   readonly port?: number;
-  readonly region: string;
   readonly now?: () => number;
 }
 
 export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
   await mkdir(options.directory, { recursive: true });
   const journal = new StoreJournal(options.journalFile);
-  const torn = await removeTornObjects(options.directory, journal);
+  const rolledBack = await reconcile(options.directory, journal);
   const s3rver = new S3rver({ address: '127.0.0.1', port: 0, directory: options.directory, silent: true });
   const address = await s3rver.run();
   const upstream = `http://127.0.0.1:${address.port}`;
   let front: S3Front | undefined;
   try {
-    const rolledBack = torn + (await reconcile(upstream, options.region, journal));
     front = await startS3Front({
       upstream,
       journal,
@@ -94,77 +91,33 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
   }
 }
 
-const METADATA_SUFFIX = '._S3rver_metadata.json';
 const OBJECT_SUFFIX = '._S3rver_object';
+const METADATA_SUFFIX = '._S3rver_metadata.json';
+/** An object's files: s3rver writes the object, its checksum and its metadata, then answers. */
+const OBJECT_FILES = [OBJECT_SUFFIX, `${OBJECT_SUFFIX}.md5`, METADATA_SUFFIX] as const;
 
 /**
- * Before s3rver starts: an object whose metadata file a kill cut mid-write (s3rver writes the
- * object, then its metadata, then answers) makes s3rver answer every listing of its bucket with
- * a 500, so the store could not start again. Such an object was never acknowledged, so the journal
- * does not name it: its files are removed, as S3 would never have stored it. One the journal
- * names is left for s3rver to report. Answers how many were removed.
+ * Before s3rver starts, on its files (`<bucket>/<key>` + a suffix; s3rver encodes keys only on
+ * Windows): every object the journal does not name was never acknowledged (a kill cut its PUT,
+ * perhaps mid-way through its metadata file, which would make s3rver answer every listing of the
+ * bucket 500), so its files are removed, as S3 would never have stored it; the journal forgets
+ * objects whose files are gone, and is rewritten compacted. Answers how many objects were removed.
  */
-async function removeTornObjects(directory: string, journal: StoreJournal): Promise<number> {
-  let removed = 0;
-  const files = await readdir(directory, { recursive: true, encoding: 'utf8' });
-  for (const file of files.filter((f) => f.endsWith(METADATA_SUFFIX))) {
-    const path = join(directory, file);
-    try {
-      JSON.parse(await readFile(path, 'utf8'));
-      continue;
-    } catch {
-      // Torn (or emptied) by a kill: below.
-    }
-    const [bucket = '', ...rest] = relative(directory, path).split(sep);
-    const key = rest.join('/').slice(0, -METADATA_SUFFIX.length);
-    if (journal.object(bucket, key)) continue;
-    const objectPath = path.slice(0, -METADATA_SUFFIX.length) + OBJECT_SUFFIX;
-    await Promise.all([path, objectPath, `${objectPath}.md5`].map((f) => rm(f, { force: true })));
-    removed += 1;
+async function reconcile(directory: string, journal: StoreJournal): Promise<number> {
+  const present = new Set<string>();
+  const unacknowledged = new Set<string>();
+  for (const file of await readdir(directory, { recursive: true, encoding: 'utf8' })) {
+    const suffix = [OBJECT_SUFFIX, METADATA_SUFFIX].find((s) => file.endsWith(s));
+    if (!suffix) continue;
+    const stem = file.slice(0, -suffix.length);
+    const [bucket = '', ...key] = stem.split(sep);
+    const id = `${bucket}\n${key.join('/')}`;
+    if (!journal.object(bucket, key.join('/'))) unacknowledged.add(stem);
+    else if (suffix === OBJECT_SUFFIX) present.add(id);
   }
-  return removed;
-}
-
-/**
- * Before the front answers anything: every object s3rver holds that the journal does not name was
- * never acknowledged (a kill cut its PUT), so it is removed, as S3 would never have stored it; the
- * journal forgets objects s3rver no longer holds, and is rewritten compacted. Answers how many
- * objects were removed.
- */
-async function reconcile(upstream: string, region: string, journal: StoreJournal): Promise<number> {
-  const client = new S3Client({
-    endpoint: upstream,
-    region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  });
-  try {
-    const present = new Set<string>();
-    const id = (bucket: string, key: string) => `${bucket}\n${key}`;
-    let removed = 0;
-    const { Buckets = [] } = await client.send(new ListBucketsCommand({}));
-    for (const { Name: bucket } of Buckets) {
-      if (!bucket) continue;
-      // Version 1 paged by marker: s3rver's V2 continuation token needs a cipher OpenSSL 3 lacks
-      // (a truncated V2 listing answers 500).
-      let marker: string | undefined;
-      do {
-        const page = await client.send(new ListObjectsCommand({ Bucket: bucket, Marker: marker }));
-        const keys = (page.Contents ?? []).flatMap((c) => (c.Key === undefined ? [] : [c.Key]));
-        for (const key of keys) {
-          if (journal.object(bucket, key)) {
-            present.add(id(bucket, key));
-          } else {
-            await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
-            removed += 1;
-          }
-        }
-        marker = page.IsTruncated ? keys[keys.length - 1] : undefined;
-      } while (marker);
-    }
-    journal.compact((bucket, key) => present.has(id(bucket, key)));
-    return removed;
-  } finally {
-    client.destroy();
+  for (const stem of unacknowledged) {
+    await Promise.all(OBJECT_FILES.map((suffix) => rm(join(directory, `${stem}${suffix}`), { force: true })));
   }
+  journal.compact((bucket, key) => present.has(`${bucket}\n${key}`));
+  return unacknowledged.size;
 }

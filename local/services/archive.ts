@@ -51,13 +51,12 @@ export const s3Service: LocalService = {
   name: 's3',
   label: 'S3',
   external: (env) => env.AWS_ENDPOINT_URL_S3 || undefined,
-  async start({ env, dataDir, region, log }) {
+  async start({ env, dataDir, log }) {
     const directory = join(dataDir, S3_DIR);
     const store = await startLocalS3({
       directory,
       journalFile: join(dataDir, S3_JOURNAL_FILE),
       port: servicePort(env, 's3'),
-      region,
     });
     if (store.rolledBack > 0) log(`S3: ${store.rolledBack} write(s) a kill left unacknowledged removed`);
     return {

@@ -1,4 +1,9 @@
-import { DescribeTableCommand, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  GetItemCommand,
+  ScanCommand,
+} from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -185,6 +190,27 @@ describe('key records on DynamoDB Local (the key table)', () => {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
     expect(Table?.KeySchema).toEqual([{ AttributeName: KeyTable.partitionKey, KeyType: 'HASH' }]);
     expect(Table?.StreamSpecification?.StreamEnabled ?? false).toBe(false);
+  });
+
+  it('a local key table of the earlier layout (a record per item, keys n and c) is created anew', async () => {
+    const old = uniqueTableName('key-records-old');
+    await client.send(
+      new CreateTableCommand({
+        TableName: old,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'n', AttributeType: 'S' },
+          { AttributeName: 'c', AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: 'n', KeyType: 'HASH' },
+          { AttributeName: 'c', KeyType: 'RANGE' },
+        ],
+      }),
+    );
+    await ensureKeyTable(client, old);
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: old }));
+    expect(Table?.KeySchema).toEqual([{ AttributeName: KeyTable.partitionKey, KeyType: 'HASH' }]);
   });
 
   it('a thousand key records of one batch, written concurrently, all there', async () => {

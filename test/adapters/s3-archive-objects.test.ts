@@ -34,7 +34,6 @@ beforeAll(async () => {
   store = await startLocalS3({
     directory: `${dataDir}/s3`,
     journalFile: `${dataDir}/s3.jsonl`,
-    region: 'us-east-1',
   });
   // What the local stack gives a function: the store's endpoint, a Region, local credentials.
   vi.stubEnv('AWS_ENDPOINT_URL_S3', store.endpoint);

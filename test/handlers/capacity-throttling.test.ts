@@ -13,7 +13,7 @@ import { contentType } from '../helpers/api-events.ts';
 import { harness } from '../helpers/http-harness.ts';
 
 /*
- * DynamoDB throttling at the HTTP edge (docs/cost.md lever 1: provisioned capacity with auto
+ * DynamoDB throttling at the HTTP edge (docs/cost.md "Provisioned capacity with auto scaling": provisioned capacity with auto
  * scaling). DynamoDB Local accepts provisioned throughput but never enforces it, so no local
  * table throttles: the errors are injected here as the SDK throws them once its own retries are
  * spent (the SDK's own exception classes, with the names and cancellation reasons DynamoDB sends).

@@ -637,7 +637,6 @@ describe('local IAM on an S3 client (the archive store, local/s3/)', () => {
     store = await startLocalS3({
       directory: join(await makeDataDir('notice-ledger-iam-s3-'), 's3'),
       journalFile: join(await makeDataDir('notice-ledger-iam-s3-'), 'journal.jsonl'),
-      region: REGION,
     });
     const setup = new S3Client({ endpoint: store.endpoint, region: REGION });
     await setup.send(new CreateBucketCommand({ Bucket: 'archive-b' }));

@@ -38,7 +38,6 @@ const clients: S3Client[] = [];
 const storeOptions = () => ({
   directory: join(dataDir, 's3'),
   journalFile: join(dataDir, 's3-journal.jsonl'),
-  region: REGION,
 });
 
 function client(options: { checksums?: 'WHEN_SUPPORTED' | 'WHEN_REQUIRED' } = {}): S3Client {

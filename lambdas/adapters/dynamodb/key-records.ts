@@ -34,9 +34,6 @@ const REQUESTS_IN_FLIGHT = 8;
 /** Records set by one UpdateItem at most (its expression stays small; a bucket rarely gets more). */
 const RECORDS_PER_UPDATE = 50;
 const NOTICE_ID_HEAD = 'ntc_'.length;
-const CHANNEL_OF_LETTER: Readonly<Record<string, Channel>> = Object.fromEntries(
-  Object.entries(KEY_RECORD_CHANNEL_LETTER).map(([channel, letter]) => [letter, channel as Channel]),
-);
 /** Stands for "no submitter" in a record's value. */
 const NO_SUBMITTER = '-';
 
@@ -131,6 +128,11 @@ export function keyRecordValue(write: KeyRecordWrite): string {
   ].join(' ');
 }
 
+/** A record's expiry (epoch ms): its value's last field; NaN when the value has none. */
+function expiryOf(value: string): number {
+  return Number.parseInt(value.slice(value.lastIndexOf(' ') + 1), 36) * 1000;
+}
+
 function parseValue(value: string): Omit<KeyRecord, 'noticeId' | 'channel'> & { expiresAt: number } {
   const [letter, contentDigest, submitter, rows, expiry] = value.split(' ');
   const state = STATE_OF_LETTER[letter ?? ''];
@@ -140,20 +142,20 @@ function parseValue(value: string): Omit<KeyRecord, 'noticeId' | 'channel'> & { 
     contentDigest,
     ...(submitter !== NO_SUBMITTER ? { submitterDigest: submitter } : {}),
     rowsObject: rowsObjectFromCompact(rows),
-    expiresAt: Number.parseInt(expiry, 36) * 1000,
+    expiresAt: expiryOf(value),
   };
 }
 
-/** The records an item holds, by attribute name, with their expiry; unreadable ones skipped. */
+/**
+ * The records an item holds, by attribute name, with their expiry (only that field is read: a
+ * bucket's every record is looked at on each write); values without one skipped.
+ */
 function recordsIn(item: Item): { name: string; expiresAt: number }[] {
   return Object.entries(item).flatMap(([name, value]) => {
     if (name === KeyTable.partitionKey || name === KeyTable.ttlAttribute || typeof value !== 'string')
       return [];
-    try {
-      return [{ name, expiresAt: parseValue(value).expiresAt }];
-    } catch {
-      return [];
-    }
+    const expiresAt = expiryOf(value);
+    return Number.isNaN(expiresAt) ? [] : [{ name, expiresAt }];
   });
 }
 
@@ -285,7 +287,7 @@ async function keyRecordsOf(
   const now = (options.now ?? Date.now)();
   return places.flatMap(({ channel, name }) => {
     const value = out.Item?.[name];
-    if (typeof value !== 'string' || CHANNEL_OF_LETTER[name.slice(-1)] !== channel) return [];
+    if (typeof value !== 'string') return [];
     const { expiresAt, ...record } = parseValue(value);
     return expiresAt > now ? [{ noticeId, channel, ...record }] : [];
   });

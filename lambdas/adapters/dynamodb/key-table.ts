@@ -1,9 +1,8 @@
 import {
   type CreateTableCommandInput,
   DeleteTableCommand,
-  DescribeTableCommand,
   type DynamoDBClient,
-  ResourceNotFoundException,
+  waitUntilTableNotExists,
 } from '@aws-sdk/client-dynamodb';
 import { KeyTable } from '../../contract/key-table.ts';
 import { TABLE_CAPACITY_DEFAULTS, type TableCapacity } from '../../contract/table-capacity.ts';
@@ -45,20 +44,7 @@ export async function ensureKeyTable(
     (schema ?? []).map((k) => `${k.AttributeName}:${k.KeyType}`).join(',');
   if (keysOf(table.KeySchema) === keysOf(definition.KeySchema)) return;
   await client.send(new DeleteTableCommand({ TableName: tableName }));
-  await waitUntilDeleted(client, tableName);
+  await waitUntilTableNotExists({ client, maxWaitTime: 10, minDelay: 1 }, { TableName: tableName });
   await createWithTtl(client, definition, KeyTable.ttlAttribute);
   await waitUntilActive(client, tableName);
-}
-
-async function waitUntilDeleted(client: DynamoDBClient, tableName: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    try {
-      await client.send(new DescribeTableCommand({ TableName: tableName }));
-    } catch (error) {
-      if (error instanceof ResourceNotFoundException) return;
-      throw error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`table ${tableName} was not deleted within 10 s`);
 }

@@ -26,7 +26,13 @@ import {
   type Violation,
 } from '../../use-cases/submit-notice.ts';
 import { logger, metrics } from '../../wiring/observability.ts';
-import { callerOf, failureAnswer, type HttpRequest, type HttpRuntime, type RouteReply } from './route.ts';
+import {
+  callerOf,
+  type HttpRequest,
+  type HttpRuntime,
+  loggedFailureAnswer,
+  type RouteReply,
+} from './route.ts';
 
 /** Batch items are submitted this many at a time: bounded load on the ledger and the KMS. */
 export const BATCH_CONCURRENCY = 10;
@@ -251,14 +257,7 @@ function submitItems(items: readonly unknown[], deps: IntakeDependencies, caller
       };
     } catch (error) {
       // A throttled item (503, DynamoDB over capacity) is the caller's to send again; another, ours (500).
-      const failure = failureAnswer(error);
-      const fields = {
-        index,
-        errorName: error instanceof Error ? error.name : typeof error,
-        errorMessage: error instanceof Error ? error.message : undefined,
-      };
-      if (failure.throttled) logger.warn('batch item throttled', fields);
-      else logger.error('batch item failed', fields);
+      const failure = loggedFailureAnswer(error, 'batch item', { index });
       return { index, status: failure.problem.status, warned: 0, error: failure.problem, failure };
     }
   });

@@ -8,6 +8,7 @@ import {
 } from '../../edge/problem.ts';
 import { isCapacityExceeded } from '../../wiring/aws-clients.ts';
 import type { HttpRuntime as FunctionRuntime } from '../../wiring/http.ts';
+import { logger } from '../../wiring/observability.ts';
 
 /*
  * What a route is: its request, its reply, the runtime it runs on. The route files (notices.ts,
@@ -76,4 +77,25 @@ export function failureAnswer(error: unknown): FailureAnswer {
     };
   }
   return { problem: internalError(), throttled: false, headers: {} };
+}
+
+/**
+ * {@link failureAnswer}, logged: `<what> throttled` as a warning (the caller's to send again), else
+ * `<what> failed` as an error, with `context`, the error's name and its message (these errors name
+ * resources and codes, not personal data).
+ */
+export function loggedFailureAnswer(
+  error: unknown,
+  what: string,
+  context: Readonly<Record<string, unknown>>,
+): FailureAnswer {
+  const failure = failureAnswer(error);
+  const fields = {
+    ...context,
+    errorName: error instanceof Error ? error.name : typeof error,
+    errorMessage: error instanceof Error ? error.message : undefined,
+  };
+  if (failure.throttled) logger.warn(`${what} throttled`, fields);
+  else logger.error(`${what} failed`, fields);
+  return failure;
 }

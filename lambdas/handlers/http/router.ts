@@ -15,7 +15,13 @@ import { jsonResponse, notFound, ProblemType, problem, problemResponse } from '.
 import { logger, metrics } from '../../wiring/observability.ts';
 import { getNoticeRoute, submitBatchRoute, submitNoticeRoute } from './notices.ts';
 import { cancelNoticeRoute, listNoticesRoute, openApiRoute, resolveChannelRoute } from './operators.ts';
-import { type Endpoint, failureAnswer, type HttpRuntime, type RouteReply, withRuntime } from './route.ts';
+import {
+  type Endpoint,
+  type HttpRuntime,
+  loggedFailureAnswer,
+  type RouteReply,
+  withRuntime,
+} from './route.ts';
 import { deleteSuppressionRoute, getSuppressionRoute, putSuppressionRoute } from './suppressions.ts';
 
 /** Liveness only: answers without the runtime, so it says nothing about DynamoDB or secrets. */
@@ -190,21 +196,10 @@ export function createRouter<R>(
       // gets a generic problem (or, throttled by DynamoDB, a 503 with Retry-After); the log gets
       // the error's name and message, which for these errors name resources and codes, not
       // personal data.
-      const failure = failureAnswer(error);
-      const fields = {
-        method,
-        route,
-        errorName: error instanceof Error ? error.name : typeof error,
-        errorMessage: error instanceof Error ? error.message : undefined,
-      };
-      if (failure.throttled) {
-        // Not a fault: the table's throttle alarms and the API's 5xx count it.
-        logger.warn('http request throttled', fields);
-      } else {
-        logger.error('http request failed', fields);
-        // Counted: the function succeeds, so no Errors alarm sees this 500 (the handler publishes it).
-        metrics.addMetric(Metric.httpInternalErrors, MetricUnit.Count, 1);
-      }
+      const failure = loggedFailureAnswer(error, 'http request', { method, route });
+      // Counted: the function succeeds, so no Errors alarm sees this 500 (the handler publishes
+      // it). A throttle is not a fault: the table's throttle alarms and the API's 5xx count it.
+      if (!failure.throttled) metrics.addMetric(Metric.httpInternalErrors, MetricUnit.Count, 1);
       reply = { response: problemResponse(failure.problem, failure.headers) };
     }
     // The route names the method (`POST /v1/notices`); only an unmatched request lacks one.
